@@ -1,0 +1,159 @@
+# shellcheck shell=bash
+# hack/cluster.d/build.sh - build the test control-plane binaries from the Go
+# module proxy.  Sourced by hack/cluster; not meant to be run directly.
+#
+# Everything lands in the cache directory ($JOBSET_CACHE, default
+# ~/.cache/jobset), keyed by version, outside the repository:
+#   $CACHE/k8s/<ver>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}
+#   $CACHE/etcd/<ver>/bin/etcd
+#   $CACHE/kwok/<ver>/bin/kwok
+#   $CACHE/go/{pkg/mod,...}  GOPATH / GOMODCACHE
+#   $CACHE/go-build          GOCACHE
+# Each component directory carries a .stamp file; when the stamp and the
+# binaries are present the component is not rebuilt.
+#
+# Go is used here only to compile unmodified upstream components; scratch
+# "main modules" are generated under $CACHE/<component>/<ver>/src.
+
+build_go_env() {
+	export GOTOOLCHAIN=local
+	export CGO_ENABLED=0
+	export GOPATH="$CACHE/go"
+	export GOMODCACHE="$CACHE/go/pkg/mod"
+	export GOCACHE="$CACHE/go-build"
+	export GOFLAGS="-modcacherw -buildvcs=false -p=${JOBSET_BUILD_JOBS:-2}"
+	mkdir -p "$GOMODCACHE" "$GOCACHE"
+}
+
+# component_ok DIR BIN... -> 0 when DIR/.stamp exists and every DIR/bin/BIN is executable
+component_ok() {
+	local dir=$1 b
+	shift
+	[[ -f $dir/.stamp ]] || return 1
+	for b in "$@"; do [[ -x $dir/bin/$b ]] || return 1; done
+}
+
+write_stamp() {
+	local dir=$1 ver=$2
+	{
+		echo "version=$ver"
+		echo "go=$(go env GOVERSION)"
+		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} >"$dir/.stamp"
+}
+
+build_etcd() {
+	local dir="$CACHE/etcd/$ETCD_VERSION"
+	if component_ok "$dir" etcd; then
+		log "etcd $ETCD_VERSION: cached at $dir/bin"
+		return 0
+	fi
+	log "etcd $ETCD_VERSION: building"
+	local t0=$SECONDS src="$dir/src"
+	rm -rf "$src" && mkdir -p "$src" "$dir/bin"
+	(
+		cd "$src"
+		go mod init local/etcdbin >/dev/null 2>&1
+		# etcd's own go.mod has replace directives (../api etc.), so it cannot
+		# be installed with "go install pkg@ver"; a tiny main module ignores them.
+		go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+		go build -trimpath -ldflags="-s -w" -o "$dir/bin/etcd" go.etcd.io/etcd/server/v3
+	) || return 1
+	write_stamp "$dir" "$ETCD_VERSION"
+	log "etcd $ETCD_VERSION: built in $((SECONDS - t0))s"
+}
+
+build_kwok() {
+	local dir="$CACHE/kwok/$KWOK_VERSION"
+	if component_ok "$dir" kwok; then
+		log "kwok $KWOK_VERSION: cached at $dir/bin"
+		return 0
+	fi
+	log "kwok $KWOK_VERSION: building"
+	local t0=$SECONDS
+	mkdir -p "$dir/bin"
+	GOBIN="$dir/bin" go install -trimpath \
+		-ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+		"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" || return 1
+	write_stamp "$dir" "$KWOK_VERSION"
+	log "kwok $KWOK_VERSION: built in $((SECONDS - t0))s"
+}
+
+build_k8s() {
+	local dir="$CACHE/k8s/$K8S_VERSION"
+	local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+	if component_ok "$dir" "${cmds[@]}"; then
+		log "kubernetes $K8S_VERSION: cached at $dir/bin"
+		return 0
+	fi
+	log "kubernetes $K8S_VERSION: building ${cmds[*]} (cold: ~15-25 min on 2 cores)"
+	local t0=$SECONDS src="$dir/src" v=${K8S_VERSION#v}
+	local major=${v%%.*} rest=${v#*.}
+	local minor=${rest%%.*} patch=${rest#*.}
+	local staging_ver="v0.$minor.$patch"
+	rm -rf "$src" && mkdir -p "$src" "$dir/bin"
+	(
+		set -e
+		cd "$src"
+		go mod init local/k8sbins >/dev/null 2>&1
+		local gomod
+		gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+		[[ -f $gomod ]] || { log "cannot download k8s.io/kubernetes@$K8S_VERSION go.mod"; exit 1; }
+		# k8s.io/kubernetes requires its staging modules at v0.0.0 and maps them
+		# to ./staging/src/... with replace directives that only apply inside
+		# the kubernetes repo.  Map each to its published twin v0.<minor>.<patch>,
+		# derived from the downloaded go.mod rather than a hard-coded list.
+		local mods
+		mods=$( {
+			sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$gomod"
+			sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]\{1,\}v0\.0\.0\([[:space:]].*\)\{0,1\}$#\1#p' "$gomod"
+		} | sort -u)
+		[[ -n $mods ]] || { log "no staging modules found in $gomod"; exit 1; }
+		local args=() m
+		for m in $mods; do args+=("-replace=$m=$m@$staging_ver"); done
+		# Kubernetes pins GODEBUG defaults to the Go it shipped with; only the
+		# main module's go/godebug lines count, so copy them.
+		local gover godebug
+		gover=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod" | head -1)
+		godebug=$(sed -n 's/^godebug \(.*\)$/\1/p' "$gomod" | head -1)
+		go mod edit -go="$gover" "${args[@]}"
+		[[ -z $godebug ]] || go mod edit -godebug="$godebug"
+		log "kubernetes $K8S_VERSION: $(wc -w <<<"$mods") staging modules -> $staging_ver, go $gover, godebug ${godebug:-none}"
+		local pkgs=() c
+		for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+		go get -tool "${pkgs[@]/%/@$K8S_VERSION}"
+		# Version stamping as kubernetes' hack/lib/version.sh does, so that
+		# /version and kubectl version report the real version.
+		local ld="-s -w" k pkg
+		for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+			for k in "gitVersion=$K8S_VERSION" "gitMajor=$major" "gitMinor=$minor" \
+				"gitTreeState=clean" "buildDate=1970-01-01T00:00:00Z"; do
+				ld+=" -X $pkg.$k"
+			done
+		done
+		go build -trimpath -ldflags="$ld" -o "$dir/bin/" "${pkgs[@]}"
+	) || return 1
+	write_stamp "$dir" "$K8S_VERSION"
+	log "kubernetes $K8S_VERSION: built in $((SECONDS - t0))s"
+}
+
+cmd_build() {
+	build_go_env
+	mkdir -p "$CACHE"
+	local only=${1:-all}
+	# Serialise concurrent builds (e.g. a background warm-up and a foreground call).
+	exec 9>"$CACHE/.build.lock"
+	if ! flock -n 9; then
+		log "another build holds $CACHE/.build.lock; waiting for it"
+		flock 9
+	fi
+	local t0=$SECONDS
+	case $only in
+	all) build_etcd && build_kwok && build_k8s ;;
+	etcd) build_etcd ;;
+	kwok) build_kwok ;;
+	k8s) build_k8s ;;
+	*) die "build: unknown component '$only' (all|etcd|kwok|k8s)" ;;
+	esac || die "build failed"
+	log "build done in $((SECONDS - t0))s"
+}
