@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs to build and test. Idempotent:
+# packages already present are skipped, and `apt-get update` runs at most once
+# per call (only when something is missing).
+set -euo pipefail
+
+pkgs=(
+  build-essential g++ cmake ninja-build pkg-config git
+  libyaml-dev libjansson-dev libssl-dev libcurl4-openssl-dev libre2-dev
+  libuv1-dev libmicrohttpd-dev
+  libcmocka-dev
+  clang libclang-rt-14-dev
+  valgrind gcovr
+  openssl curl ca-certificates procps iproute2 util-linux
+  python3 python3-yaml
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-debian: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup-debian: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,58 @@
+/*
+ * json.c - small helpers over jansson.
+ */
+#include "base/json.h"
+
+#include <string.h>
+
+#include "base/common.h"
+
+json_t *js_json_path(const json_t *root, const char *dotted)
+{
+	const json_t *cur = root;
+	const char *p = dotted;
+	while (cur && *p) {
+		size_t n = strcspn(p, ".");
+		char key[128];
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, p, n);
+		key[n] = '\0';
+		cur = json_object_get(cur, key);
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return js_json_unconst(cur);
+}
+
+json_t *js_json_path_make(json_t *root, const char *dotted)
+{
+	json_t *cur = root;
+	const char *p = dotted;
+	while (*p) {
+		size_t n = strcspn(p, ".");
+		char key[128];
+		if (n >= sizeof(key))
+			n = sizeof(key) - 1;
+		memcpy(key, p, n);
+		key[n] = '\0';
+		json_t *next = json_object_get(cur, key);
+		if (!json_is_object(next)) {
+			next = json_object();
+			json_object_set_new(cur, key, next);
+		}
+		cur = next;
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return cur;
+}
+
+char *js_json_dump_sorted(const json_t *v, bool pretty)
+{
+	size_t flags = JSON_SORT_KEYS | JSON_ENCODE_ANY | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	char *s = json_dumps(v, flags);
+	return s ? s : js_xstrdup("null");
+}

@@ -1,0 +1,36 @@
+/*
+ * json.h - small helpers over jansson shared by every layer.
+ */
+#ifndef JS_JSON_H
+#define JS_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/** jansson's iteration macros take non-const objects even for reads; this
+ * drops const for such read-only walks without a cast-qual warning. Never
+ * use it to modify a borrowed tree. */
+static inline json_t *js_json_unconst(const json_t *v)
+{
+	return (json_t *)(uintptr_t)v;
+}
+
+/** String member `key` of object `o`, or NULL when absent or not a string. */
+static inline const char *js_json_str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/** Walk a dotted path of object keys ("spec.template.spec"); NULL if absent. */
+json_t *js_json_path(const json_t *root, const char *dotted);
+
+/** Object at dotted path, creating empty objects along the way (replacing
+ * non-objects). Returns a borrowed reference. */
+json_t *js_json_path_make(json_t *root, const char *dotted);
+
+/** Encode with sorted keys, the project's canonical byte-stable form.
+ * Caller frees the string. */
+char *js_json_dump_sorted(const json_t *v, bool pretty);
+
+#endif
