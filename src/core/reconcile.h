@@ -1,0 +1,176 @@
+/*
+ * reconcile.h - the JobSet state machine: (JobSet, observed children, now)
+ * -> plan. The one brain both bodies (the Kubernetes controller and the
+ * local runtime) call.
+ *
+ * Level-based and pure: no I/O, no clock, no globals, no logging. The same
+ * input always gives the same plan, byte for byte. A runtime observes the
+ * world, calls js_reconcile_run(), then applies the plan:
+ *
+ *   1. execute the actions in order; on the first failure stop, do NOT write
+ *      the status, and retry the key with backoff (SPEC §11.2 "return error");
+ *   2. if status_changed, write plan->status (status subresource, carrying
+ *      the resourceVersion the input was read at);
+ *   3. only after that write succeeded: emit the events in order and add the
+ *      metric increments (so a failed write never double counts, SPEC §16.11);
+ *   4. if has_requeue_after, reconcile again after that many seconds.
+ *
+ * One pass (SPEC §11.2), each step in its own file:
+ *
+ *   deleting (deletionTimestamp)           -> empty plan              (#561)
+ *   default a copy of the JobSet (CRD + webhook defaults)             (#796)
+ *   classify children by owner uid          active | succeeded | failed |
+ *     previous (older restart attempt)                        (§11.3, #1165)
+ *   managedBy another controller            -> only TTL        (R3, #1310)
+ *   replicatedJobsStatus                                            (§11.4)
+ *   finished (Completed/Failed=True)        -> delete active Jobs, TTL:
+ *                                              delete JobSet or requeue
+ *                                                           (R6, §11.14, #666)
+ *   delete previous-attempt Jobs (Foreground)                      (R7, §11.9)
+ *   all Jobs ready and not suspended        -> RestartingJobSet=False  (R8)
+ *   any failed Job                          -> failure policy; stop   (§11.8)
+ *      FailJobSet | no policy | budget spent   -> Failed=True (terminal)
+ *      RestartJobSet[AndIgnoreMaxRestarts]     -> restarts++, RestartingJobSet
+ *      RestartJob[AndIgnoreMaxRestarts]        -> jobRestarts[i]++
+ *   success policy satisfied                -> Completed=True; stop  (§11.10)
+ *   headless Service, PVCs                                       (§7, §8)
+ *   ElasticJobSet: patch parallelism/completions                    (§11.15)
+ *   create missing Jobs: per name, BlockingRecreate waits for all
+ *     previous Jobs to be gone; dependsOn; InOrder       (§6.1, §11.11-11.12)
+ *     (never while suspended since creation: no Job, no Service, #535)
+ *   suspend pass | resume pass (clear startTime, merge template) (§11.13)
+ *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
+ *
+ * Differences from upstream are listed in docs/differences.md.
+ * Not thread-safe per call; separate calls share nothing.
+ */
+#ifndef JS_RECONCILE_H
+#define JS_RECONCILE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/jobset.h"
+#include "base/common.h"
+#include "core/job.h"
+
+/* ---- Input ---- */
+
+/** A pod of the JobSet, read only by the in-place restart step (§11.16,
+ * gate InPlaceRestart). Runtimes without that strategy pass none. */
+struct js_obspod {
+	const char *name;
+	bool failed;                     /* phase == Failed */
+	int32_t max_restart_count;       /* max restartCount over all init and
+					    regular container statuses */
+	const char *in_place_attempt;    /* annotation
+					    jobset.sigs.k8s.io/in-place-restart-attempt,
+					    or NULL */
+};
+
+/** Everything one reconcile looks at. All pointers are borrowed. */
+struct js_reconcile_input {
+	const struct js_jobset *jobset;   /* as read: spec, metadata, status */
+	const struct js_obsjob *jobs;     /* every Job that might be a child;
+					     the core keeps those whose
+					     controller owner uid is the
+					     JobSet's (#1165) */
+	size_t n_jobs;
+	bool service_exists;              /* the headless Service exists */
+	const char *const *pvcs;          /* names of the PVCs that exist */
+	size_t n_pvcs;
+	const struct js_obspod *pods;     /* only for §11.16 */
+	size_t n_pods;
+	struct js_gates gates;
+	int64_t now;                      /* Unix seconds */
+};
+
+/* ---- Output ---- */
+
+enum js_action_kind {
+	JS_ACTION__INVALID = -1,
+	JS_ACTION_CREATE_JOB,        /* POST `object` (a full batch/v1 Job) */
+	JS_ACTION_DELETE_JOB,        /* DELETE `name`; `propagation`; NotFound ok */
+	JS_ACTION_PATCH_JOB,         /* JSON merge patch `object` on Job `name` */
+	JS_ACTION_PATCH_JOB_STATUS,  /* JSON merge patch `object` on the status
+					subresource of Job `name` (clears
+					status.startTime before a resume) */
+	JS_ACTION_CREATE_SERVICE,    /* POST `object` (the headless Service) */
+	JS_ACTION_CREATE_PVC,        /* POST `object`; AlreadyExists ok */
+	JS_ACTION_DELETE_JOBSET,     /* DELETE the JobSet `name`; `propagation` */
+	JS_ACTION__COUNT
+};
+
+enum js_propagation {
+	JS_PROPAGATION_FOREGROUND, /* "Foreground" */
+	JS_PROPAGATION_BACKGROUND, /* "Background" */
+};
+
+/** One side effect the runtime must perform. */
+struct js_action {
+	enum js_action_kind kind;
+	char *name;                      /* name of the object acted on */
+	json_t *object;                  /* body (create) or merge patch
+					    (patch); NULL for deletes */
+	enum js_propagation propagation; /* deletes only */
+	const char *why;                 /* static text for humans and logs */
+};
+
+/** An event on the JobSet (SPEC §11.7), emitted after the status write. */
+struct js_event {
+	const char *type;   /* "Normal" | "Warning" (static) */
+	char *reason;
+	char *message;
+};
+
+/** The outcome of one reconcile. Free with js_reconcile_plan_free(). */
+struct js_plan {
+	const char *skipped;          /* NULL, or why nothing was reconciled
+					 ("deleting", "managedBy") - static */
+	size_t n_actions;
+	struct js_action *actions;
+
+	bool status_changed;          /* write `status` */
+	const struct js_status *status; /* the new status (always set; points
+					   into `jobset`) */
+	struct js_jobset *jobset;     /* the defaulted working copy the plan
+					 was computed from, carrying the new
+					 status; owned by the plan */
+
+	size_t n_events;
+	struct js_event *events;
+
+	bool has_requeue_after;       /* reconcile again after ... */
+	int64_t requeue_after;        /* ... seconds (TTL, §11.14) */
+
+	int32_t metric_completed;     /* jobset_completed_total += */
+	int32_t metric_failed;        /* jobset_failed_total += */
+};
+
+/* ---- The state machine ---- */
+
+/**
+ * Run one reconcile pass (SPEC §11.2) over `in`.
+ *
+ * Returns 0 and *ret_plan (caller frees with js_reconcile_plan_free) on
+ * success. Returns JS_EINVALID when the observed state cannot be
+ * reconciled - a child Job with a malformed restart-attempt label (§11.3),
+ * a finished JobSet whose finish time is unknown (§11.14) - and then
+ * *reterr_msg (if not NULL) receives the message (caller frees); nothing
+ * may be written in that case, the runtime retries with backoff.
+ */
+JS_WARN_UNUSED int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_plan,
+				    char **reterr_msg);
+
+/** Free a plan and everything it owns. NULL is a no-op. Returns NULL. */
+struct js_plan *js_reconcile_plan_free(struct js_plan *plan);
+
+/** "CreateJob", "DeleteJob", ... (static). */
+const char *js_reconcile_action_kind_name(enum js_action_kind k);
+
+/** "Foreground" | "Background" (static). */
+const char *js_reconcile_propagation_name(enum js_propagation p);
+
+#endif
