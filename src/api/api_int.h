@@ -1,0 +1,31 @@
+/*
+ * api_int.h - internals shared by the files of src/api/ (validation). Nothing
+ * outside src/api/ includes this header.
+ */
+#ifndef JS_API_INT_H
+#define JS_API_INT_H
+
+#include <jansson.h>
+
+#include "api/codec.h"
+#include "api/jobset.h"
+#include "api/template.h"
+#include "api/validate.h"
+#include "base/diag.h"
+
+/** Validation context: the object, the options and where errors go. */
+struct js_vctx {
+	const struct js_jobset *js;
+	const struct js_validate_opts *opts;
+	struct js_diag *diag;
+	const char *name; /* N, or the simulated name for generateName (SPEC §5.1.6) */
+};
+
+/** Append an error; `val` (may be NULL) is rendered as the offending value. */
+void js__vadd(struct js_vctx *v, enum js_diag_type type, const char *path, const json_t *val, const char *fmt,
+	      ...) JS_PRINTF(5, 6);
+
+/** Checks of the embedded Job template of ReplicatedJob `ri`. */
+void js__validate_template(struct js_vctx *v, size_t ri);
+
+#endif

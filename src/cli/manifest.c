@@ -1,0 +1,123 @@
+/*
+ * manifest.c - reading JobSet documents for the CLI.
+ */
+#include "cli/manifest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/codec.h"
+#include "api/defaults.h"
+#include "api/validate.h"
+#include "base/buf.h"
+#include "base/json.h"
+
+static const struct {
+	const char *name;
+	size_t off;
+} gate_names[] = {
+	{"RestartJob", offsetof(struct js_gates, restart_job)},
+	{"InPlaceRestart", offsetof(struct js_gates, in_place_restart)},
+	{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset)},
+};
+
+int js_cli_parse_gates(const char *spec, struct js_gates *gates, char *err, size_t errlen)
+{
+	char *copy = js_xstrdup(spec), *save = NULL;
+	int r = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok && r == 0; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *val = eq ? eq + 1 : "true";
+		if (eq)
+			*eq = '\0';
+		bool on;
+		if (strcmp(val, "true") == 0)
+			on = true;
+		else if (strcmp(val, "false") == 0)
+			on = false;
+		else {
+			snprintf(err, errlen, "feature gate %s: value must be true or false, not '%s'", tok, val);
+			r = -EINVAL;
+			break;
+		}
+		bool found = false;
+		for (size_t i = 0; i < JS_ARRAY_SIZE(gate_names); i++)
+			if (strcmp(gate_names[i].name, tok) == 0) {
+				*(bool *)((char *)gates + gate_names[i].off) = on;
+				found = true;
+			}
+		if (!found) {
+			snprintf(err, errlen, "unknown feature gate '%s' (known: RestartJob, InPlaceRestart, ElasticJobSet)",
+				 tok);
+			r = -EINVAL;
+		}
+	}
+	free(copy);
+	return r;
+}
+
+enum js_cli_doc_kind js_cli_read_doc(const struct js_docs *docs, size_t i, const struct js_gates *gates,
+				     struct js_diag *diag, struct js_jobset **ret_js, char *desc, size_t desclen)
+{
+	const json_t *root = js_docs_root(docs, i);
+	const char *kind = js_json_str(root, "kind");
+	const char *api = js_json_str(root, "apiVersion");
+	const char *name = json_string_value(js_json_path(root, "metadata.name"));
+	if (!name)
+		name = json_string_value(js_json_path(root, "metadata.generateName"));
+	snprintf(desc, desclen, "%s/%s", kind ? kind : "?", name ? name : "?");
+	size_t from = diag->n;
+	if (!json_is_object(root)) {
+		js_diag_add(diag, JS_DIAG_TYPE, "", NULL, "a document must be a Kubernetes object (a mapping), not %s",
+			    js_codec_json_type_name(root));
+		js_docs_locate(docs, i, diag, from);
+		return JS_CLI_DOC_INVALID;
+	}
+	if (!kind || !api) {
+		js_diag_add(diag, JS_DIAG_REQUIRED, kind ? "apiVersion" : "kind", NULL,
+			    "not a Kubernetes object: apiVersion and kind are required (a JobSet has apiVersion %s, kind %s)",
+			    JS_API_VERSION, JS_KIND);
+		js_docs_locate(docs, i, diag, from);
+		return JS_CLI_DOC_INVALID;
+	}
+	if (strcmp(kind, JS_KIND) != 0)
+		return JS_CLI_DOC_OTHER;
+	if (strcmp(api, JS_API_VERSION) != 0) {
+		json_t *v = json_string(api);
+		char *vs = json_dumps(v, JSON_ENCODE_ANY);
+		js_diag_add(diag, JS_DIAG_NOT_SUPPORTED, "apiVersion", vs,
+			    "this tool reads JobSet %s; other versions are not served", JS_API_VERSION);
+		free(vs);
+		json_decref(v);
+		js_docs_locate(docs, i, diag, from);
+		return JS_CLI_DOC_INVALID;
+	}
+	struct js_jobset *js = NULL;
+	if (js_codec_decode_jobset(root, JS_CODEC_STRICT, diag, &js) < 0) {
+		js_docs_locate(docs, i, diag, from);
+		return JS_CLI_DOC_INVALID;
+	}
+	js_default_jobset(js);
+	struct js_validate_opts opts = {.gates = *gates, .strict = true};
+	if (js_validate_create(js, &opts, diag) < 0) {
+		js_docs_locate(docs, i, diag, from);
+		js_jobset_free(js);
+		return JS_CLI_DOC_INVALID;
+	}
+	*ret_js = js;
+	return JS_CLI_DOC_JOBSET;
+}
+
+void js_cli_print_diag(FILE *f, const struct js_diag *diag)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	for (size_t i = 0; i < diag->n; i++) {
+		js_buf_clear(&b);
+		if (js_diag_format(&diag->items[i], false, &b) == 0)
+			fprintf(f, "%s\n", js_buf_str(&b));
+	}
+	js_buf_done(&b);
+}
