@@ -13,7 +13,14 @@
  *      the resourceVersion the input was read at);
  *   3. only after that write succeeded: emit the events in order and add the
  *      metric increments (so a failed write never double counts, SPEC §16.11);
- *   4. if has_requeue_after, reconcile again after that many seconds.
+ *   4. reconcile again when anything observed changes - a status write is
+ *      such a change (the controller sees it through its watch) - or after
+ *      has_requeue_after seconds.
+ *
+ * Failures of actions are the runtime's to report, as immediate Warning
+ * events (JobCreationFailed, HeadlessServiceCreationFailed,
+ * PVCCreationFailed; SPEC §11.7). The JobSet must have a metadata.uid: its
+ * children are the Jobs whose controller owner reference carries it.
  *
  * One pass (SPEC §11.2), each step in its own file:
  *

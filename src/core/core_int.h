@@ -1,0 +1,146 @@
+/*
+ * core_int.h - what the files of src/core share while one reconcile runs.
+ * Nothing outside src/core includes this.
+ *
+ * One struct js__ctx lives for one js_reconcile_run() call: the input, the
+ * defaulted working copy of the JobSet (whose status is the new status), the
+ * children sorted into buckets, and the plan being built. Every step
+ * (status.c, failure.c, success.c, create.c, suspend.c, finish.c) reads and
+ * writes only through it.
+ */
+#ifndef JS_CORE_INT_H
+#define JS_CORE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/reconcile.h"
+
+/* Condition types, reasons and messages (SPEC §11.6). */
+#define JS_COND_COMPLETED "Completed"
+#define JS_COND_FAILED "Failed"
+#define JS_COND_SUSPENDED "Suspended"
+#define JS_COND_RESTARTING "RestartingJobSet"
+#define JS_COND_SP_IN_PROGRESS "StartupPolicyInProgress"
+#define JS_COND_SP_COMPLETED "StartupPolicyCompleted"
+
+/** A bucket of children (borrowed pointers into the input). */
+struct js__bucket {
+	size_t n;
+	const struct js_obsjob **items;
+};
+
+struct js__ctx {
+	const struct js_reconcile_input *in;
+	struct js_jobset *js;      /* working copy; js->status is the new status */
+	struct js_plan *plan;
+	size_t cap_actions, cap_events;
+
+	struct js__bucket owned;    /* every child (owner uid matches) */
+	struct js__bucket active, succeeded, failed, previous;
+
+	bool dirty;                 /* status must be written */
+	bool hold;                  /* suspended since creation: no Job, no
+				       Service until first resumed (#535) */
+	char now[21];               /* RFC 3339 of in->now */
+	char *err;                  /* reconcile error message, or NULL */
+};
+
+/* ---- reconcile.c: plan building ---- */
+
+/** Append an action; `name` is copied, `object` (may be NULL) is taken. */
+void js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
+		    const char *why);
+
+/** Queue an event (emitted after the status write). Strings are copied. */
+void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message);
+
+/** Record a reconcile error (first one wins). Returns JS_EINVALID. */
+int js__ctx_fail(struct js__ctx *c, const char *fmt, ...) JS_PRINTF(2, 3);
+
+/** printf into a new string (caller frees). */
+char *js__fmt(const char *fmt, ...) JS_PRINTF(1, 2);
+
+/** Strict decimal int32 ("-3", "12"); false on anything else. */
+bool js__parse_i32(const char *s, int32_t *ret);
+
+/** Replicas of rjob `i` (absent counts as 1, the CRD default). */
+int32_t js__replicas(const struct js_rjob *r);
+
+/** The rjob status entry named `name` in the working status, or NULL. */
+struct js_rjob_status *js__rjob_status(struct js__ctx *c, const char *name);
+
+/* ---- status.c: classification, replicatedJobsStatus, conditions ---- */
+
+/** Sort owned Jobs into buckets (SPEC §11.3). JS_EINVALID on bad labels. */
+int js__status_classify(struct js__ctx *c);
+
+/** Recompute replicatedJobsStatus (SPEC §11.4), marking dirty on change. */
+void js__status_compute(struct js__ctx *c);
+
+/**
+ * Set a condition with SPEC §11.5 semantics; queues an event of
+ * `event_type` on change. Returns true when the status changed.
+ */
+bool js__status_set_condition(struct js__ctx *c, const char *type, bool status, const char *reason,
+			      const char *message, const char *event_type);
+
+/** Terminal transitions (SPEC §11.6 C1/C11, C2-C5/C10). */
+void js__status_set_completed(struct js__ctx *c);
+void js__status_set_failed(struct js__ctx *c, const char *reason, const char *message);
+
+/** True when Completed=True or Failed=True. */
+bool js__status_finished(const struct js_jobset *js);
+
+/** Failure condition of a failed Job: Failed=True, else FailureTarget=True
+ * (difference (b), #928/#979). */
+const struct js_jobcond *js__status_failure_cond(const struct js_obsjob *j);
+
+/* ---- failure.c (SPEC §11.8) ---- */
+
+/** Run the failure policy over the failed bucket (non-empty). */
+int js__failure_run(struct js__ctx *c);
+
+/** True when failure-policy rule `rule` applies to failed Job `j`. */
+bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j);
+
+/* ---- success.c (SPEC §11.10) ---- */
+
+/** Evaluate the success policy; true (and Completed set) when satisfied. */
+bool js__success_run(struct js__ctx *c);
+
+/* ---- create.c (SPEC §6.1, §7, §8, §11.11, §11.12, §11.15) ---- */
+
+/** Actions for the headless Service, the PVCs and elastic patches. */
+void js__create_dependents(struct js__ctx *c);
+
+/** Create the missing Jobs (R14). */
+void js__create_jobs(struct js__ctx *c);
+
+/** dependsOn of rjob index `ri` satisfied (SPEC §11.12). */
+bool js__create_depends_ok(struct js__ctx *c, size_t ri);
+
+/** rjob index `ri` has started: replicas == ready + succeeded + failed. */
+bool js__create_started(struct js__ctx *c, size_t ri);
+
+/** startupPolicy InOrder in effect. */
+bool js__create_in_order(const struct js_jobset *js);
+
+/* ---- suspend.c (SPEC §11.13, §11.16) ---- */
+
+/** The suspend or the resume pass (R15). */
+void js__suspend_run(struct js__ctx *c);
+
+/** In-place restart bookkeeping (R16). */
+int js__suspend_in_place(struct js__ctx *c);
+
+/* ---- finish.c (SPEC §11.2 R6, R7, §11.14) ---- */
+
+/** Delete the Jobs of a bucket that are not already being deleted. */
+void js__finish_delete(struct js__ctx *c, const struct js__bucket *b, const char *why);
+
+/** TTL after finished: delete the JobSet or requeue. */
+int js__finish_ttl(struct js__ctx *c);
+
+#endif

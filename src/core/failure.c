@@ -1,0 +1,214 @@
+/*
+ * failure.c - the failure policy (SPEC §11.8): which rule matches which
+ * failed Job, and what each of the five actions does to the status.
+ *
+ * Message patterns are user input matched against Job failure messages, so
+ * they go through RE2 (base/regex.h): linear time, no catastrophic
+ * backtracking. A pattern that does not compile never matches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/regex.h"
+#include "core/core_int.h"
+
+#define MSG_FAILED_JOBS "jobset failed due to one or more job failures (first failed job: %s)"
+#define MSG_FAIL_JOBSET "applying FailJobSet failure policy action (first failed job: %s)"
+#define MSG_MAX_RESTARTS "jobset failed due to reaching max number of restarts (first failed job: %s)"
+#define MSG_RESTART_JOBSET "applying RestartJobSet failure policy action (first failed job: %s)"
+#define MSG_RESTART_JOBSET_IGNORE \
+	"applying RestartJobSetAndIgnoreMaxRestarts failure policy action (first failed job: %s)"
+#define MSG_RESTART_JOB "applying RestartJob failure policy action (first failed job: %s)"
+#define MSG_RESTART_JOB_IGNORE "applying RestartJobAndIgnoreMaxRestarts failure policy action (first failed job: %s)"
+#define MSG_GATE_OFF "%s failure policy action cannot be used when the feature gate RestartJob is disabled (first failed job: %s)"
+
+/* Failure time; a Job without one sorts first, as Go's zero time does. */
+static int64_t failed_at(const struct js_obsjob *j)
+{
+	const struct js_jobcond *f = js__status_failure_cond(j);
+	return f && f->has_last_transition_time ? f->last_transition_time : INT64_MIN;
+}
+
+static bool strlist_has(const struct js_strlist *l, const char *s)
+{
+	for (size_t i = 0; s && i < l->n; i++)
+		if (l->items[i] && strcmp(l->items[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool any_pattern_matches(const struct js_strlist *patterns, const char *message)
+{
+	for (size_t i = 0; i < patterns->n; i++) {
+		struct js_regex *re = NULL;
+		if (!patterns->items[i] || js_regex_compile(patterns->items[i], &re, NULL, 0) < 0)
+			continue;
+		bool m = js_regex_search(re, message ? message : "");
+		js_regex_free(re);
+		if (m)
+			return true;
+	}
+	return false;
+}
+
+bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j)
+{
+	const struct js_jobcond *f = js__status_failure_cond(j);
+	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+
+	if (rule->on_job_failure_reasons.n > 0 && !strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
+		return false;
+	if (rule->on_job_failure_message_patterns.n > 0 &&
+	    !any_pattern_matches(&rule->on_job_failure_message_patterns, f ? f->message : NULL))
+		return false;
+	if (!rname || !*rname)
+		return false;
+	return rule->target_replicated_jobs.n == 0 || strlist_has(&rule->target_replicated_jobs, rname);
+}
+
+/* Earliest failure among the failed Jobs `rule` applies to (all when rule is
+ * NULL); strictly earlier wins, ties keep list order. */
+static const struct js_obsjob *earliest(const struct js__ctx *c, const struct js_fp_rule *rule)
+{
+	const struct js_obsjob *best = NULL;
+	for (size_t i = 0; i < c->failed.n; i++) {
+		const struct js_obsjob *j = c->failed.items[i];
+		if (rule && !js__failure_rule_applies(rule, j))
+			continue;
+		if (!best || failed_at(j) < failed_at(best))
+			best = j;
+	}
+	return best;
+}
+
+/* Set Failed=True with `msg`, which this takes. */
+static void fail_with(struct js__ctx *c, const char *reason, char *msg)
+{
+	js__status_set_failed(c, reason, msg);
+	free(msg);
+}
+
+static int64_t job_budget_used(const struct js__ctx *c)
+{
+	int64_t sum = 0;
+	for (size_t i = 0; i < c->js->status.n_replicated_jobs_status; i++) {
+		const struct js_i32list *l = &c->js->status.replicated_jobs_status[i].job_restarts_count_towards_max;
+		for (size_t k = 0; k < l->n; k++)
+			sum += l->items[k];
+	}
+	return sum;
+}
+
+static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, const struct js_obsjob *j, bool counted)
+{
+	struct js_status *st = &c->js->status;
+	char *msg = js__fmt(counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
+	char *reason = rule ? js__fmt("FailurePolicy_%s", rule->name ? rule->name : "") : js_xstrdup("DefaultFailurePolicy");
+
+	st->restarts++;
+	if (counted)
+		st->restarts_count_towards_max++;
+	c->dirty = true;
+	c->js->has_status = true;
+	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, "Warning");
+	js__ctx_event(c, "Warning",
+		      counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
+		      msg);
+	free(reason);
+	free(msg);
+}
+
+/* Zero list of `n` entries when empty (SPEC §11.8 RestartJob). */
+static void materialise(struct js_i32list *l, int32_t n)
+{
+	if (l->n == 0 && n > 0) {
+		free(l->items);
+		l->items = js_xcalloc((size_t)n, sizeof(int32_t));
+		l->n = (size_t)n;
+	}
+	l->has = true;
+}
+
+static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counted)
+{
+	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *idx_s = js_job_label(j, JS_LABEL_JOB_INDEX);
+	int32_t idx;
+	int ri = rname ? js_jobset_find_rjob(c->js, rname) : -1;
+	struct js_rjob_status *e = rname ? js__rjob_status(c, rname) : NULL;
+
+	if (ri < 0 || !e || !idx_s || !js__parse_i32(idx_s, &idx) || idx < 0)
+		return js__ctx_fail(c, "job %s: cannot restart it: missing or invalid labels %s and %s", j->name,
+				    JS_LABEL_RJOB_NAME, JS_LABEL_JOB_INDEX);
+	int32_t replicas = js__replicas(&c->js->spec.replicated_jobs[ri]);
+	materialise(&e->job_restarts, replicas);
+	if (counted)
+		materialise(&e->job_restarts_count_towards_max, replicas);
+	if ((size_t)idx >= e->job_restarts.n || (counted && (size_t)idx >= e->job_restarts_count_towards_max.n))
+		return js__ctx_fail(c, "job %s: job index %d out of range of jobRestarts", j->name, idx);
+	e->job_restarts.items[idx]++;
+	if (counted)
+		e->job_restarts_count_towards_max.items[idx]++;
+	c->dirty = true;
+	char *msg = js__fmt(counted ? MSG_RESTART_JOB : MSG_RESTART_JOB_IGNORE, j->name);
+	js__ctx_event(c, "Warning",
+		      counted ? "RestartJobFailurePolicyAction" : "RestartJobAndIgnoreMaxRestartsFailurePolicyAction", msg);
+	free(msg);
+	return 0;
+}
+
+int js__failure_run(struct js__ctx *c)
+{
+	const struct js_failure_policy *fp = c->js->spec.failure_policy;
+	const struct js_status *st = &c->js->status;
+
+	if (!fp) {
+		fail_with(c, "FailedJobs", js__fmt(MSG_FAILED_JOBS, earliest(c, NULL)->name));
+		return 0;
+	}
+	const struct js_fp_rule *rule = NULL;
+	const struct js_obsjob *j = NULL;
+	for (size_t i = 0; i < fp->n_rules && !j; i++) {
+		j = earliest(c, &fp->rules[i]);
+		rule = j ? &fp->rules[i] : NULL;
+	}
+	if (!j)
+		j = earliest(c, NULL);
+	enum js_fp_action action = rule && rule->has_action ? rule->action : JS_FP_ACTION_RESTART_JOBSET;
+	int32_t max = fp->has_max_restarts ? fp->max_restarts : 0;
+	int64_t used = st->restarts_count_towards_max;
+	bool gate = c->in->gates.restart_job;
+
+	switch (action) {
+	case JS_FP_ACTION_FAIL_JOBSET:
+		fail_with(c, "FailJobSetFailurePolicyAction", js__fmt(MSG_FAIL_JOBSET, j->name));
+		return 0;
+	case JS_FP_ACTION_RESTART_JOBSET_IGNORE_MAX:
+		restart_jobset(c, rule, j, false);
+		return 0;
+	case JS_FP_ACTION_RESTART_JOB:
+	case JS_FP_ACTION_RESTART_JOB_IGNORE_MAX:
+		if (!gate) {
+			/* Upstream errors on every reconcile, forever (SPEC
+			 * §16.13); a terminal condition says why instead. */
+			fail_with(c, "FailurePolicyActionUnavailable",
+				  js__fmt(MSG_GATE_OFF, js_fp_action_to_string(action), j->name));
+			return 0;
+		}
+		if (action == JS_FP_ACTION_RESTART_JOB_IGNORE_MAX)
+			return restart_job(c, j, false);
+		if (used + job_budget_used(c) >= max) {
+			fail_with(c, "ReachedMaxRestarts", js__fmt(MSG_MAX_RESTARTS, j->name));
+			return 0;
+		}
+		return restart_job(c, j, true);
+	case JS_FP_ACTION_RESTART_JOBSET:
+	default:
+		if ((gate && used + job_budget_used(c) >= max) || used >= max) {
+			fail_with(c, "ReachedMaxRestarts", js__fmt(MSG_MAX_RESTARTS, j->name));
+			return 0;
+		}
+		restart_jobset(c, rule, j, true);
+		return 0;
+	}
+}

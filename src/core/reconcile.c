@@ -1,0 +1,270 @@
+/*
+ * reconcile.c - one reconcile pass (SPEC §11.2): the order of the steps and
+ * the plan they build. Each step lives in its own file (core_int.h).
+ */
+#include "core/reconcile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/defaults.h"
+#include "core/core_int.h"
+
+/* ---- helpers shared by the core ---- */
+
+char *js__fmt(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = js_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+	va_start(ap, fmt);
+	(void)vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+bool js__parse_i32(const char *s, int32_t *ret)
+{
+	int64_t v = 0;
+	bool neg = false;
+	if (!s || !*s)
+		return false;
+	if (*s == '-') {
+		neg = true;
+		s++;
+	}
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (*s - '0');
+		if (v > (int64_t)INT32_MAX + 1)
+			return false;
+	}
+	v = neg ? -v : v;
+	if (v > INT32_MAX || v < INT32_MIN)
+		return false;
+	*ret = (int32_t)v;
+	return true;
+}
+
+int32_t js__replicas(const struct js_rjob *r)
+{
+	return r->has_replicas ? r->replicas : 1;
+}
+
+struct js_rjob_status *js__rjob_status(struct js__ctx *c, const char *name)
+{
+	int i = js_jobset_find_rjob_status(c->js, name);
+	return i < 0 ? NULL : &c->js->status.replicated_jobs_status[i];
+}
+
+void js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
+		    const char *why)
+{
+	struct js_plan *p = c->plan;
+	if (p->n_actions == c->cap_actions) {
+		c->cap_actions = c->cap_actions ? c->cap_actions * 2 : 8;
+		p->actions = js_xrealloc(p->actions, c->cap_actions * sizeof(*p->actions));
+	}
+	p->actions[p->n_actions++] = (struct js_action){
+		.kind = kind,
+		.name = js_xstrdup(name ? name : ""),
+		.object = object,
+		.propagation = JS_PROPAGATION_FOREGROUND,
+		.why = why,
+	};
+}
+
+void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message)
+{
+	struct js_plan *p = c->plan;
+	if (p->n_events == c->cap_events) {
+		c->cap_events = c->cap_events ? c->cap_events * 2 : 4;
+		p->events = js_xrealloc(p->events, c->cap_events * sizeof(*p->events));
+	}
+	p->events[p->n_events++] = (struct js_event){
+		.type = strcmp(type, "Warning") == 0 ? "Warning" : "Normal",
+		.reason = js_xstrdup(reason ? reason : ""),
+		.message = js_xstrdup(message ? message : ""),
+	};
+}
+
+int js__ctx_fail(struct js__ctx *c, const char *fmt, ...)
+{
+	if (!c->err) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(NULL, 0, fmt, ap);
+		va_end(ap);
+		c->err = js_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+		va_start(ap, fmt);
+		(void)vsnprintf(c->err, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+		va_end(ap);
+	}
+	return JS_EINVALID;
+}
+
+/* ---- the plan ---- */
+
+struct js_plan *js_reconcile_plan_free(struct js_plan *plan)
+{
+	if (!plan)
+		return NULL;
+	for (size_t i = 0; i < plan->n_actions; i++) {
+		free(plan->actions[i].name);
+		json_decref(plan->actions[i].object);
+	}
+	free(plan->actions);
+	for (size_t i = 0; i < plan->n_events; i++) {
+		free(plan->events[i].reason);
+		free(plan->events[i].message);
+	}
+	free(plan->events);
+	js_jobset_free(plan->jobset);
+	free(plan);
+	return NULL;
+}
+
+const char *js_reconcile_action_kind_name(enum js_action_kind k)
+{
+	static const char *const names[JS_ACTION__COUNT] = {
+		[JS_ACTION_CREATE_JOB] = "CreateJob",
+		[JS_ACTION_DELETE_JOB] = "DeleteJob",
+		[JS_ACTION_PATCH_JOB] = "PatchJob",
+		[JS_ACTION_PATCH_JOB_STATUS] = "PatchJobStatus",
+		[JS_ACTION_CREATE_SERVICE] = "CreateService",
+		[JS_ACTION_CREATE_PVC] = "CreatePVC",
+		[JS_ACTION_DELETE_JOBSET] = "DeleteJobSet",
+	};
+	return k >= 0 && k < JS_ACTION__COUNT ? names[k] : "?";
+}
+
+const char *js_reconcile_propagation_name(enum js_propagation p)
+{
+	return p == JS_PROPAGATION_BACKGROUND ? "Background" : "Foreground";
+}
+
+/* ---- the pass ---- */
+
+/*
+ * Suspended since creation (difference (a), unlike upstream #535): the
+ * JobSet is suspended, owns no Job, has never been resumed (a resume leaves
+ * Suspended=False behind) and never restarted. Creating Jobs and a Service
+ * for a JobSet a queue has not admitted only costs API objects and leaks a
+ * DNS name; they are created on the first resume, from the template as it is
+ * then (so scheduling edits made while queued need no merge).
+ */
+static bool held_since_creation(const struct js__ctx *c)
+{
+	const struct js_jobset *js = c->js;
+	const struct js_condition *s = js_jobset_condition(js, JS_COND_SUSPENDED);
+	if (!(js->spec.has_suspend && js->spec.suspend) || c->owned.n > 0 || js->status.restarts > 0)
+		return false;
+	return !(s && s->status && strcmp(s->status, "False") == 0);
+}
+
+/* R8: every Job ready again after a restart. */
+static void all_ready(struct js__ctx *c)
+{
+	const struct js_jobset *js = c->js;
+	int64_t want = 0, have = 0;
+	if (js->spec.has_suspend && js->spec.suspend)
+		return;
+	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++)
+		want += js__replicas(&js->spec.replicated_jobs[i]);
+	for (size_t i = 0; i < js->status.n_replicated_jobs_status; i++)
+		have += (int64_t)js->status.replicated_jobs_status[i].ready +
+			js->status.replicated_jobs_status[i].succeeded;
+	if (want == have)
+		(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobsReady", "all jobs are ready",
+					       "Normal");
+}
+
+static bool managed_elsewhere(const struct js_jobset *js)
+{
+	return js->spec.managed_by && strcmp(js->spec.managed_by, JS_MANAGED_BY_SELF) != 0;
+}
+
+static int run_steps(struct js__ctx *c)
+{
+	const struct js_jobset *js = c->js;
+	int r;
+
+	/* R3: another controller manages the children and the status, but the
+	 * TTL still applies to the JobSet object itself (upstream #1310). */
+	if (managed_elsewhere(js)) {
+		c->plan->skipped = "managedBy";
+		return js__status_finished(js) ? js__finish_ttl(c) : 0;
+	}
+	r = js__status_classify(c); /* R4 */
+	if (r < 0)
+		return r;
+	js__status_compute(c); /* R5 */
+
+	if (js__status_finished(js)) { /* R6, #666 */
+		js__finish_delete(c, &c->active, "jobset finished");
+		return js__finish_ttl(c);
+	}
+	js__finish_delete(c, &c->previous, "previous restart attempt"); /* R7 */
+	all_ready(c);                                                   /* R8 */
+	if (c->failed.n > 0)                                            /* R9 */
+		return js__failure_run(c);
+	if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
+		return 0;
+	c->hold = held_since_creation(c);
+	js__create_dependents(c); /* R11-R13 */
+	js__create_jobs(c);       /* R14 */
+	js__suspend_run(c);       /* R15 */
+	if (js->spec.failure_policy && js->spec.failure_policy->has_restart_strategy &&
+	    js->spec.failure_policy->restart_strategy == JS_RESTART_STRATEGY_IN_PLACE && c->in->gates.in_place_restart)
+		return js__suspend_in_place(c); /* R16 */
+	return 0;
+}
+
+int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_plan, char **reterr_msg)
+{
+	struct js__ctx c = {.in = in};
+	int r = 0;
+
+	c.plan = js_xcalloc(1, sizeof(*c.plan));
+	c.js = js_jobset_copy(in->jobset);
+	js_job_format_time(in->now, c.now);
+
+	if (c.js->meta.deletion_timestamp) {
+		/* R2: children go by garbage collection; recreating them now
+		 * would race it (upstream #561). */
+		c.plan->skipped = "deleting";
+	} else {
+		/* Unlike upstream #796, an object that never met the webhook
+		 * is defaulted here, so nil network/successPolicy never reach
+		 * the policies. Defaulting only fills what is absent. */
+		(void)js_default_jobset(c.js);
+		r = run_steps(&c);
+	}
+	free(c.owned.items);
+	free(c.active.items);
+	free(c.succeeded.items);
+	free(c.failed.items);
+	free(c.previous.items);
+
+	if (r < 0) {
+		if (reterr_msg)
+			*reterr_msg = c.err ? JS_TAKE_PTR(c.err) : js_xstrdup(js_strerror(r));
+		free(c.err);
+		js_jobset_free(c.js);
+		js_reconcile_plan_free(c.plan);
+		return r;
+	}
+	free(c.err);
+	c.plan->status_changed = c.dirty;
+	c.plan->jobset = c.js;
+	c.plan->status = &c.js->status;
+	*ret_plan = c.plan;
+	return 0;
+}

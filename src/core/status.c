@@ -1,0 +1,306 @@
+/*
+ * status.c - classification of children (SPEC §11.3), replicatedJobsStatus
+ * (§11.4) and the condition rules (§11.5, §11.6).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+static void bucket_add(struct js__bucket *b, const struct js_obsjob *j)
+{
+	/* Capacity doubles whenever n reaches a power of two (0, 1, 2, 4...). */
+	if ((b->n & (b->n - 1)) == 0)
+		b->items = js_xrealloc(b->items, (b->n ? b->n * 2 : 1) * sizeof(*b->items));
+	b->items[b->n++] = j;
+}
+
+const struct js_jobcond *js__status_failure_cond(const struct js_obsjob *j)
+{
+	const struct js_jobcond *f = js_job_condition_true(j, "Failed");
+	return f ? f : js_job_condition_true(j, "FailureTarget");
+}
+
+/* Step 4 of §11.3: the first True Complete/Failed condition decides. A
+ * FailureTarget=True Job counts as failed already (difference (b), unlike
+ * upstream #928/#979): its pods are only terminating, the outcome is known. */
+static struct js__bucket *finished_bucket(struct js__ctx *c, const struct js_obsjob *j)
+{
+	for (size_t i = 0; i < j->n_conditions; i++) {
+		const struct js_jobcond *k = &j->conditions[i];
+		if (!k->type || !k->status || strcmp(k->status, "True") != 0)
+			continue;
+		if (strcmp(k->type, "Complete") == 0)
+			return &c->succeeded;
+		if (strcmp(k->type, "Failed") == 0)
+			return &c->failed;
+	}
+	return js_job_condition_true(j, "FailureTarget") ? &c->failed : &c->active;
+}
+
+/* The per-Job restart check of §11.3 step 3 (gate RestartJob). Returns 1
+ * when the Job belongs to an older per-Job attempt, 0 when current. */
+static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
+{
+	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *idx_s = js_job_label(j, JS_LABEL_JOB_INDEX);
+	const char *att_s = js_job_label(j, JS_LABEL_JOB_RESTART_ATTEMPT);
+	int32_t idx, att = 0, target = 0;
+
+	if (!rname || !idx_s || !js__parse_i32(idx_s, &idx) || idx < 0)
+		return js__ctx_fail(c, "job %s: missing or invalid labels %s and %s", j->name, JS_LABEL_RJOB_NAME,
+				    JS_LABEL_JOB_INDEX);
+	/* A missing per-Job attempt label is attempt 0 (SPEC §16.24: upstream
+	 * only logs, and the same failed Job is then matched forever). */
+	if (att_s && !js__parse_i32(att_s, &att))
+		return js__ctx_fail(c, "job %s: invalid label %s=%s", j->name, JS_LABEL_JOB_RESTART_ATTEMPT, att_s);
+	int ri = js_jobset_find_rjob(c->js, rname);
+	if (ri < 0)
+		return 0; /* not ours to count; §11.4 skips it too */
+	int si = js_jobset_find_rjob_status(c->in->jobset, rname);
+	const struct js_i32list *l = si < 0 ? NULL : &c->in->jobset->status.replicated_jobs_status[si].job_restarts;
+	int32_t len = l && l->n ? (int32_t)l->n : js__replicas(&c->js->spec.replicated_jobs[ri]);
+	if (idx >= len)
+		return js__ctx_fail(c, "job %s: job index %d out of range of jobRestarts (%d)", j->name, idx, len);
+	if (l && l->n)
+		target = l->items[idx];
+	return att < target ? 1 : 0;
+}
+
+int js__status_classify(struct js__ctx *c)
+{
+	const char *uid = c->js->meta.uid;
+	for (size_t i = 0; i < c->in->n_jobs; i++) {
+		const struct js_obsjob *j = &c->in->jobs[i];
+		int32_t attempt;
+		/* Children by owner uid, never by name label (upstream #1165). */
+		if (!uid || !j->owner_uid || strcmp(uid, j->owner_uid) != 0)
+			continue;
+		bucket_add(&c->owned, j);
+		const char *a = js_job_label(j, JS_LABEL_RESTART_ATTEMPT);
+		if (!js__parse_i32(a, &attempt))
+			return js__ctx_fail(c, "job %s: missing or invalid label %s", j->name,
+					    JS_LABEL_RESTART_ATTEMPT);
+		if (attempt < c->js->status.restarts) {
+			bucket_add(&c->previous, j);
+			continue;
+		}
+		if (c->in->gates.restart_job) {
+			int r = older_job_attempt(c, j);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				bucket_add(&c->previous, j);
+				continue;
+			}
+		}
+		bucket_add(finished_bucket(c, j), j);
+	}
+	return 0;
+}
+
+/* ---- replicatedJobsStatus ---- */
+
+static void i32list_copy(struct js_i32list *dst, const struct js_i32list *src)
+{
+	*dst = (struct js_i32list){.has = src->has, .n = src->n};
+	if (src->n) {
+		dst->items = js_xmalloc(src->n * sizeof(int32_t));
+		memcpy(dst->items, src->items, src->n * sizeof(int32_t));
+	}
+}
+
+static bool i32list_eq(const struct js_i32list *a, const struct js_i32list *b)
+{
+	return a->n == b->n && (a->n == 0 || memcmp(a->items, b->items, a->n * sizeof(int32_t)) == 0);
+}
+
+static void rjs_done(struct js_rjob_status *s)
+{
+	free(s->name);
+	free(s->job_restarts.items);
+	free(s->job_restarts_count_towards_max.items);
+}
+
+static bool rjs_eq(const struct js_rjob_status *a, const struct js_rjob_status *b)
+{
+	return a->ready == b->ready && a->succeeded == b->succeeded && a->failed == b->failed &&
+	       a->active == b->active && a->suspended == b->suspended && i32list_eq(&a->job_restarts, &b->job_restarts) &&
+	       i32list_eq(&a->job_restarts_count_towards_max, &b->job_restarts_count_towards_max);
+}
+
+/* Order-insensitive comparison (§11.4 step 5). */
+static bool rjs_list_eq(const struct js_rjob_status *a, size_t na, const struct js_rjob_status *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++) {
+		size_t k = 0;
+		while (k < nb && strcmp(a[i].name ? a[i].name : "", b[k].name ? b[k].name : "") != 0)
+			k++;
+		if (k == nb || !rjs_eq(&a[i], &b[k]))
+			return false;
+	}
+	return true;
+}
+
+static int by_name_desc(const void *x, const void *y)
+{
+	const struct js_rjob_status *a = x, *b = y;
+	return strcmp(b->name ? b->name : "", a->name ? a->name : "");
+}
+
+static struct js_rjob_status *entry_for(struct js_rjob_status *v, size_t n, const struct js_obsjob *j)
+{
+	const char *r = js_job_label(j, JS_LABEL_RJOB_NAME);
+	for (size_t i = 0; r && i < n; i++)
+		if (strcmp(v[i].name, r) == 0)
+			return &v[i];
+	return NULL; /* a Job of an rjob not in the spec is skipped */
+}
+
+void js__status_compute(struct js__ctx *c)
+{
+	struct js_jobset *js = c->js;
+	size_t n = js->spec.n_replicated_jobs;
+	struct js_rjob_status *v = n ? js_xcalloc(n, sizeof(*v)) : NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		v[i].name = js_xstrdup(js->spec.replicated_jobs[i].name ? js->spec.replicated_jobs[i].name : "");
+		int si = js_jobset_find_rjob_status(js, v[i].name);
+		if (c->in->gates.restart_job && si >= 0) {
+			i32list_copy(&v[i].job_restarts, &js->status.replicated_jobs_status[si].job_restarts);
+			i32list_copy(&v[i].job_restarts_count_towards_max,
+				     &js->status.replicated_jobs_status[si].job_restarts_count_towards_max);
+		}
+	}
+	for (size_t i = 0; i < c->active.n; i++) {
+		const struct js_obsjob *j = c->active.items[i];
+		struct js_rjob_status *e = entry_for(v, n, j);
+		if (!e)
+			continue;
+		int32_t pods = j->has_parallelism ? j->parallelism : 1;
+		if (j->has_completions && j->completions < pods)
+			pods = j->completions;
+		if ((int64_t)j->succeeded + (j->has_ready ? j->ready : 0) >= pods)
+			e->ready++;
+		if (j->active > 0)
+			e->active++;
+		if (j->has_suspend && j->suspend)
+			e->suspended++;
+	}
+	for (size_t i = 0; i < c->succeeded.n; i++) {
+		struct js_rjob_status *e = entry_for(v, n, c->succeeded.items[i]);
+		if (e)
+			e->succeeded++;
+	}
+	for (size_t i = 0; i < c->failed.n; i++) {
+		struct js_rjob_status *e = entry_for(v, n, c->failed.items[i]);
+		if (e)
+			e->failed++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_name_desc);
+	if (!rjs_list_eq(v, n, js->status.replicated_jobs_status, js->status.n_replicated_jobs_status))
+		c->dirty = true;
+	for (size_t i = 0; i < js->status.n_replicated_jobs_status; i++)
+		rjs_done(&js->status.replicated_jobs_status[i]);
+	free(js->status.replicated_jobs_status);
+	js->status.replicated_jobs_status = v;
+	js->status.n_replicated_jobs_status = n;
+	js->status.has_replicated_jobs_status = true;
+	js->has_status = true;
+}
+
+/* ---- conditions ---- */
+
+static bool str_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? js_xstrdup(s) : NULL;
+}
+
+bool js__status_set_condition(struct js__ctx *c, const char *type, bool status, const char *reason,
+			      const char *message, const char *event_type)
+{
+	struct js_status *st = &c->js->status;
+	const char *sv = status ? "True" : "False";
+	bool found = false, changed = false;
+
+	for (size_t i = 0; i < st->n_conditions; i++) {
+		struct js_condition *e = &st->conditions[i];
+		if (str_eq(e->type, type)) {
+			found = true;
+			if (!str_eq(e->status, sv)) {
+				set_str(&e->status, sv);
+				set_str(&e->last_transition_time, c->now);
+				changed = true;
+			} else if (!str_eq(e->reason, reason) || !str_eq(e->message, message)) {
+				changed = true; /* keeps lastTransitionTime */
+			} else {
+				continue;
+			}
+			set_str(&e->reason, reason);
+			set_str(&e->message, message);
+			e->has_observed_generation = false;
+		} else if (status && str_eq(e->status, "True") &&
+			   ((str_eq(type, JS_COND_SP_IN_PROGRESS) && str_eq(e->type, JS_COND_SP_COMPLETED)) ||
+			    (str_eq(type, JS_COND_SP_COMPLETED) && str_eq(e->type, JS_COND_SP_IN_PROGRESS)))) {
+			set_str(&e->status, "False");
+			changed = true;
+		}
+	}
+	if (!found && status) {
+		st->conditions = js_xrealloc(st->conditions, (st->n_conditions + 1) * sizeof(*st->conditions));
+		st->conditions[st->n_conditions++] = (struct js_condition){
+			.type = js_xstrdup(type),
+			.status = js_xstrdup(sv),
+			.reason = js_xstrdup(reason),
+			.message = js_xstrdup(message),
+			.last_transition_time = js_xstrdup(c->now),
+		};
+		st->has_conditions = true;
+		changed = true;
+	}
+	if (changed) {
+		c->dirty = true;
+		c->js->has_status = true;
+		js__ctx_event(c, event_type, reason, message);
+	}
+	return changed;
+}
+
+void js__status_set_completed(struct js__ctx *c)
+{
+	/* Counted once, when the condition first appears (SPEC §16.11). */
+	if (js__status_set_condition(c, JS_COND_COMPLETED, true, "AllJobsCompleted", "jobset completed successfully",
+				     "Normal"))
+		c->plan->metric_completed++;
+	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetCompleted",
+				       "jobset completed successfully", "Normal");
+	if (!str_eq(c->js->status.terminal_state, "Completed")) {
+		set_str(&c->js->status.terminal_state, "Completed");
+		c->dirty = true;
+	}
+}
+
+void js__status_set_failed(struct js__ctx *c, const char *reason, const char *message)
+{
+	if (js__status_set_condition(c, JS_COND_FAILED, true, reason, message, "Warning"))
+		c->plan->metric_failed++;
+	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetFailed", "jobset failed", "Normal");
+	if (!str_eq(c->js->status.terminal_state, "Failed")) {
+		set_str(&c->js->status.terminal_state, "Failed");
+		c->dirty = true;
+	}
+}
+
+bool js__status_finished(const struct js_jobset *js)
+{
+	return js_jobset_condition_true(js, JS_COND_COMPLETED) || js_jobset_condition_true(js, JS_COND_FAILED);
+}

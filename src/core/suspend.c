@@ -1,0 +1,208 @@
+/*
+ * suspend.c - the suspend and resume passes (SPEC §11.13) and the
+ * controller side of in-place restart (§11.16).
+ *
+ * Resuming a Job carries the scheduling directives edited on the JobSet
+ * while it was suspended (by a user or by Kueue) into the Job's pod
+ * template: labels, annotations and nodeSelector are merged (the JobSet's
+ * values win), tolerations and schedulingGates are unioned. Unlike upstream
+ * (SPEC §16.18) the union keeps order: the Job's entries first, then the
+ * new ones in template order, so the resulting object is deterministic.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/template.h"
+#include "base/json.h"
+#include "core/core_int.h"
+
+#define MSG_MAX_RESTARTS_IN_PLACE "jobset failed due to reaching max number of restarts"
+
+static bool array_has(const json_t *a, const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(a, i, x) {
+		if (json_equal(x, v))
+			return true;
+	}
+	return false;
+}
+
+/* Ordered set union of `base` then `add`, or NULL when `add` brings nothing
+ * new (so the patch leaves the field alone). New reference. */
+static json_t *union_or_null(const json_t *base, const json_t *add)
+{
+	json_t *out = json_is_array(base) ? json_deep_copy(base) : json_array();
+	size_t i, before = json_array_size(out);
+	json_t *x;
+	json_array_foreach(add, i, x) {
+		if (!array_has(out, x))
+			json_array_append(out, x);
+	}
+	if (json_array_size(out) == before && json_is_array(base)) {
+		json_decref(out);
+		return NULL;
+	}
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Copy object member `key` of `from` into `to` when it is a non-empty
+ * object (a merge patch then merges it key by key, template winning). */
+static void merge_map(json_t *to, const char *key, const json_t *from)
+{
+	json_t *m = json_object_get(from, key);
+	if (json_is_object(m) && json_object_size(m) > 0)
+		json_object_set_new(to, key, json_deep_copy(m));
+}
+
+/* The merge patch that resumes Job `j` of rjob `r` (§11.13.2 b, c). */
+static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
+{
+	json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", 0);
+	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+	if (!rname || !*rname)
+		return patch;
+	const json_t *tmpl = js_json_path(r->template_, "spec.template");
+	const json_t *job_spec = js_json_path(j->pod_template, "spec");
+	json_t *meta = json_object(), *spec = json_object();
+
+	merge_map(meta, "labels", json_object_get(tmpl, "metadata"));
+	merge_map(meta, "annotations", json_object_get(tmpl, "metadata"));
+	merge_map(spec, "nodeSelector", json_object_get(tmpl, "spec"));
+	static const char *const sets[] = {"tolerations", "schedulingGates"};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(sets); i++) {
+		json_t *u = union_or_null(json_object_get(job_spec, sets[i]),
+					  json_object_get(json_object_get(tmpl, "spec"), sets[i]));
+		if (u)
+			json_object_set_new(spec, sets[i], u);
+	}
+	json_t *pt = json_object();
+	if (json_object_size(meta))
+		json_object_set(pt, "metadata", meta);
+	if (json_object_size(spec))
+		json_object_set(pt, "spec", spec);
+	if (json_object_size(pt))
+		json_object_set(json_object_get(patch, "spec"), "template", pt);
+	json_decref(pt);
+	json_decref(meta);
+	json_decref(spec);
+	return patch;
+}
+
+static void resume_job(struct js__ctx *c, const struct js_obsjob *j, const struct js_rjob *r)
+{
+	/* The Job API refuses template changes while startTime is set, so
+	 * it is cleared through the status subresource first. */
+	if (j->has_start_time)
+		js__ctx_action(c, JS_ACTION_PATCH_JOB_STATUS, j->name, json_pack("{s:{s:n}}", "status", "startTime"),
+			       "resume: clear startTime");
+	js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, resume_patch(j, r), "resume");
+}
+
+static void suspend_pass(struct js__ctx *c)
+{
+	for (size_t i = 0; i < c->active.n; i++) {
+		const struct js_obsjob *j = c->active.items[i];
+		if (!(j->has_suspend && j->suspend))
+			js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, json_pack("{s:{s:b}}", "spec", "suspend", 1),
+				       "suspend");
+	}
+	(void)js__status_set_condition(c, JS_COND_SUSPENDED, true, "SuspendedJobs", "jobset is suspended", "Normal");
+	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetSuspended", "jobset is suspended",
+				       "Normal");
+}
+
+void js__suspend_run(struct js__ctx *c)
+{
+	const struct js_jobset *js = c->js;
+	bool in_order = js__create_in_order(js);
+
+	if (js->spec.has_suspend && js->spec.suspend) {
+		suspend_pass(c);
+		return;
+	}
+	for (size_t ri = 0; ri < js->spec.n_replicated_jobs; ri++) {
+		const struct js_rjob *r = &js->spec.replicated_jobs[ri];
+		if (!js__create_depends_ok(c, ri))
+			continue;
+		if (in_order && js__create_started(c, ri))
+			continue;
+		for (size_t i = 0; i < c->active.n; i++) {
+			const struct js_obsjob *j = c->active.items[i];
+			const char *rn = js_job_label(j, JS_LABEL_RJOB_NAME);
+			if (rn && r->name && strcmp(rn, r->name) == 0 && j->has_suspend && j->suspend)
+				resume_job(c, j, r);
+		}
+		if (in_order) {
+			(void)js__status_set_condition(c, JS_COND_SP_IN_PROGRESS, true, "InOrderStartupPolicyInProgress",
+						       "in order startup policy is in progress", "Normal");
+			return;
+		}
+	}
+	(void)js__status_set_condition(c, JS_COND_SUSPENDED, false, "ResumeJobs", "jobset is resumed", "Normal");
+}
+
+int js__suspend_in_place(struct js__ctx *c)
+{
+	const struct js_jobset *js = c->js;
+	struct js_status *st = &c->js->status;
+	const struct js_failure_policy *fp = js->spec.failure_policy;
+	int32_t max = fp->has_max_restarts ? fp->max_restarts : 0;
+	int32_t max_rc = 0, max_att = 0, first = 0;
+	size_t n_att = 0;
+	bool all_equal = true;
+
+	for (size_t i = 0; i < c->in->n_pods; i++) {
+		const struct js_obspod *p = &c->in->pods[i];
+		int32_t a;
+		if (p->max_restart_count > max_rc)
+			max_rc = p->max_restart_count;
+		if (p->failed || !p->in_place_attempt)
+			continue;
+		if (!js__parse_i32(p->in_place_attempt, &a) || a < 0)
+			return js__ctx_fail(c, "invalid value for annotation %s, must be non-negative integer",
+					    JS_ANN_IN_PLACE_RESTART_ATTEMPT);
+		if (n_att == 0)
+			first = a;
+		all_equal = all_equal && a == first;
+		max_att = a > max_att ? a : max_att;
+		n_att++;
+	}
+	if (max_rc > max || (int64_t)max_att - ((int64_t)st->restarts - st->restarts_count_towards_max) > max) {
+		js__status_set_failed(c, "ReachedMaxRestarts", MSG_MAX_RESTARTS_IN_PLACE);
+		return 0;
+	}
+	int64_t expected = 0;
+	for (size_t ri = 0; ri < js->spec.n_replicated_jobs; ri++) {
+		const struct js_rjob *r = &js->spec.replicated_jobs[ri];
+		int32_t p, k;
+		if (!js_tmpl_i32(r, "parallelism", &p) || !js_tmpl_i32(r, "completions", &k) || p != k)
+			return js__ctx_fail(c,
+					    "%s: in-place restart requires jobTemplate.spec.completions == "
+					    "jobTemplate.spec.parallelism != nil",
+					    r->name ? r->name : "");
+		expected += (int64_t)js__replicas(r) * p;
+	}
+	if (n_att > 0 && (int64_t)n_att == expected && all_equal) {
+		if (!st->has_current_in_place_restart_attempt || st->current_in_place_restart_attempt != first) {
+			st->has_current_in_place_restart_attempt = true;
+			st->current_in_place_restart_attempt = first;
+			c->dirty = true;
+		}
+		return 0;
+	}
+	if (n_att == 0 || max_att == 0)
+		return 0;
+	int32_t prev = max_att - 1;
+	if (st->has_previous_in_place_restart_attempt && prev <= st->previous_in_place_restart_attempt)
+		return 0;
+	st->has_previous_in_place_restart_attempt = true;
+	st->previous_in_place_restart_attempt = prev;
+	c->dirty = true;
+	return 0;
+}
