@@ -1,0 +1,242 @@
+/*
+ * client.h - the Kubernetes REST client: one HTTP/2 transport (libcurl
+ * multi, owned by one I/O thread) shared by every caller, a client-side
+ * token-bucket rate limiter, credentials (client certs, bearer tokens, token
+ * files, exec plugins), and the verbs GET, LIST, CREATE, UPDATE, PATCH
+ * (merge, JSON, strategic, server-side apply) and DELETE, with subresources
+ * such as `status`.
+ *
+ * Threading: every function is thread-safe. Blocking calls (all verbs,
+ * js_client_do, js_client_xfer_wait) may be made from any thread except the
+ * client's own I/O thread, which runs only the on_data/on_done callbacks of
+ * streaming requests; those must not block. Requests are served in
+ * submission order as the rate limiter allows; HTTP/2 multiplexes them over
+ * few connections.
+ *
+ * Retries: a request that fails before any HTTP answer (connection refused
+ * or reset, HTTP/2 GOAWAY/stream refusal) is retried up to 3 times with
+ * backoff, as is a 429/5xx answer carrying Retry-After (up to 10 times,
+ * waiting as asked, at most 10 s each). A 401 refreshes exec/token-file
+ * credentials once and retries. Streaming requests are never retried.
+ *
+ * Errors: verbs return 0 or a negative code: JS_ENOTFOUND, JS_EEXISTS,
+ * JS_ECONFLICT, JS_EGONE, JS_EINVALID, JS_APIERR_* (apierr.h) for API
+ * answers (details in `struct js_apierr` when the caller passes one), and
+ * -errno for transport failures (-ECONNREFUSED, -ECONNRESET, -ETIMEDOUT,
+ * -EPROTO for TLS, -EIO otherwise). Library code never prints.
+ */
+#ifndef JS_CLIENT_H
+#define JS_CLIENT_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/common.h"
+#include "kube/apierr.h"
+#include "kube/kubeconfig.h"
+
+/* ---- Resources --------------------------------------------------------- */
+
+/** A resource type: API group ("" for core), version, plural name. */
+struct js_resource {
+	const char *group;
+	const char *version;
+	const char *resource;
+	bool namespaced;
+};
+
+extern const struct js_resource js_client_res_namespaces;
+extern const struct js_resource js_client_res_configmaps;
+extern const struct js_resource js_client_res_secrets;
+extern const struct js_resource js_client_res_pods;
+extern const struct js_resource js_client_res_services;
+extern const struct js_resource js_client_res_serviceaccounts;
+extern const struct js_resource js_client_res_jobs;
+extern const struct js_resource js_client_res_leases;
+extern const struct js_resource js_client_res_events;
+extern const struct js_resource js_client_res_jobsets;
+extern const struct js_resource js_client_res_pdbs;
+
+/* ---- Lifecycle --------------------------------------------------------- */
+
+struct js_client;
+
+/** Options; zero-initialised fields take the defaults. */
+struct js_client_opts {
+	double qps;          /* client-side rate, requests/s; 0 = 5 (client-go); < 0 = unlimited */
+	int burst;           /* bucket size; 0 = 10 */
+	int timeout_ms;      /* per non-streaming request; 0 = 60000 */
+	const char *user_agent; /* 0 = "jobset/<version>" */
+	bool http1;          /* force HTTP/1.1 (comparisons only) */
+};
+
+/**
+ * Create a client for `kc` (copied; the caller keeps its own). Starts the I/O
+ * thread. Call curl_global_init once in main() before, and ignore SIGPIPE.
+ * Returns 0, JS_EINVALID for an unusable server URL, or -errno.
+ */
+JS_WARN_UNUSED int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *opts,
+				 struct js_client **ret);
+
+/** Stop the I/O thread (in-flight requests end with -ECANCELED; callers must
+ * be gone) and free. NULL is a no-op. Returns NULL. */
+struct js_client *js_client_free(struct js_client *c);
+
+/** The configuration's namespace (context or in-cluster), or "default". */
+const char *js_client_namespace(const struct js_client *c);
+
+/* ---- Verbs ------------------------------------------------------------- */
+
+/** LIST options; NULL/0 fields are left out of the query. */
+struct js_list_opts {
+	const char *label_selector;
+	const char *field_selector;
+	const char *resource_version;
+	const char *resource_version_match; /* "NotOlderThan", "Exact" */
+	const char *continue_token;
+	long limit;
+};
+
+/** Write options. */
+struct js_write_opts {
+	const char *subresource;   /* "status", "scale", ... or NULL */
+	const char *field_manager; /* required for JS_PATCH_APPLY */
+	bool force;                /* apply: take ownership of conflicting fields */
+	bool dry_run;
+};
+
+enum js_patch_type {
+	JS_PATCH__INVALID = -1,
+	JS_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
+	JS_PATCH_JSON,      /* application/json-patch+json (RFC 6902) */
+	JS_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in kinds) */
+	JS_PATCH_APPLY,     /* application/apply-patch+yaml: server-side apply */
+	JS_PATCH__COUNT
+};
+
+/** DELETE options. */
+struct js_delete_opts {
+	const char *propagation;      /* "Foreground", "Background", "Orphan" or NULL */
+	const char *precondition_uid; /* delete only this incarnation */
+	const char *precondition_rv;  /* delete only at this resourceVersion */
+	bool has_grace;
+	long grace_period_s;
+};
+
+/** GET one object. *ret is a new reference (json_decref). */
+JS_WARN_UNUSED int js_client_get(struct js_client *c, const struct js_resource *res, const char *ns,
+				 const char *name, const char *subresource, json_t **ret, struct js_apierr *err);
+
+/** LIST one page (`ns` NULL = all namespaces). *ret is the List object. */
+JS_WARN_UNUSED int js_client_list(struct js_client *c, const struct js_resource *res, const char *ns,
+				  const struct js_list_opts *lo, json_t **ret, struct js_apierr *err);
+
+/** CREATE `obj` (namespace from `ns`, else obj.metadata.namespace). *ret (may
+ * be NULL) gets the created object. */
+JS_WARN_UNUSED int js_client_create(struct js_client *c, const struct js_resource *res, const char *ns,
+				    const json_t *obj, const struct js_write_opts *wo, json_t **ret,
+				    struct js_apierr *err);
+
+/** UPDATE (PUT) `obj`; name and resourceVersion come from obj.metadata (a
+ * stale resourceVersion gives JS_ECONFLICT). wo->subresource "status" writes
+ * only the status. */
+JS_WARN_UNUSED int js_client_update(struct js_client *c, const struct js_resource *res, const char *ns,
+				    const json_t *obj, const struct js_write_opts *wo, json_t **ret,
+				    struct js_apierr *err);
+
+/** PATCH `name` with `patch` (an object, or an array for JS_PATCH_JSON). */
+JS_WARN_UNUSED int js_client_patch(struct js_client *c, const struct js_resource *res, const char *ns,
+				   const char *name, enum js_patch_type type, const json_t *patch,
+				   const struct js_write_opts *wo, json_t **ret, struct js_apierr *err);
+
+/** DELETE `name`. *ret (may be NULL) gets the server's answer (the object
+ * when deletion is deferred by finalizers, else a Status). */
+JS_WARN_UNUSED int js_client_delete(struct js_client *c, const struct js_resource *res, const char *ns,
+				    const char *name, const struct js_delete_opts *dopts, json_t **ret,
+				    struct js_apierr *err);
+
+/** Any JSON call: `method` on `path` (with query) with optional `body`
+ * (sent as `content_type`, default application/json). */
+JS_WARN_UNUSED int js_client_call(struct js_client *c, const char *method, const char *path,
+				  const char *content_type, const json_t *body, json_t **ret, struct js_apierr *err);
+
+/** Append the REST path of `res` (ns/name/subresource optional) to `out`. */
+JS_WARN_UNUSED int js_client_path(const struct js_resource *res, const char *ns, const char *name,
+				  const char *subresource, struct js_buf *out);
+
+/* ---- Transport --------------------------------------------------------- */
+
+/** Streaming callback: `n` body bytes of a 2xx answer, on the I/O thread.
+ * Return 0 to continue, non-zero to abort the transfer. */
+typedef int js_client_data_fn(void *user, const char *p, size_t n);
+
+/** A raw request. Strings are copied by js_client_submit. */
+struct js_client_req {
+	const char *method;       /* "GET", "POST", ... */
+	const char *path;         /* "/api/v1/...", with query */
+	const char *content_type; /* of the body, or NULL */
+	const char *body;
+	size_t body_len;
+	js_client_data_fn *on_data; /* streaming: 2xx bytes go here, not to resp.body */
+	void (*on_done)(void *user); /* I/O thread, once, when the transfer ends */
+	void *user;
+	int stall_s;       /* streaming: abort when under 1 byte/s for this long; 0 = never */
+	bool no_timeout;   /* no total deadline (watches) */
+	atomic_bool *cancel; /* caller sets it, then js_client_wakeup(): ends with -ECANCELED */
+};
+
+/** An answer. `body` is NUL-terminated (owned; js_client_resp_done). */
+struct js_client_resp {
+	long code;
+	char *body;
+	size_t len;
+	long retry_after_s;
+	long http_version; /* 11, 2 (HTTP/2) */
+};
+
+void js_client_resp_done(struct js_client_resp *r);
+
+struct js_client_xfer;
+
+/** Queue `req` (rate limited). Returns 0 and a transfer to wait on, or
+ * -EDEADLK from the I/O thread, -ESHUTDOWN when the client is stopping. */
+JS_WARN_UNUSED int js_client_submit(struct js_client *c, const struct js_client_req *req,
+				    struct js_client_xfer **ret);
+
+/** Wait for the transfer to end. Returns 0 with an answer in `ret` (any HTTP
+ * code), or a transport error (-ECANCELED, -ETIMEDOUT, ...; `why`, when not
+ * NULL, gets curl's text). Frees the transfer. */
+JS_WARN_UNUSED int js_client_xfer_wait(struct js_client_xfer *x, struct js_client_resp *ret, char *why,
+				       size_t why_len);
+
+/** Wake the I/O thread so it notices a cancel flag. */
+void js_client_wakeup(struct js_client *c);
+
+/** Submit and wait, with the retry rules above. */
+JS_WARN_UNUSED int js_client_do(struct js_client *c, const struct js_client_req *req, struct js_client_resp *ret,
+				char *why, size_t why_len);
+
+/* ---- Observability ------------------------------------------------------ */
+
+struct js_client_stats {
+	uint64_t submitted;   /* requests queued */
+	uint64_t dispatched;  /* requests handed to curl (after the rate limiter) */
+	uint64_t throttled;   /* requests that had to wait for a token */
+	uint64_t throttle_ns; /* total time spent waiting for tokens */
+	uint64_t retries;
+	uint64_t connects;    /* new TCP connections opened */
+	uint64_t http2;       /* answers received over HTTP/2 */
+	uint64_t http1;       /* answers received over HTTP/1.x */
+};
+
+void js_client_stats(struct js_client *c, struct js_client_stats *ret);
+
+/** Copy the monotonic dispatch times (ns, oldest first) of the last
+ * requests, at most `max` (the client keeps 4096). Returns the count. */
+size_t js_client_dispatch_times(struct js_client *c, uint64_t *ret, size_t max);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * kube_int.h - helpers shared by the files of src/kube/ only: base64, time
+ * formats, URL escaping and the monotonic clock. Nothing outside src/kube/
+ * includes this header.
+ */
+#ifndef JS_KUBE_INT_H
+#define JS_KUBE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "base/buf.h"
+#include "base/common.h"
+
+/* Largest response body we read into memory (a LIST page of 500 big objects
+ * stays far below this; etcd refuses objects over 1.5 MiB). Candidate for
+ * base/limits.h. */
+#define JS__KUBE_MAX_BODY (256u * 1024u * 1024u)
+
+/* Longest watch event line (one object plus framing). */
+#define JS__KUBE_MAX_EVENT (64u * 1024u * 1024u)
+
+/* Longest ExecCredential output read from a credential plugin. */
+#define JS__KUBE_MAX_EXEC_OUT (1024u * 1024u)
+
+/* Longest kubeconfig or credential file read. */
+#define JS__KUBE_MAX_FILE (16u * 1024u * 1024u)
+
+/** Monotonic clock, nanoseconds. */
+uint64_t js__kutil_now_ns(void);
+
+/** Wall clock, nanoseconds since the epoch. */
+uint64_t js__kutil_wall_ns(void);
+
+/** Decode standard base64 (padding optional, whitespace skipped). Returns 0
+ * and a malloc'd NUL-terminated buffer in *ret (length in *ret_len), or
+ * JS_EINVALID on a bad character. */
+JS_WARN_UNUSED int js__kutil_b64_decode(const char *in, size_t n, char **ret, size_t *ret_len);
+
+/** Append `s` percent-encoded for a URL query value. Errors as js_buf_add. */
+JS_WARN_UNUSED int js__kutil_escape(struct js_buf *b, const char *s);
+
+/** Format wall time `ns` as a Kubernetes MicroTime
+ * ("2006-01-02T15:04:05.000000Z") into `out` (48 bytes). */
+void js__kutil_microtime(uint64_t ns, char out[48]);
+
+/** Parse an RFC 3339 time ("...Z" or "+hh:mm", fractional seconds allowed)
+ * into seconds since the epoch. Returns 0 or JS_EINVALID. */
+JS_WARN_UNUSED int js__kutil_rfc3339_parse(const char *s, int64_t *ret_s);
+
+/** Read a whole file (at most `max` bytes) into a malloc'd NUL-terminated
+ * buffer. Returns 0, -errno, or JS_ETOOLARGE. */
+JS_WARN_UNUSED int js__kutil_read_file(const char *path, size_t max, char **ret, size_t *ret_len);
+
+#endif

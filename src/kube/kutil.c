@@ -1,0 +1,183 @@
+/*
+ * kutil.c - small helpers for src/kube/ (see kube_int.h).
+ */
+#include "kube/kube_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+uint64_t js__kutil_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t js__kutil_wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+int js__kutil_b64_decode(const char *in, size_t n, char **ret, size_t *ret_len)
+{
+	char *out = js_xmalloc(n / 4 * 3 + 4);
+	size_t o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	bool pad = false;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c == '=') {
+			pad = true;
+			continue;
+		}
+		int v = b64val(c);
+		if (v < 0 || pad) {
+			free(out);
+			return JS_EINVALID;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	/* Leftover bits must be zero padding of the last group (< 8 bits). */
+	out[o] = '\0';
+	*ret = out;
+	*ret_len = o;
+	return 0;
+}
+
+int js__kutil_escape(struct js_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			     c == '-' || c == '_' || c == '.' || c == '~';
+		char enc[3] = {'%', hex[c >> 4], hex[c & 15]};
+		int r = plain ? js_buf_add(b, s, 1) : js_buf_add(b, enc, 3);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void js__kutil_microtime(uint64_t ns, char out[48])
+{
+	time_t s = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u / 1000u));
+}
+
+static bool digits(const char *s, int n, int *ret)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*ret = v;
+	return true;
+}
+
+int js__kutil_rfc3339_parse(const char *s, int64_t *ret_s)
+{
+	int Y, M, D, h, m, sec;
+	if (strlen(s) < 20 || !digits(s, 4, &Y) || s[4] != '-' || !digits(s + 5, 2, &M) || s[7] != '-' ||
+	    !digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2, &h) || s[13] != ':' ||
+	    !digits(s + 14, 2, &m) || s[16] != ':' || !digits(s + 17, 2, &sec))
+		return JS_EINVALID;
+	if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+		return JS_EINVALID;
+	const char *p = s + 19;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return JS_EINVALID;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	int64_t off = 0;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int oh, om;
+		if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om))
+			return JS_EINVALID;
+		off = (int64_t)(oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return JS_EINVALID;
+	}
+	if (*p)
+		return JS_EINVALID;
+	struct tm tm = {.tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m,
+			.tm_sec = sec};
+	*ret_s = (int64_t)timegm(&tm) - off;
+	return 0;
+}
+
+int js__kutil_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct js_buf b;
+	js_buf_init(&b, max);
+	char chunk[65536];
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (js_buf_add(&b, chunk, (size_t)n) < 0) {
+			r = JS_ETOOLARGE;
+			break;
+		}
+	}
+	close(fd);
+	if (r < 0) {
+		js_buf_done(&b);
+		return r;
+	}
+	*ret_len = b.len;
+	*ret = js_buf_take(&b);
+	return 0;
+}
