@@ -1,0 +1,107 @@
+/*
+ * testutil.c - helpers shared by the unit tests.
+ */
+#include "support/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/codec.h"
+#include "api/load.h"
+#include "base/buf.h"
+
+json_t *tu_yaml(const char *yaml)
+{
+	struct js_diag d;
+	js_diag_init(&d);
+	struct js_docs *docs = NULL;
+	int r = js_docs_load("test.yaml", yaml, strlen(yaml), &d, &docs);
+	if (r < 0)
+		tu_print_diag(&d);
+	assert_int_equal(r, 0);
+	assert_true(js_docs_count(docs) >= 1);
+	json_t *root = json_deep_copy(js_docs_root(docs, 0));
+	js_docs_free(docs);
+	js_diag_done(&d);
+	return root;
+}
+
+static void merge(json_t *target, const json_t *patch)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)(uintptr_t)patch, k, v) {
+		if (json_is_null(v)) {
+			json_object_del(target, k);
+		} else if (json_is_object(v) && json_is_object(json_object_get(target, k))) {
+			merge(json_object_get(target, k), v);
+		} else {
+			json_object_set_new(target, k, json_deep_copy(v));
+		}
+	}
+}
+
+void tu_merge_patch(json_t *target, const char *patch_json)
+{
+	if (!patch_json)
+		return;
+	json_error_t err;
+	json_t *p = json_loads(patch_json, 0, &err);
+	if (!p)
+		fprintf(stderr, "bad patch %s: %s\n", patch_json, err.text);
+	assert_non_null(p);
+	merge(target, p);
+	json_decref(p);
+}
+
+struct js_jobset *tu_decode(const json_t *j)
+{
+	struct js_diag d;
+	js_diag_init(&d);
+	struct js_jobset *js = NULL;
+	int r = js_codec_decode_jobset(j, JS_CODEC_STRICT, &d, &js);
+	if (r < 0)
+		tu_print_diag(&d);
+	assert_int_equal(r, 0);
+	js_diag_done(&d);
+	return js;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (js_buf_add(&b, chunk, n) < 0)
+			break;
+	fclose(f);
+	if (len)
+		*len = b.len;
+	return js_buf_take(&b);
+}
+
+const char *tu_src_path(const char *rel)
+{
+	static char buf[4096];
+	const char *root = getenv("JS_SOURCE_DIR");
+	snprintf(buf, sizeof(buf), "%s/%s", root ? root : ".", rel);
+	return buf;
+}
+
+void tu_print_diag(const struct js_diag *d)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	for (size_t i = 0; i < d->n; i++) {
+		js_buf_clear(&b);
+		if (js_diag_format(&d->items[i], false, &b) == 0)
+			fprintf(stderr, "  diag: %s\n", js_buf_str(&b));
+	}
+	js_buf_done(&b);
+}
