@@ -1,0 +1,1009 @@
+/*
+ * sim.c - the in-memory world of sim.h and its script language.
+ */
+#include "core/sim.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/codec.h"
+#include "base/json.h"
+#include "core/core_int.h"
+
+#define MAX_TOKENS 16
+#define SETTLE_ROUNDS 50
+
+struct js_sim {
+	struct js_jobset *js;
+	json_t *jobs; /* array of batch/v1 Job objects, kept in name order */
+	bool service_exists;
+	json_t *pvcs; /* array of names */
+	struct js_gates gates;
+	int64_t now;
+	int64_t next_uid;
+	bool auto_settle;
+	/* the last reconcile */
+	struct js_plan *last;
+	char *last_error;
+	int64_t metric_completed, metric_failed;
+};
+
+/* ---- small helpers ---- */
+
+static int failf(char **reterr, int code, const char *fmt, ...) JS_PRINTF(3, 4);
+static int failf(char **reterr, int code, const char *fmt, ...)
+{
+	if (reterr) {
+		va_list ap;
+		va_start(ap, fmt);
+		char buf[1024];
+		(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+		va_end(ap);
+		*reterr = js_xstrdup(buf);
+	}
+	return code;
+}
+
+static void outf(struct js_buf *out, const char *fmt, ...) JS_PRINTF(2, 3);
+static void outf(struct js_buf *out, const char *fmt, ...)
+{
+	if (!out)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	if (js_buf_vprintf(out, fmt, ap) < 0)
+		out = NULL; /* past the ceiling: the account is cut short */
+	va_end(ap);
+}
+
+/* RFC 7386 JSON merge patch of `patch` into `target` (an object). */
+static void merge_patch(json_t *target, const json_t *patch)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(js_json_unconst(patch), k, v) {
+		if (json_is_null(v)) {
+			json_object_del(target, k);
+		} else if (json_is_object(v)) {
+			json_t *t = json_object_get(target, k);
+			if (!json_is_object(t)) {
+				t = json_object();
+				json_object_set_new(target, k, t);
+			}
+			merge_patch(t, v);
+		} else {
+			json_object_set(target, k, v);
+		}
+	}
+}
+
+static const char *job_name(const json_t *job)
+{
+	return js_json_str(json_object_get(job, "metadata"), "name");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(job_name(*(json_t *const *)a), job_name(*(json_t *const *)b));
+}
+
+static void sort_jobs(struct js_sim *s)
+{
+	size_t n = json_array_size(s->jobs);
+	json_t **v = js_xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(s->jobs, i));
+	qsort(v, n, sizeof(*v), by_name);
+	json_array_clear(s->jobs);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(s->jobs, v[i]);
+	free(v);
+}
+
+static json_t *find_job(const struct js_sim *s, const char *name)
+{
+	size_t i;
+	json_t *j;
+	json_array_foreach(s->jobs, i, j) {
+		if (strcmp(job_name(j), name) == 0)
+			return j;
+	}
+	return NULL;
+}
+
+static bool job_deleting(const json_t *job)
+{
+	return json_object_get(json_object_get(job, "metadata"), "deletionTimestamp") != NULL;
+}
+
+static void now_str(const struct js_sim *s, char out[21])
+{
+	js_job_format_time(s->now, out);
+}
+
+/* ---- the world ---- */
+
+struct js_sim *js_sim_new(const struct js_jobset *js, struct js_gates gates, int64_t now)
+{
+	struct js_sim *s = js_xcalloc(1, sizeof(*s));
+	char t[21];
+	s->js = js_jobset_copy(js);
+	if (!s->js->meta.uid)
+		s->js->meta.uid = js_xstrdup("00000000-0000-0000-0000-00000000js01");
+	if (!s->js->meta.namespace_)
+		s->js->meta.namespace_ = js_xstrdup("default");
+	js_job_format_time(now, t);
+	if (!s->js->meta.creation_timestamp)
+		s->js->meta.creation_timestamp = js_xstrdup(t);
+	s->jobs = json_array();
+	s->pvcs = json_array();
+	s->gates = gates;
+	s->now = now;
+	return s;
+}
+
+struct js_sim *js_sim_free(struct js_sim *s)
+{
+	if (!s)
+		return NULL;
+	js_jobset_free(s->js);
+	json_decref(s->jobs);
+	json_decref(s->pvcs);
+	js_reconcile_plan_free(s->last);
+	free(s->last_error);
+	free(s);
+	return NULL;
+}
+
+void js_sim_set_auto_settle(struct js_sim *s, bool on)
+{
+	s->auto_settle = on;
+}
+
+const struct js_jobset *js_sim_jobset(const struct js_sim *s)
+{
+	return s->js;
+}
+
+const json_t *js_sim_jobs(const struct js_sim *s)
+{
+	return s->jobs;
+}
+
+/* Write `st` as the stored status, through the codec as an API server would. */
+static void write_status(struct js_sim *s, const struct js_status *st)
+{
+	json_t *obj = js_codec_encode_jobset(s->js);
+	json_object_set_new(obj, "status", js_codec_encode_status(st));
+	struct js_jobset *n = NULL;
+	struct js_diag d = {0};
+	if (js_codec_decode_jobset(obj, JS_CODEC_LENIENT, &d, &n) == 0) {
+		js_jobset_free(s->js);
+		s->js = n;
+	}
+	js_diag_done(&d);
+	json_decref(obj);
+}
+
+static void apply_action(struct js_sim *s, const struct js_action *a)
+{
+	char t[21];
+	json_t *j;
+	now_str(s, t);
+	switch (a->kind) {
+	case JS_ACTION_CREATE_JOB:
+		j = json_deep_copy(a->object);
+		{
+			char uid[32];
+			(void)snprintf(uid, sizeof(uid), "job-uid-%lld", (long long)++s->next_uid);
+			json_object_set_new(json_object_get(j, "metadata"), "uid", json_string(uid));
+		}
+		json_object_set_new(j, "status", json_object());
+		json_array_append_new(s->jobs, j);
+		sort_jobs(s);
+		break;
+	case JS_ACTION_DELETE_JOB:
+		j = find_job(s, a->name);
+		if (j && !job_deleting(j))
+			json_object_set_new(json_object_get(j, "metadata"), "deletionTimestamp", json_string(t));
+		break;
+	case JS_ACTION_PATCH_JOB:
+	case JS_ACTION_PATCH_JOB_STATUS:
+		j = find_job(s, a->name);
+		if (j)
+			merge_patch(j, a->object);
+		break;
+	case JS_ACTION_CREATE_SERVICE:
+		s->service_exists = true;
+		break;
+	case JS_ACTION_CREATE_PVC:
+		json_array_append_new(s->pvcs, json_string(a->name));
+		break;
+	case JS_ACTION_DELETE_JOBSET:
+	default:
+		if (!s->js->meta.deletion_timestamp)
+			s->js->meta.deletion_timestamp = js_xstrdup(t);
+		break;
+	}
+}
+
+/* Observe the world into a reconcile input. */
+static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob **jobs,
+		    const char ***pvcs)
+{
+	size_t n = json_array_size(s->jobs), np = json_array_size(s->pvcs);
+	*jobs = js_xcalloc(n ? n : 1, sizeof(**jobs));
+	*pvcs = js_xcalloc(np ? np : 1, sizeof(**pvcs));
+	for (size_t i = 0; i < n; i++)
+		if (js_job_from_json(json_array_get(s->jobs, i), &(*jobs)[i]) < 0)
+			(*jobs)[i].name = js_xstrdup("?");
+	for (size_t i = 0; i < np; i++)
+		(*pvcs)[i] = json_string_value(json_array_get(s->pvcs, i));
+	*in = (struct js_reconcile_input){
+		.jobset = s->js,
+		.jobs = *jobs,
+		.n_jobs = n,
+		.service_exists = s->service_exists,
+		.pvcs = *pvcs,
+		.n_pvcs = np,
+		.gates = s->gates,
+		.now = s->now,
+	};
+}
+
+static char *plan_text(const struct js_plan *p)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < p->n_actions; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:O?}", "kind", js_reconcile_action_kind_name(p->actions[i].kind),
+						   "name", p->actions[i].name, "object", p->actions[i].object));
+	json_t *e = json_array();
+	for (size_t i = 0; i < p->n_events; i++)
+		json_array_append_new(e, json_pack("[s,s,s]", p->events[i].type, p->events[i].reason,
+						   p->events[i].message));
+	json_t *all = json_pack("{s:o,s:o,s:o,s:b,s:I}", "actions", a, "events", e, "status",
+				js_codec_encode_status(p->status), "changed", p->status_changed, "requeue",
+				(json_int_t)(p->has_requeue_after ? p->requeue_after : -1));
+	char *txt = js_json_dump_sorted(all, false);
+	json_decref(all);
+	return txt;
+}
+
+static int32_t job_restarts_sum_at(const struct js_jobset *js, const char *rjob, size_t idx, bool *found)
+{
+	int i = js_jobset_find_rjob_status(js, rjob);
+	*found = false;
+	if (i < 0 || idx >= js->status.replicated_jobs_status[i].job_restarts.n)
+		return 0;
+	*found = true;
+	return js->status.replicated_jobs_status[i].job_restarts.items[idx];
+}
+
+/* The invariants every plan must keep (sim.h). */
+static int check_invariants(const struct js_sim *s, const struct js_plan *p, char **reterr)
+{
+	bool finished = js__status_finished(s->js);
+	for (size_t i = 0; i < p->n_actions; i++) {
+		const struct js_action *a = &p->actions[i];
+		if (a->kind != JS_ACTION_CREATE_JOB)
+			continue;
+		if (find_job(s, a->name))
+			return failf(reterr, JS_ECONFLICT, "invariant: create of existing job %s", a->name);
+		if (finished)
+			return failf(reterr, JS_ECONFLICT, "invariant: finished jobset creates job %s", a->name);
+	}
+	if (p->status->restarts < s->js->status.restarts ||
+	    p->status->restarts_count_towards_max < s->js->status.restarts_count_towards_max)
+		return failf(reterr, JS_ECONFLICT, "invariant: restart counter decreased");
+	for (size_t i = 0; s->gates.restart_job && i < s->js->status.n_replicated_jobs_status; i++) {
+		const struct js_rjob_status *o = &s->js->status.replicated_jobs_status[i];
+		for (size_t k = 0; k < o->job_restarts.n; k++) {
+			bool found;
+			struct js_jobset tmp = {.status = *p->status};
+			int32_t v = job_restarts_sum_at(&tmp, o->name, k, &found);
+			if (found && v < o->job_restarts.items[k])
+				return failf(reterr, JS_ECONFLICT, "invariant: jobRestarts of %s decreased", o->name);
+		}
+	}
+	return 0;
+}
+
+static void print_plan(const struct js_plan *p, struct js_buf *out)
+{
+	if (p->skipped)
+		outf(out, "  skipped: %s\n", p->skipped);
+	for (size_t i = 0; i < p->n_actions; i++) {
+		const struct js_action *a = &p->actions[i];
+		outf(out, "  %s %s (%s)", js_reconcile_action_kind_name(a->kind), a->name, a->why);
+		if (a->kind == JS_ACTION_PATCH_JOB || a->kind == JS_ACTION_PATCH_JOB_STATUS) {
+			char *t = js_json_dump_sorted(a->object, false);
+			outf(out, " %s", t);
+			free(t);
+		}
+		outf(out, "\n");
+	}
+	for (size_t i = 0; i < p->n_events; i++)
+		outf(out, "  event %s %s: %s\n", p->events[i].type, p->events[i].reason, p->events[i].message);
+	if (p->has_requeue_after)
+		outf(out, "  requeue after %llds\n", (long long)p->requeue_after);
+}
+
+/* One reconcile, applied. Returns 1 when it did something (actions or a
+ * status write), 0 when quiet, <0 on error. */
+static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
+{
+	struct js_reconcile_input in;
+	struct js_obsjob *jobs;
+	const char **pvcs;
+	struct js_plan *p = NULL, *p2 = NULL;
+	char *err = NULL, *err2 = NULL;
+	int r, r2, ret = 0;
+
+	observe(s, &in, &jobs, &pvcs);
+	r = js_reconcile_run(&in, &p, &err);
+	r2 = js_reconcile_run(&in, &p2, &err2);
+	s->last = js_reconcile_plan_free(s->last);
+	free(s->last_error);
+	s->last_error = NULL;
+	if (r < 0) {
+		outf(out, "  error: %s\n", err);
+		s->last_error = err;
+		err = NULL;
+		ret = r2 < 0 ? 0 : failf(reterr, JS_ECONFLICT, "invariant: reconcile is not deterministic");
+		goto done;
+	}
+	if (r2 < 0) {
+		ret = failf(reterr, JS_ECONFLICT, "invariant: reconcile is not deterministic");
+		goto done;
+	}
+	char *t1 = plan_text(p), *t2 = plan_text(p2);
+	bool same = strcmp(t1, t2) == 0;
+	free(t1);
+	free(t2);
+	if (!same) {
+		ret = failf(reterr, JS_ECONFLICT, "invariant: reconcile is not deterministic");
+		goto done;
+	}
+	ret = check_invariants(s, p, reterr);
+	if (ret < 0)
+		goto done;
+	print_plan(p, out);
+	for (size_t i = 0; i < p->n_actions; i++)
+		apply_action(s, &p->actions[i]);
+	if (p->status_changed) {
+		write_status(s, p->status);
+		s->metric_completed += p->metric_completed;
+		s->metric_failed += p->metric_failed;
+	}
+	ret = p->n_actions > 0 || p->status_changed;
+	s->last = JS_TAKE_PTR(p);
+done:
+	js_reconcile_plan_free(p);
+	js_reconcile_plan_free(p2);
+	free(err);
+	free(err2);
+	for (size_t i = 0; i < in.n_jobs; i++)
+		js_job_done(&jobs[i]);
+	free(jobs);
+	free(pvcs);
+	return ret;
+}
+
+static int settle(struct js_sim *s, struct js_buf *out, char **reterr)
+{
+	for (int i = 0; i < SETTLE_ROUNDS; i++) {
+		int r = reconcile_once(s, out, reterr);
+		if (r <= 0)
+			return r;
+	}
+	return failf(reterr, JS_ECONFLICT, "invariant: no fixpoint after %d reconciles", SETTLE_ROUNDS);
+}
+
+static const char *label_or(const json_t *labels, const char *key)
+{
+	const char *v = js_json_str(labels, key);
+	return v ? v : "?";
+}
+
+void js_sim_print_status(const struct js_sim *s, struct js_buf *out)
+{
+	const struct js_status *st = &s->js->status;
+	outf(out, "  status: restarts=%d restartsCountTowardsMax=%d terminalState=%s\n", st->restarts,
+	     st->restarts_count_towards_max, st->terminal_state ? st->terminal_state : "-");
+	for (size_t i = 0; i < st->n_conditions; i++)
+		outf(out, "  condition %s=%s %s: %s\n", st->conditions[i].type, st->conditions[i].status,
+		     st->conditions[i].reason ? st->conditions[i].reason : "",
+		     st->conditions[i].message ? st->conditions[i].message : "");
+	for (size_t i = 0; i < st->n_replicated_jobs_status; i++) {
+		const struct js_rjob_status *r = &st->replicated_jobs_status[i];
+		outf(out, "  rjob %s: ready=%d succeeded=%d failed=%d active=%d suspended=%d", r->name, r->ready,
+		     r->succeeded, r->failed, r->active, r->suspended);
+		for (size_t k = 0; k < r->job_restarts.n; k++)
+			outf(out, "%s%d%s", k ? "," : " jobRestarts=[", r->job_restarts.items[k],
+			     k + 1 == r->job_restarts.n ? "]" : "");
+		outf(out, "\n");
+	}
+	size_t i;
+	json_t *j;
+	json_array_foreach(s->jobs, i, j) {
+		json_t *m = json_object_get(j, "metadata");
+		outf(out, "  job %s attempt=%s%s%s\n", job_name(j),
+		     label_or(json_object_get(m, "labels"), JS_LABEL_RESTART_ATTEMPT),
+		     json_is_true(js_json_path(j, "spec.suspend")) ? " suspended" : "",
+		     job_deleting(j) ? " deleting" : "");
+	}
+}
+
+
+/* ---- the script ---- */
+
+/* Split `line` into at most MAX_TOKENS words; `key="a b"` and `"a b"` keep
+ * their spaces (quotes removed). Returns the count; words live in `buf`. */
+static size_t tokenize(const char *line, char *buf, size_t cap, char **tok)
+{
+	size_t n = 0, o = 0;
+	const char *p = line;
+	while (*p && n < MAX_TOKENS) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || (*p == '#' && (p[1] == ' ' || p[1] == '\0' || p == line)))
+			break; /* a comment; `#N` selects a Job */
+		tok[n++] = &buf[o];
+		bool q = false;
+		while (*p && (q || (*p != ' ' && *p != '\t')) && o + 1 < cap) {
+			if (*p == '"')
+				q = !q;
+			else
+				buf[o++] = *p;
+			p++;
+		}
+		buf[o++] = '\0';
+	}
+	return n;
+}
+
+static const char *kv(char **tok, size_t n, const char *key)
+{
+	size_t kl = strlen(key);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(tok[i], key, kl) == 0 && tok[i][kl] == '=')
+			return tok[i] + kl + 1;
+	return NULL;
+}
+
+/* Rest of `line` after its first word (for JSON arguments). */
+static const char *rest_after(const char *line, size_t words)
+{
+	const char *p = line;
+	for (size_t w = 0; w < words; w++) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Jobs chosen by `sel` into `v` (borrowed); `deleting` picks Jobs being
+ * deleted (finalize) instead of live ones for `all`, `#N` and prefixes. */
+static int select_jobs(struct js_sim *s, const char *sel, bool deleting, json_t **v, size_t *n, char **reterr)
+{
+	size_t i, live = 0;
+	json_t *j;
+	size_t len = strlen(sel);
+	int32_t nth = -1;
+	*n = 0;
+	if (sel[0] == '#' && !js__parse_i32(sel + 1, &nth))
+		return failf(reterr, JS_EINVALID, "bad job selector %s", sel);
+	json_array_foreach(s->jobs, i, j) {
+		const char *name = job_name(j);
+		bool pick;
+		if (strcmp(sel, name) == 0)
+			pick = true;
+		else if (job_deleting(j) != deleting)
+			pick = false;
+		else if (strcmp(sel, "all") == 0)
+			pick = true;
+		else if (nth >= 0)
+			pick = (int32_t)live++ == nth;
+		else
+			pick = len > 0 && sel[len - 1] == '*' && strncmp(sel, name, len - 1) == 0;
+		if (pick)
+			v[(*n)++] = j;
+	}
+	if (*n == 0 && strcmp(sel, "all") != 0)
+		return failf(reterr, JS_EINVALID, "no job matches %s", sel);
+	return 0;
+}
+
+static json_t *jcond(const char *type, const char *reason, const char *message, const char *t)
+{
+	json_t *c = json_pack("{s:s,s:s,s:s}", "type", type, "status", "True", "lastTransitionTime", t);
+	if (reason)
+		json_object_set_new(c, "reason", json_string(reason));
+	if (message)
+		json_object_set_new(c, "message", json_string(message));
+	return c;
+}
+
+static json_int_t parallelism_of(const json_t *job)
+{
+	json_t *p = js_json_path(job, "spec.parallelism");
+	return json_is_integer(p) ? json_integer_value(p) : 1;
+}
+
+/* The [api]-harness primitives of acceptance-cases.md §0.4. */
+static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *reason, const char *message)
+{
+	char t[21];
+	now_str(s, t);
+	json_t *old = json_object_get(job, "status");
+	json_t *start = json_object_get(old, "startTime");
+	json_t *st = json_object();
+	json_t *conds = json_array();
+	json_int_t p = parallelism_of(job);
+
+	json_object_set(st, "startTime", start ? start : json_string(t));
+	if (!start)
+		json_decref(json_object_get(st, "startTime"));
+	if (strcmp(cmd, "fail") == 0) {
+		json_array_append_new(conds, jcond("FailureTarget", reason ? reason : "", message ? message : "", t));
+		json_array_append_new(conds, jcond("Failed", reason ? reason : "", message ? message : "", t));
+	} else if (strcmp(cmd, "failtarget") == 0) {
+		json_array_append_new(conds, jcond("FailureTarget", reason ? reason : "", message ? message : "", t));
+		json_object_set_new(st, "terminating", json_integer(p));
+	} else if (strcmp(cmd, "complete") == 0) {
+		json_array_append_new(conds, jcond("SuccessCriteriaMet", NULL, NULL, t));
+		json_array_append_new(conds, jcond("Complete", NULL, NULL, t));
+		json_object_set_new(st, "succeeded", json_integer(p));
+		json_object_set_new(st, "completionTime", json_string(t));
+	} else if (strcmp(cmd, "ready") == 0) {
+		json_object_set_new(st, "active", json_integer(p));
+		json_object_set_new(st, "ready", json_integer(p));
+	} else if (strcmp(cmd, "activate") == 0) {
+		json_object_set_new(st, "active", json_integer(p));
+	} else { /* suspended-cond: keep the status, add the condition */
+		json_decref(st);
+		st = json_deep_copy(old ? old : json_object());
+		json_decref(conds);
+		conds = json_object_get(st, "conditions");
+		if (!json_is_array(conds)) {
+			conds = json_array();
+			json_object_set_new(st, "conditions", conds);
+		}
+		json_array_append_new(conds, jcond("Suspended", "JobSuspended", "Job suspended", t));
+		json_incref(conds);
+	}
+	if (json_array_size(conds))
+		json_object_set(st, "conditions", conds);
+	json_decref(conds);
+	json_object_set_new(job, "status", st);
+}
+
+static void remove_job(struct js_sim *s, const json_t *job)
+{
+	size_t i;
+	json_t *j;
+	json_array_foreach(s->jobs, i, j) {
+		if (j == job) {
+			json_array_remove(s->jobs, i);
+			return;
+		}
+	}
+}
+
+static int patch_jobset(struct js_sim *s, const char *text, char **reterr)
+{
+	json_error_t e;
+	json_t *patch = json_loads(text, 0, &e);
+	if (!json_is_object(patch)) {
+		json_decref(patch);
+		return failf(reterr, JS_EINVALID, "patch: not a JSON object: %s", e.text);
+	}
+	json_t *obj = js_codec_encode_jobset(s->js);
+	merge_patch(obj, patch);
+	struct js_jobset *n = NULL;
+	struct js_diag d = {0};
+	int r = js_codec_decode_jobset(obj, JS_CODEC_LENIENT, &d, &n);
+	json_decref(obj);
+	json_decref(patch);
+	if (r < 0) {
+		r = failf(reterr, JS_EINVALID, "patch: %s", d.n ? d.items[0].message : "invalid");
+		js_diag_done(&d);
+		return r;
+	}
+	js_diag_done(&d);
+	js_jobset_free(s->js);
+	s->js = n;
+	return 0;
+}
+
+/* ---- expectations ---- */
+
+static bool action_is(const struct js_action *a, const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	const char *kind = js_reconcile_action_kind_name(a->kind);
+	if (!colon)
+		return strcmp(kind, spec) == 0;
+	return strlen(kind) == (size_t)(colon - spec) && strncmp(kind, spec, (size_t)(colon - spec)) == 0 &&
+	       strcmp(a->name, colon + 1) == 0;
+}
+
+static char *actions_text(const struct js_plan *p)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	for (size_t i = 0; p && i < p->n_actions; i++)
+		outf(&b, "%s%s:%s", i ? " " : "", js_reconcile_action_kind_name(p->actions[i].kind), p->actions[i].name);
+	return js_buf_take(&b);
+}
+
+static int expect_actions(struct js_sim *s, char **tok, size_t n, char **reterr)
+{
+	const struct js_plan *p = s->last;
+	size_t na = p ? p->n_actions : 0;
+	bool ok;
+	if (strcmp(tok[1], "actions") == 0) {
+		bool none = n == 3 && strcmp(tok[2], "none") == 0;
+		ok = none ? na == 0 : na == n - 2;
+		for (size_t i = 0; ok && !none && i < na; i++)
+			ok = action_is(&p->actions[i], tok[2 + i]);
+	} else if (strcmp(tok[1], "actions-include") == 0) {
+		ok = true;
+		for (size_t k = 2; ok && k < n; k++) {
+			ok = false;
+			for (size_t i = 0; i < na && !ok; i++)
+				ok = action_is(&p->actions[i], tok[k]);
+		}
+	} else { /* action-count KIND N */
+		int32_t want, have = 0;
+		if (n != 4 || !js__parse_i32(tok[3], &want))
+			return failf(reterr, JS_EINVALID, "usage: expect action-count KIND N");
+		for (size_t i = 0; i < na; i++)
+			have += action_is(&p->actions[i], tok[2]);
+		ok = have == want;
+	}
+	if (ok)
+		return 0;
+	char *t = actions_text(p);
+	int r = failf(reterr, JS_ECONFLICT, "actions were [%s]", t);
+	free(t);
+	return r;
+}
+
+static bool i32list_matches(const struct js_i32list *l, const char *want)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	if (!l->n)
+		outf(&b, "-");
+	for (size_t k = 0; k < l->n; k++)
+		outf(&b, "%s%d%s", k ? "," : "[", l->items[k], k + 1 == l->n ? "]" : "");
+	bool ok = strcmp(js_buf_str(&b), want) == 0;
+	js_buf_done(&b);
+	return ok;
+}
+
+static int expect_counts(struct js_sim *s, char **tok, size_t n, char **reterr)
+{
+	const struct js_status *st = &s->js->status;
+	const struct js_rjob_status *r = NULL;
+	size_t first = 2;
+	if (strcmp(tok[1], "rjob") == 0) {
+		int i = n > 2 ? js_jobset_find_rjob_status(s->js, tok[2]) : -1;
+		if (i < 0)
+			return failf(reterr, JS_ECONFLICT, "no replicatedJobsStatus entry %s", n > 2 ? tok[2] : "");
+		r = &st->replicated_jobs_status[i];
+		first = 3;
+	}
+	for (size_t k = first; k < n; k++) {
+		char *eq = strchr(tok[k], '=');
+		int32_t want = 0, have = 0;
+		if (!eq)
+			return failf(reterr, JS_EINVALID, "expected key=value, got %s", tok[k]);
+		*eq = '\0';
+		const char *key = tok[k], *val = eq + 1;
+		bool ok;
+		if (strcmp(key, "terminalState") == 0) {
+			ok = strcmp(st->terminal_state ? st->terminal_state : "-", val) == 0;
+		} else if (r && strcmp(key, "jobRestarts") == 0) {
+			ok = i32list_matches(&r->job_restarts, val);
+		} else if (r && strcmp(key, "jobRestartsCountTowardsMax") == 0) {
+			ok = i32list_matches(&r->job_restarts_count_towards_max, val);
+		} else {
+			if (!js__parse_i32(val, &want))
+				return failf(reterr, JS_EINVALID, "bad number %s", val);
+			if (!r && strcmp(key, "restarts") == 0)
+				have = st->restarts;
+			else if (!r && strcmp(key, "restartsCountTowardsMax") == 0)
+				have = st->restarts_count_towards_max;
+			else if (r && strcmp(key, "ready") == 0)
+				have = r->ready;
+			else if (r && strcmp(key, "succeeded") == 0)
+				have = r->succeeded;
+			else if (r && strcmp(key, "failed") == 0)
+				have = r->failed;
+			else if (r && strcmp(key, "active") == 0)
+				have = r->active;
+			else if (r && strcmp(key, "suspended") == 0)
+				have = r->suspended;
+			else
+				return failf(reterr, JS_EINVALID, "unknown key %s", key);
+			ok = have == want;
+		}
+		if (!ok) {
+			struct js_buf b;
+			js_buf_init(&b, 0);
+			js_sim_print_status(s, &b);
+			int ret = failf(reterr, JS_ECONFLICT, "%s: want %s\n%s", key, val, js_buf_str(&b));
+			js_buf_done(&b);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int expect_condition(struct js_sim *s, char **tok, size_t n, char **reterr)
+{
+	const struct js_condition *c = n > 2 ? js_jobset_condition(s->js, tok[2]) : NULL;
+	if (strcmp(tok[1], "no-condition") == 0)
+		return c ? failf(reterr, JS_ECONFLICT, "condition %s present (%s)", tok[2], c->status) : 0;
+	if (!c)
+		return failf(reterr, JS_ECONFLICT, "no condition %s", n > 2 ? tok[2] : "?");
+	if ((n > 3 && strcmp(c->status, tok[3]) != 0) || (n > 4 && strcmp(c->reason ? c->reason : "", tok[4]) != 0) ||
+	    (n > 5 && strcmp(c->message ? c->message : "", tok[5]) != 0))
+		return failf(reterr, JS_ECONFLICT, "condition %s is %s/%s/\"%s\"", c->type, c->status,
+			     c->reason ? c->reason : "", c->message ? c->message : "");
+	return 0;
+}
+
+static int expect_event(struct js_sim *s, char **tok, size_t n, char **reterr)
+{
+	const struct js_plan *p = s->last;
+	size_t ne = p ? p->n_events : 0;
+	if (strcmp(tok[1], "no-events") == 0)
+		return ne ? failf(reterr, JS_ECONFLICT, "%zu events, first %s", ne, p->events[0].reason) : 0;
+	for (size_t i = 0; i < ne; i++) {
+		const struct js_event *e = &p->events[i];
+		bool m = strcmp(e->reason, n > 3 ? tok[3] : "") == 0 && strcmp(e->type, tok[2]) == 0 &&
+			 (n <= 4 || strcmp(e->message, tok[4]) == 0);
+		if (strcmp(tok[1], "no-event") == 0 && strcmp(e->reason, tok[2]) == 0)
+			return failf(reterr, JS_ECONFLICT, "event %s emitted", tok[2]);
+		if (m && strcmp(tok[1], "event") == 0)
+			return 0;
+	}
+	if (strcmp(tok[1], "no-event") == 0)
+		return 0;
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	for (size_t i = 0; i < ne; i++)
+		outf(&b, " [%s %s: %s]", p->events[i].type, p->events[i].reason, p->events[i].message);
+	int r = failf(reterr, JS_ECONFLICT, "no such event; events were%s", js_buf_str(&b));
+	js_buf_done(&b);
+	return r;
+}
+
+static int expect_job(struct js_sim *s, const char *line, char **tok, size_t n, char **reterr)
+{
+	json_t *j = n > 2 ? find_job(s, tok[2]) : NULL;
+	const char *what = n > 3 ? tok[3] : "exists";
+	if (strcmp(what, "absent") == 0)
+		return j ? failf(reterr, JS_ECONFLICT, "job %s exists", tok[2]) : 0;
+	if (!j)
+		return failf(reterr, JS_ECONFLICT, "job %s does not exist", n > 2 ? tok[2] : "?");
+	json_t *m = json_object_get(j, "metadata");
+	bool ok = true;
+	if (strcmp(what, "deleting") == 0) {
+		ok = job_deleting(j);
+	} else if (strcmp(what, "live") == 0) {
+		ok = !job_deleting(j);
+	} else if (strcmp(what, "suspended") == 0 || strcmp(what, "unsuspended") == 0) {
+		ok = json_is_true(js_json_path(j, "spec.suspend")) == (what[0] == 's');
+	} else if (strcmp(what, "label") == 0 || strcmp(what, "annotation") == 0) {
+		char *eq = n > 4 ? strchr(tok[4], '=') : NULL;
+		if (!eq)
+			return failf(reterr, JS_EINVALID, "usage: expect job NAME label KEY=VALUE");
+		*eq = '\0';
+		const char *have = js_json_str(json_object_get(m, what[0] == 'l' ? "labels" : "annotations"), tok[4]);
+		ok = have && strcmp(have, eq + 1) == 0;
+		if (!ok)
+			return failf(reterr, JS_ECONFLICT, "job %s %s %s is %s", tok[2], what, tok[4], have ? have : "absent");
+	} else if (strcmp(what, "no-label") == 0) {
+		ok = n > 4 && !js_json_str(json_object_get(m, "labels"), tok[4]);
+	} else if (strcmp(what, "path") == 0) {
+		json_error_t e;
+		json_t *want = json_loads(rest_after(line, 5), JSON_DECODE_ANY, &e);
+		if (!want)
+			return failf(reterr, JS_EINVALID, "bad JSON: %s", e.text);
+		json_t *have = n > 4 ? js_json_path(j, tok[4]) : NULL;
+		ok = have && json_equal(have, want);
+		json_decref(want);
+		if (!ok) {
+			char *t = have ? js_json_dump_sorted(have, false) : js_xstrdup("absent");
+			int r = failf(reterr, JS_ECONFLICT, "job %s %s is %s", tok[2], tok[4], t);
+			free(t);
+			return r;
+		}
+	}
+	return ok ? 0 : failf(reterr, JS_ECONFLICT, "job %s is not %s", tok[2], what);
+}
+
+static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n, char **reterr)
+{
+	const char *w = tok[1];
+	int32_t want = 0;
+	size_t i;
+	json_t *j;
+	if (strcmp(w, "jobs") == 0 || strcmp(w, "live-jobs") == 0) {
+		int32_t have = 0;
+		if (n != 3 || !js__parse_i32(tok[2], &want))
+			return failf(reterr, JS_EINVALID, "usage: expect jobs N");
+		json_array_foreach(s->jobs, i, j) {
+			have += w[0] == 'j' || !job_deleting(j);
+		}
+		return have == want ? 0 : failf(reterr, JS_ECONFLICT, "%d %s, want %d", have, w, want);
+	}
+	if (strcmp(w, "label-count") == 0) { /* label-count KEY=VALUE N (live Jobs) */
+		char *eq = n == 4 ? strchr(tok[2], '=') : NULL;
+		int32_t have = 0;
+		if (!eq || !js__parse_i32(tok[3], &want))
+			return failf(reterr, JS_EINVALID, "usage: expect label-count KEY=VALUE N");
+		*eq = '\0';
+		json_array_foreach(s->jobs, i, j) {
+			const char *v = js_json_str(js_json_path(j, "metadata.labels"), tok[2]);
+			have += v && strcmp(v, eq + 1) == 0;
+		}
+		return have == want ? 0 : failf(reterr, JS_ECONFLICT, "%d jobs with %s=%s, want %d", have, tok[2], eq + 1, want);
+	}
+	if (strcmp(w, "job") == 0)
+		return expect_job(s, line, tok, n, reterr);
+	if (strcmp(w, "requeue") == 0) {
+		bool has = s->last && s->last->has_requeue_after;
+		if (n != 3 || !js__parse_i32(tok[2], &want))
+			return failf(reterr, JS_EINVALID, "usage: expect requeue N");
+		return has && s->last->requeue_after == want ? 0 : failf(reterr, JS_ECONFLICT, "requeue is %lld", has ? (long long)s->last->requeue_after : -1LL);
+	}
+	if (strcmp(w, "no-requeue") == 0)
+		return s->last && s->last->has_requeue_after ? failf(reterr, JS_ECONFLICT, "requeue set") : 0;
+	if (strcmp(w, "error") == 0) {
+		const char *sub = n > 2 ? tok[2] : "";
+		return s->last_error && strstr(s->last_error, sub) ? 0 : failf(reterr, JS_ECONFLICT, "error was %s", s->last_error ? s->last_error : "none");
+	}
+	if (strcmp(w, "no-error") == 0)
+		return s->last_error ? failf(reterr, JS_ECONFLICT, "error: %s", s->last_error) : 0;
+	if (strcmp(w, "skipped") == 0) {
+		const char *have = s->last && s->last->skipped ? s->last->skipped : "none";
+		return n == 3 && strcmp(have, tok[2]) == 0 ? 0 : failf(reterr, JS_ECONFLICT, "skipped is %s", have);
+	}
+	if (strcmp(w, "status-changed") == 0) {
+		bool have = s->last && s->last->status_changed;
+		return n == 3 && have == (strcmp(tok[2], "yes") == 0) ? 0 : failf(reterr, JS_ECONFLICT, "status-changed is %d", have);
+	}
+	if (strcmp(w, "service") == 0)
+		return n == 3 && s->service_exists == (strcmp(tok[2], "yes") == 0) ? 0 : failf(reterr, JS_ECONFLICT, "service exists: %d", s->service_exists);
+	if (strcmp(w, "pvcs") == 0) {
+		json_t *names = json_array();
+		for (size_t k = 2; k < n; k++)
+			json_array_append_new(names, json_string(tok[k]));
+		bool ok = json_equal(names, s->pvcs) || (n == 2 && json_array_size(s->pvcs) == 0);
+		json_decref(names);
+		char *t = js_json_dump_sorted(s->pvcs, false);
+		int r = ok ? 0 : failf(reterr, JS_ECONFLICT, "pvcs are %s", t);
+		free(t);
+		return r;
+	}
+	if (strcmp(w, "jobset-deleted") == 0)
+		return n == 3 && (s->js->meta.deletion_timestamp != NULL) == (strcmp(tok[2], "yes") == 0) ? 0 : failf(reterr, JS_ECONFLICT, "jobset deleted: %d", s->js->meta.deletion_timestamp != NULL);
+	if (strcmp(w, "metric") == 0) {
+		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed");
+		int32_t wc, wf;
+		if ((c && (!js__parse_i32(c, &wc) || wc != s->metric_completed)) ||
+		    (f && (!js__parse_i32(f, &wf) || wf != s->metric_failed)))
+			return failf(reterr, JS_ECONFLICT, "metrics completed=%lld failed=%lld", (long long)s->metric_completed, (long long)s->metric_failed);
+		return 0;
+	}
+	return failf(reterr, JS_EINVALID, "unknown expectation %s", w);
+}
+
+static int expect(struct js_sim *s, const char *line, char **tok, size_t n, char **reterr)
+{
+	const char *w = n > 1 ? tok[1] : "";
+	if (strncmp(w, "action", 6) == 0)
+		return expect_actions(s, tok, n, reterr);
+	if (strcmp(w, "status") == 0 || strcmp(w, "rjob") == 0)
+		return expect_counts(s, tok, n, reterr);
+	if (strcmp(w, "condition") == 0 || strcmp(w, "no-condition") == 0)
+		return expect_condition(s, tok, n, reterr);
+	if (strcmp(w, "event") == 0 || strcmp(w, "no-event") == 0 || strcmp(w, "no-events") == 0)
+		return expect_event(s, tok, n, reterr);
+	if (n < 2)
+		return failf(reterr, JS_EINVALID, "expect what?");
+	return expect_misc(s, line, tok, n, reterr);
+}
+
+/* ---- commands ---- */
+
+static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, char **reterr)
+{
+	const char *c = tok[0];
+	json_t *sel[256];
+	size_t ns = 0;
+	int r;
+	int32_t secs;
+
+	if (strcmp(c, "fail") == 0 || strcmp(c, "failtarget") == 0 || strcmp(c, "complete") == 0 ||
+	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0) {
+		if (n < 2)
+			return failf(reterr, JS_EINVALID, "usage: %s JOB", c);
+		if ((r = select_jobs(s, tok[1], false, sel, &ns, reterr)) < 0)
+			return r;
+		for (size_t i = 0; i < ns; i++)
+			drive(s, c, sel[i], kv(tok, n, "reason"), kv(tok, n, "message"));
+	} else if (strcmp(c, "finalize") == 0 || strcmp(c, "remove") == 0) {
+		if (n < 2)
+			return failf(reterr, JS_EINVALID, "usage: %s JOB", c);
+		if ((r = select_jobs(s, tok[1], c[0] == 'f', sel, &ns, reterr)) < 0)
+			return r;
+		for (size_t i = 0; i < ns; i++) {
+			if (c[0] == 'f' && !job_deleting(sel[i]))
+				return failf(reterr, JS_EINVALID, "job %s is not being deleted", job_name(sel[i]));
+			remove_job(s, sel[i]);
+		}
+	} else if (strcmp(c, "suspend") == 0 || strcmp(c, "resume") == 0) {
+		s->js->spec.has_suspend = true;
+		s->js->spec.suspend = c[0] == 's';
+	} else if (strcmp(c, "patch") == 0) {
+		return patch_jobset(s, rest_after(line, 1), reterr);
+	} else if (strcmp(c, "advance") == 0) {
+		if (n != 2 || !js__parse_i32(tok[1], &secs) || secs < 0)
+			return failf(reterr, JS_EINVALID, "usage: advance SECONDS");
+		s->now += secs;
+	} else if (strcmp(c, "delete-service") == 0) {
+		s->service_exists = false;
+	} else if (strcmp(c, "delete-jobset") == 0) {
+		char t[21];
+		now_str(s, t);
+		if (!s->js->meta.deletion_timestamp)
+			s->js->meta.deletion_timestamp = js_xstrdup(t);
+	} else if (strcmp(c, "add-job") == 0) {
+		json_error_t e;
+		json_t *j = json_loads(rest_after(line, 1), 0, &e);
+		if (!json_is_object(j) || !job_name(j)) {
+			json_decref(j);
+			return failf(reterr, JS_EINVALID, "add-job: need a Job object with metadata.name");
+		}
+		json_array_append_new(s->jobs, j);
+		sort_jobs(s);
+	} else {
+		return failf(reterr, JS_EINVALID, "unknown command %s", c);
+	}
+	return 0;
+}
+
+int js_sim_exec(struct js_sim *s, const char *line, struct js_buf *out, char **reterr)
+{
+	char buf[2048];
+	char *tok[MAX_TOKENS];
+	size_t n = tokenize(line, buf, sizeof(buf), tok);
+	int r;
+
+	if (n == 0)
+		return 0;
+	if (strcmp(tok[0], "expect") == 0)
+		return expect(s, line, tok, n, reterr);
+	if (strcmp(tok[0], "reconcile") == 0) {
+		r = reconcile_once(s, out, reterr);
+		return r < 0 ? r : 0;
+	}
+	if (strcmp(tok[0], "settle") == 0)
+		return settle(s, out, reterr);
+	r = world_cmd(s, line, tok, n, reterr);
+	if (r < 0 || !s->auto_settle)
+		return r;
+	return settle(s, out, reterr);
+}
