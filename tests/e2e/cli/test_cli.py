@@ -1,0 +1,148 @@
+"""End-to-end tests of `jobset validate` and `jobset render` as a user runs them.
+
+JOBSET_BIN points at the built binary; JS_SHARED_DIR at ../shared (upstream examples).
+"""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+BIN = os.environ.get("JOBSET_BIN", str(ROOT / "build" / "jobset"))
+SHARED = pathlib.Path(os.environ.get("JS_SHARED_DIR", ROOT.parent / "shared"))
+EXAMPLES = sorted((SHARED / "upstream-examples").rglob("*.yaml"))
+GATED = {"restartjob-action.yaml": "RestartJob", "restartjobandignoremaxrestarts-action.yaml": "RestartJob",
+         "jobset-main-container-mode.yaml": "InPlaceRestart", "jobset-sidecar-container-mode.yaml": "InPlaceRestart"}
+
+
+def run(*args, stdin=None):
+    return subprocess.run([BIN, *args], input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_examples_are_present():
+    assert len(EXAMPLES) > 30, f"upstream examples not found under {SHARED}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(SHARED)))
+def test_validate_upstream_example(path):
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    jobsets = [d for d in docs if d.get("kind") == "JobSet"]
+    r = run("validate", str(path))
+    if not jobsets:
+        assert r.returncode == 0
+        assert "not a JobSet" in r.stderr
+        return
+    gate = GATED.get(path.name)
+    if gate:
+        assert r.returncode == 1
+        assert f"{gate} feature gate" in r.stderr
+        r = run("validate", "--feature-gates", f"{gate}=true", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "is valid" in r.stdout
+    for d in docs:
+        if d.get("kind") not in (None, "JobSet"):
+            assert "not a JobSet" in r.stderr
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if p.name not in GATED and any(
+    d and d.get("kind") == "JobSet" for d in yaml.safe_load_all(p.read_text()))],
+                         ids=lambda p: p.name)
+def test_render_upstream_example(path):
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    jobsets = [d for d in docs if d.get("kind") == "JobSet"]
+    r = run("render", "-o", "json", str(path))
+    assert r.returncode == 0, r.stderr
+    items = json.loads(r.stdout)["items"]
+    js = jobsets[0]
+    name = js["metadata"].get("name") or js["metadata"]["generateName"]
+    rjobs = js["spec"]["replicatedJobs"]
+    jobs = [i for i in items if i["kind"] == "Job"]
+    assert len(jobs) == sum(rj.get("replicas", 1) for rj in rjobs) if len(jobsets) == 1 else len(jobs) > 0
+    for job in jobs:
+        labels = job["metadata"]["labels"]
+        assert labels["jobset.sigs.k8s.io/jobset-name"] == name
+        assert job["metadata"]["name"] == f'{name}-{labels["jobset.sigs.k8s.io/replicatedjob-name"]}-{labels["jobset.sigs.k8s.io/job-index"]}'
+        assert job["spec"]["template"]["metadata"]["labels"]["jobset.sigs.k8s.io/job-key"] == labels["jobset.sigs.k8s.io/job-key"]
+        assert job["metadata"]["ownerReferences"][0]["controller"] is True
+    svcs = [i for i in items if i["kind"] == "Service"]
+    net = js["spec"].get("network", {})
+    if net.get("enableDNSHostnames", True):
+        assert svcs and svcs[0]["spec"]["clusterIP"] == "None"
+        assert svcs[0]["metadata"]["name"] == (net.get("subdomain") or name)
+
+
+def test_render_yaml_is_stable_and_reloads():
+    path = SHARED / "upstream-examples/simple/paralleljobs.yaml"
+    a, b = run("render", str(path)), run("render", str(path))
+    assert a.returncode == 0 and a.stdout == b.stdout
+    assert len([d for d in yaml.safe_load_all(a.stdout) if d]) > 1
+
+
+def test_render_attempt():
+    path = SHARED / "upstream-examples/simple/paralleljobs.yaml"
+    r = run("render", "--attempt", "2", "-o", "json", str(path))
+    items = json.loads(r.stdout)["items"]
+    assert all(i["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] == "2" for i in items if i["kind"] == "Job")
+    assert run("render", "--attempt", "-1", str(path)).returncode == 2
+
+
+BAD = [
+    ("wrong apiVersion", "apiVersion: jobset.x-k8s.io/v1alpha1\nkind: JobSet\nmetadata: {name: a}\n", "1:1", "apiVersion"),
+    ("missing kind", "apiVersion: v1\nmetadata: {name: a}\n", "", "apiVersion and kind are required"),
+    ("syntax", "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: [\n", "", "Syntax error"),
+    ("unknown field", "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: a}\nspec:\n  replicatedJob: []\n",
+     "5:3", 'did you mean "replicatedJobs"'),
+    ("number for string", "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: a}\nspec:\n  managedBy: 12\n",
+     "5:3", "expected string, got integer"),
+    ("yes for string", "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: a}\nspec:\n  managedBy: yes\n",
+     "5:3", "YAML 1.1"),
+    ("a scalar document", "hello\n", "", "mapping"),
+]
+
+
+@pytest.mark.parametrize("name,text,pos,needle", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_names_the_place(name, text, pos, needle):
+    r = run("validate", "-", stdin=text)
+    assert r.returncode == 1, r.stderr
+    assert needle in r.stderr
+    assert "<stdin>:" in r.stderr
+    if pos:
+        assert f"<stdin>:{pos}:" in r.stderr
+
+
+def test_reports_every_error_and_json_output():
+    text = ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: a}\nspec:\n"
+            "  ttlSecondsAfterFinished: -1\n  managedBy: nope\n  replicatedJobs:\n  - name: w\n    replicas: -2\n"
+            "    template:\n      spec:\n        template:\n          spec:\n            containers: [{name: c, image: i}]\n")
+    r = run("validate", "-o", "json", "-", stdin=text)
+    assert r.returncode == 1
+    report = json.loads(r.stdout)
+    fields = {e["field"] for e in report[0]["errors"]}
+    assert {"spec.ttlSecondsAfterFinished", "spec.managedBy", "spec.replicatedJobs[0].replicas"} <= fields
+    line = {e["field"]: e["line"] for e in report[0]["errors"]}
+    assert line["spec.replicatedJobs[0].replicas"] == 9
+
+
+def test_exit_codes_and_help():
+    assert run("validate").returncode == 2
+    assert run("validate", "/nonexistent.yaml").returncode == 2
+    assert run("bogus").returncode == 2
+    for cmd in ("validate", "render", "version"):
+        r = run(cmd, "--help")
+        assert r.returncode == 0 and "usage: jobset" in r.stdout
+    assert "v1alpha2" in run("version").stdout
+
+
+def test_huge_and_binary_input(tmp_path):
+    big = tmp_path / "big.yaml"
+    with open(big, "wb") as f:
+        f.write(b"a: " + b"x" * (100 * 1024 * 1024) + b"\n")
+    r = run("validate", str(big))
+    assert r.returncode == 1 and "larger than" in r.stderr
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)) * 64)
+    r = run("validate", str(garbage))
+    assert r.returncode == 1 and f"{garbage}:" in r.stderr
