@@ -760,7 +760,7 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 			transport_tries++;
 			retry = true;
 		} else if (r == 0 && (resp.code == 429 || resp.code >= 500) && resp.retry_after_s > 0 &&
-			   !req->on_data && retry_after_tries < 10) {
+			   !req->on_data && retry_after_tries < 10 && req->method && strcmp(req->method, "GET") == 0) {
 			delay_ms = (uint64_t)(resp.retry_after_s > 10 ? 10 : resp.retry_after_s) * 1000u;
 			retry_after_tries++;
 			retry = true;

@@ -15,8 +15,10 @@
  *
  * Retries: a request that fails before any HTTP answer (connection refused
  * or reset, HTTP/2 GOAWAY/stream refusal) is retried up to 3 times with
- * backoff, as is a 429/5xx answer carrying Retry-After (up to 10 times,
- * waiting as asked, at most 10 s each). A 401 refreshes exec/token-file
+ * backoff. A GET answered 429/5xx with Retry-After is retried up to 10 times,
+ * waiting as asked (at most 10 s each); other verbs return the error with
+ * js_apierr.retry_after_s set, since the caller knows whether repeating the
+ * write is safe (an eviction blocked by a budget, for instance). A 401 refreshes exec/token-file
  * credentials once and retries. Streaming requests are never retried.
  *
  * Errors: verbs return 0 or a negative code: JS_ENOTFOUND, JS_EEXISTS,

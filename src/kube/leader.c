@@ -1,0 +1,280 @@
+/*
+ * leader.c - Lease-based leader election (leader.h).
+ */
+#include "kube/leader.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/json.h"
+#include "kube/kube_int.h"
+
+struct js_leader {
+	struct js_client *c;
+	struct js_leader_opts o;
+	char *ns, *name, *id;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	bool started, stop, leading, ended;
+	/* last observed record and when we saw it change (our clock) */
+	char *obs_holder, *obs_renew;
+	uint64_t obs_ns;
+	char *last_leader;
+};
+
+int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct js_leader **ret)
+{
+	if (!opts->namespace || !opts->name || !opts->identity || !*opts->identity)
+		return JS_EINVALID;
+	struct js_leader *le = js_xcalloc(1, sizeof *le);
+	le->c = c;
+	le->o = *opts;
+	if (!le->o.lease_duration_ms)
+		le->o.lease_duration_ms = 15000;
+	if (!le->o.renew_deadline_ms)
+		le->o.renew_deadline_ms = 10000;
+	if (!le->o.retry_period_ms)
+		le->o.retry_period_ms = 2000;
+	if (le->o.lease_duration_ms <= le->o.renew_deadline_ms ||
+	    (double)le->o.renew_deadline_ms <= 1.2 * le->o.retry_period_ms || le->o.retry_period_ms <= 0) {
+		free(le);
+		return JS_EINVALID;
+	}
+	le->ns = js_xstrdup(opts->namespace);
+	le->name = js_xstrdup(opts->name);
+	le->id = js_xstrdup(opts->identity);
+	pthread_mutex_init(&le->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&le->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	*ret = le;
+	return 0;
+}
+
+static bool wait_ms(struct js_leader *le, int ms)
+{
+	uint64_t until = js__kutil_now_ns() + (uint64_t)ms * 1000000u;
+	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+	pthread_mutex_lock(&le->lock);
+	while (!le->stop)
+		if (pthread_cond_timedwait(&le->cond, &le->lock, &ts) == ETIMEDOUT)
+			break;
+	bool s = le->stop;
+	pthread_mutex_unlock(&le->lock);
+	return s;
+}
+
+static json_t *lease_spec(const char *holder, int duration_s, const char *acquire, const char *renew,
+			  json_int_t transitions)
+{
+	return json_pack("{s:s,s:i,s:s,s:s,s:I}", "holderIdentity", holder, "leaseDurationSeconds", duration_s,
+			 "acquireTime", acquire, "renewTime", renew, "leaseTransitions", transitions);
+}
+
+static void note_leader(struct js_leader *le, const char *holder)
+{
+	if (!holder || !*holder)
+		return;
+	if (le->last_leader && strcmp(le->last_leader, holder) == 0)
+		return;
+	free(le->last_leader);
+	le->last_leader = js_xstrdup(holder);
+	if (le->o.on_new_leader)
+		le->o.on_new_leader(le->o.user, holder);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* One attempt. Returns true when we hold the lease afterwards. */
+static bool try_acquire_or_renew(struct js_leader *le)
+{
+	char now[48];
+	js__kutil_microtime(js__kutil_wall_ns(), now);
+	int dur_s = (le->o.lease_duration_ms + 999) / 1000;
+	json_t *lease = NULL;
+	int r = js_client_get(le->c, &js_client_res_leases, le->ns, le->name, NULL, &lease, NULL);
+	if (r == JS_ENOTFOUND) {
+		json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1", "kind",
+					"Lease", "metadata", "name", le->name, "namespace", le->ns, "spec",
+					lease_spec(le->id, dur_s, now, now, 0));
+		r = js_client_create(le->c, &js_client_res_leases, le->ns, obj, NULL, NULL, NULL);
+		json_decref(obj);
+		if (r == 0) {
+			free(le->obs_holder);
+			le->obs_holder = js_xstrdup(le->id);
+			free(le->obs_renew);
+			le->obs_renew = js_xstrdup(now);
+			le->obs_ns = js__kutil_now_ns();
+			note_leader(le, le->id);
+		}
+		return r == 0;
+	}
+	if (r < 0)
+		return false;
+	json_t *spec = json_object_get(lease, "spec");
+	const char *holder = js_json_str(spec, "holderIdentity");
+	const char *renew = js_json_str(spec, "renewTime");
+	json_t *tr = json_object_get(spec, "leaseTransitions");
+	json_int_t transitions = json_is_integer(tr) ? json_integer_value(tr) : 0;
+	json_t *ld = json_object_get(spec, "leaseDurationSeconds");
+	uint64_t their_ms = json_is_integer(ld) ? (uint64_t)json_integer_value(ld) * 1000u : (uint64_t)le->o.lease_duration_ms;
+	uint64_t t = js__kutil_now_ns();
+	if (!str_eq(holder, le->obs_holder) || !str_eq(renew, le->obs_renew)) {
+		free(le->obs_holder);
+		le->obs_holder = holder ? js_xstrdup(holder) : NULL;
+		free(le->obs_renew);
+		le->obs_renew = renew ? js_xstrdup(renew) : NULL;
+		le->obs_ns = t;
+	}
+	note_leader(le, holder);
+	bool mine = holder && strcmp(holder, le->id) == 0;
+	if (holder && *holder && !mine && le->obs_ns + their_ms * 1000000u > t) {
+		json_decref(lease);
+		return false; /* held by someone else and not expired */
+	}
+	const char *acquire = js_json_str(spec, "acquireTime");
+	json_t *nspec = lease_spec(le->id, dur_s, mine && acquire ? acquire : now, now,
+				   mine ? transitions : transitions + 1);
+	json_object_set_new(lease, "spec", nspec);
+	json_object_del(json_object_get(lease, "metadata"), "managedFields");
+	r = js_client_update(le->c, &js_client_res_leases, le->ns, lease, NULL, NULL, NULL);
+	json_decref(lease);
+	if (r == 0) {
+		free(le->obs_holder);
+		le->obs_holder = js_xstrdup(le->id);
+		free(le->obs_renew);
+		le->obs_renew = js_xstrdup(now);
+		le->obs_ns = js__kutil_now_ns();
+		note_leader(le, le->id);
+	}
+	return r == 0;
+}
+
+static void release(struct js_leader *le)
+{
+	json_t *lease = NULL;
+	if (js_client_get(le->c, &js_client_res_leases, le->ns, le->name, NULL, &lease, NULL) < 0)
+		return;
+	json_t *spec = json_object_get(lease, "spec");
+	const char *holder = js_json_str(spec, "holderIdentity");
+	if (holder && strcmp(holder, le->id) == 0) {
+		char now[48];
+		js__kutil_microtime(js__kutil_wall_ns(), now);
+		json_object_set_new(spec, "holderIdentity", json_string(""));
+		json_object_set_new(spec, "leaseDurationSeconds", json_integer(1));
+		json_object_set_new(spec, "renewTime", json_string(now));
+		json_object_set_new(spec, "acquireTime", json_string(now));
+		if (js_client_update(le->c, &js_client_res_leases, le->ns, lease, NULL, NULL, NULL) < 0) {
+			/* Nothing more to do: the lease expires by itself. */
+		}
+	}
+	json_decref(lease);
+}
+
+static void set_leading(struct js_leader *le, bool v)
+{
+	pthread_mutex_lock(&le->lock);
+	le->leading = v;
+	pthread_mutex_unlock(&le->lock);
+}
+
+static void *run(void *arg)
+{
+	struct js_leader *le = arg;
+	/* Acquire. */
+	while (!try_acquire_or_renew(le))
+		if (wait_ms(le, le->o.retry_period_ms))
+			return NULL;
+	set_leading(le, true);
+	if (le->o.on_started)
+		le->o.on_started(le->o.user);
+	/* Renew until a renewal deadline passes without success, or stop. */
+	uint64_t last_ok = js__kutil_now_ns();
+	bool stopped = false;
+	for (;;) {
+		if (wait_ms(le, le->o.retry_period_ms)) {
+			stopped = true;
+			break;
+		}
+		if (try_acquire_or_renew(le)) {
+			last_ok = js__kutil_now_ns();
+			continue;
+		}
+		if (js__kutil_now_ns() - last_ok >= (uint64_t)le->o.renew_deadline_ms * 1000000u)
+			break;
+	}
+	set_leading(le, false);
+	if (stopped && !le->o.no_release)
+		release(le);
+	if (le->o.on_stopped)
+		le->o.on_stopped(le->o.user);
+	pthread_mutex_lock(&le->lock);
+	le->ended = !stopped;
+	pthread_mutex_unlock(&le->lock);
+	return NULL;
+}
+
+int js_leader_start(struct js_leader *le)
+{
+	if (le->started)
+		return -EBUSY;
+	int r = pthread_create(&le->thread, NULL, run, le);
+	if (r)
+		return -r;
+	le->started = true;
+	return 0;
+}
+
+void js_leader_stop(struct js_leader *le)
+{
+	if (!le->started)
+		return;
+	pthread_mutex_lock(&le->lock);
+	le->stop = true;
+	pthread_cond_broadcast(&le->cond);
+	pthread_mutex_unlock(&le->lock);
+	pthread_join(le->thread, NULL);
+	le->started = false;
+}
+
+struct js_leader *js_leader_free(struct js_leader *le)
+{
+	if (!le)
+		return NULL;
+	js_leader_stop(le);
+	pthread_mutex_destroy(&le->lock);
+	pthread_cond_destroy(&le->cond);
+	free(le->ns);
+	free(le->name);
+	free(le->id);
+	free(le->obs_holder);
+	free(le->obs_renew);
+	free(le->last_leader);
+	free(le);
+	return NULL;
+}
+
+bool js_leader_is_leader(struct js_leader *le)
+{
+	pthread_mutex_lock(&le->lock);
+	bool v = le->leading;
+	pthread_mutex_unlock(&le->lock);
+	return v;
+}
+
+bool js_leader_ended(struct js_leader *le)
+{
+	pthread_mutex_lock(&le->lock);
+	bool v = le->ended;
+	pthread_mutex_unlock(&le->lock);
+	return v;
+}
