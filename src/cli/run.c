@@ -1,0 +1,310 @@
+/*
+ * run.c - `jobset run FILE`: run a JobSet on this machine until it is
+ * terminal (the local runtime, src/local/local.h), and show it: a live view
+ * per ReplicatedJob on a terminal, timestamped event lines otherwise,
+ * `pod/container | line` with --follow, and a summary at the end.
+ *
+ * Exit status: 0 Completed, 1 Failed, 2 invalid input or usage, 130
+ * interrupted.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/render.h"
+#include "cli/cli.h"
+#include "cli/manifest.h"
+#include "core/job.h"
+#include "local/local.h"
+
+#define RUN_EXIT_FAILED 1
+#define RUN_EXIT_INVALID 2
+#define RUN_TICK_MS 500
+
+static const char usage[] =
+	"usage: jobset run [OPTIONS] FILE\n"
+	"\n"
+	"Run a JobSet on this machine: its Jobs are run by a local Job controller\n"
+	"and its pods as processes (command+args exec'd directly; images are not\n"
+	"pulled), with the same names, environment, DNS names and failure and\n"
+	"success policies as on a cluster. Logs and the final JobSet (status\n"
+	"included, jobset.json) go to the run directory.\n"
+	"\n"
+	"  -d, --run-dir DIR        where logs and results go\n"
+	"                           (default $TMPDIR/jobset-run/NAME-TIME)\n"
+	"  -n, --namespace NS       namespace of the JobSet (default: the manifest's,\n"
+	"                           else 'default')\n"
+	"  -f, --follow             stream container output as 'pod/container | line'\n"
+	"  -q, --quiet              print only errors\n"
+	"      --backoff-ms N       first pod re-creation / container restart delay,\n"
+	"                           doubling (default 1000; Kubernetes uses 10000)\n"
+	"      --no-namespaces      do not use Linux namespaces (degraded mode)\n"
+	"  -h, --help               this help\n"
+	"\n"
+	"Exit status: 0 Completed, 1 Failed, 2 invalid input, 130 interrupted.\n";
+
+struct out {
+	bool tty, quiet, follow;
+	size_t drawn; /* lines of the live view on screen */
+	const char *name;
+};
+
+static void ts(int64_t ms, char *buf, size_t n)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	size_t k = strftime(buf, n, "%H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%03d", (int)(ms % 1000));
+}
+
+static void erase_view(struct out *o)
+{
+	for (size_t i = 0; i < o->drawn; i++)
+		fputs("\033[1A\033[2K", stdout);
+	o->drawn = 0;
+}
+
+static void on_event(void *ctx, int64_t now_ms, const char *text)
+{
+	struct out *o = ctx;
+	if (o->quiet)
+		return;
+	char t[32];
+	ts(now_ms, t, sizeof(t));
+	if (o->tty && !o->follow) {
+		/* Above the live view only what needs attention. */
+		if (strncmp(text, "Warning", 7) != 0)
+			return;
+		erase_view(o);
+		printf("%s %s\n", t, text);
+		return;
+	}
+	fprintf(o->follow ? stderr : stdout, "%s %s\n", t, text);
+	fflush(o->follow ? stderr : stdout);
+}
+
+static void on_line(void *ctx, const struct js_pod *pod, const char *container, const char *line, size_t n)
+{
+	struct out *o = ctx;
+	if (!o->follow)
+		return;
+	printf("%s/%s | %.*s\n", js_pod_name(pod), container, (int)n, line);
+	fflush(stdout);
+}
+
+static void on_view(void *ctx, const struct js_local_view *v)
+{
+	struct out *o = ctx;
+	if (!o->tty || o->quiet || o->follow)
+		return;
+	erase_view(o);
+	printf("jobset %s  %s  restarts %d  elapsed %.1fs\n", o->name, v->state, v->restarts,
+	       (double)v->elapsed_ms / 1000.0);
+	printf("  %-20s %8s %8s %8s %8s %8s %8s %8s\n", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY", "SUCCEEDED",
+	       "FAILED", "JOBSOK", "RESTARTS");
+	o->drawn = 2;
+	for (size_t i = 0; i < v->n_rjobs; i++) {
+		const struct js_local_rjob_view *r = &v->rjobs[i];
+		printf("  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d\n", r->name, r->jobs_active + r->jobs_succeeded +
+		       r->jobs_failed, r->replicas, r->pods_active, r->pods_ready, r->pods_succeeded, r->pods_failed,
+		       r->jobs_succeeded, r->restarts);
+		o->drawn++;
+	}
+	fflush(stdout);
+}
+
+/** Read the one JobSet of FILE, defaulted and validated. */
+static int load(const char *file, struct js_jobset **ret_js)
+{
+	struct js_diag diag;
+	js_diag_init(&diag);
+	struct js_docs *docs = NULL;
+	int rc = RUN_EXIT_INVALID;
+	struct js_jobset *found = NULL;
+	if (js_docs_load_file(file, &diag, &docs) < 0) {
+		js_cli_print_diag(stderr, &diag);
+		goto out;
+	}
+	struct js_gates gates = {0};
+	size_t n = js_docs_count(docs);
+	for (size_t i = 0; i < n; i++) {
+		char desc[512];
+		struct js_jobset *js = NULL;
+		enum js_cli_doc_kind k = js_cli_read_doc(docs, i, &gates, &diag, &js, desc, sizeof(desc));
+		if (k == JS_CLI_DOC_OTHER)
+			continue;
+		if (k == JS_CLI_DOC_INVALID) {
+			js_cli_print_diag(stderr, &diag);
+			fprintf(stderr, "jobset run: %s:%d: %s is invalid; nothing was started\n", js_docs_file(docs),
+				js_docs_line(docs, i), desc);
+			js_jobset_free(found);
+			found = NULL;
+			goto out;
+		}
+		if (found) {
+			fprintf(stderr, "jobset run: %s holds more than one JobSet; run one at a time\n", file);
+			js_jobset_free(js);
+			js_jobset_free(found);
+			found = NULL;
+			goto out;
+		}
+		found = js;
+	}
+	if (!found) {
+		fprintf(stderr, "jobset run: %s: no JobSet documents found\n", file);
+		goto out;
+	}
+	rc = 0;
+out:
+	js_docs_free(docs);
+	js_diag_done(&diag);
+	*ret_js = found;
+	return rc;
+}
+
+static char *default_run_dir(const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	size_t n = strlen(tmp ? tmp : "/tmp") + strlen(name) + 80;
+	char *d = malloc(n);
+	if (d)
+		snprintf(d, n, "%s/jobset-run/%s-%s-%d", tmp ? tmp : "/tmp", name, stamp, (int)getpid());
+	return d;
+}
+
+static int parse_ms(const char *s, int64_t *ret)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10); /* bounded below; a CLI flag only */
+	if (!*s || *end || v < 1 || v > 3600000)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+static int summary(const struct out *o, struct js_local *l, enum js_local_result res, const char *run_dir)
+{
+	const struct js_jobset *js = js_local_jobset(l);
+	const char *state = res == JS_LOCAL_INTERRUPTED ? "Interrupted"
+			    : res == JS_LOCAL_COMPLETED ? "Completed"
+							: "Failed";
+	if (!o->quiet) {
+		const struct js_condition *c = js_jobset_condition(js, res == JS_LOCAL_COMPLETED ? "Completed" : "Failed");
+		printf("jobset %s %s in %.1fs, restarts %d%s%s%s\n", o->name, state,
+		       (double)js_local_elapsed_ms(l) / 1000.0, js->status.restarts, c && c->reason ? " (" : "",
+		       c && c->reason ? c->reason : "", c && c->reason ? ")" : "");
+		if (c && c->message && res == JS_LOCAL_FAILED)
+			printf("  %s\n", c->message);
+		printf("  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
+	}
+	return res == JS_LOCAL_INTERRUPTED ? JS_EXIT_INTERRUPTED
+	       : res == JS_LOCAL_COMPLETED ? JS_EXIT_OK
+					   : RUN_EXIT_FAILED;
+}
+
+int js_cli_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"run-dir", required_argument, NULL, 'd'}, {"namespace", required_argument, NULL, 'n'},
+		{"follow", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
+		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	};
+	const char *run_dir = NULL, *ns = NULL;
+	struct out o = {.tty = isatty(STDOUT_FILENO) == 1};
+	int64_t backoff = 1000;
+	bool no_ns = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:n:fqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			run_dir = optarg;
+			break;
+		case 'n':
+			ns = optarg;
+			break;
+		case 'f':
+			o.follow = true;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'b':
+			if (parse_ms(optarg, &backoff) < 0) {
+				fprintf(stderr, "jobset run: --backoff-ms takes 1..3600000, not '%s'\n", optarg);
+				return RUN_EXIT_INVALID;
+			}
+			break;
+		case 'N':
+			no_ns = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return JS_EXIT_OK;
+		default:
+			fputs(usage, stderr);
+			return RUN_EXIT_INVALID;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return RUN_EXIT_INVALID;
+	}
+	struct js_jobset *js = NULL;
+	if (load(argv[optind], &js) != 0)
+		return RUN_EXIT_INVALID;
+	if (ns) {
+		free(js->meta.namespace_);
+		js->meta.namespace_ = strdup(ns);
+	}
+	char *err = NULL;
+	if (js_local_preflight(js, &err) < 0) {
+		fprintf(stderr, "jobset run: %s: %s; nothing was started\n", argv[optind], err);
+		free(err);
+		js_jobset_free(js);
+		return RUN_EXIT_INVALID;
+	}
+	if (js->spec.has_suspend && js->spec.suspend) {
+		fprintf(stderr, "jobset run: %s: spec.suspend is true, so nothing would ever run; set it to false\n",
+			argv[optind]);
+		js_jobset_free(js);
+		return RUN_EXIT_INVALID;
+	}
+	o.name = js_jobset_name(js);
+	char *dir = run_dir ? strdup(run_dir) : default_run_dir(o.name);
+	struct js_local_opts lo = {
+		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
+		.no_namespaces = no_ns, .on_event = on_event, .on_view = on_view, .on_line = on_line, .ctx = &o,
+	};
+	struct js_local *l = NULL;
+	int r = dir ? js_local_new(js, &lo, &l) : -12;
+	if (r < 0) {
+		fprintf(stderr, "jobset run: cannot create run directory '%s': %s\n", dir ? dir : "", js_strerror(r));
+		free(dir);
+		js_jobset_free(js);
+		return RUN_EXIT_INVALID;
+	}
+	enum js_local_result res = JS_LOCAL_FAILED;
+	r = js_local_run(l, &res);
+	int rc;
+	if (r < 0) {
+		fprintf(stderr, "jobset run: %s\n", js_strerror(r));
+		rc = RUN_EXIT_FAILED;
+	} else {
+		rc = summary(&o, l, res, dir);
+	}
+	js_local_free(l);
+	js_jobset_free(js);
+	free(dir);
+	return rc;
+}

@@ -1,0 +1,117 @@
+/*
+ * hosts.c - pod addresses and hosts files (see hosts.h).
+ */
+#include "local/hosts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/render.h"
+#include "api/template.h"
+#include "base/buf.h"
+
+#define HOSTS_HEADER                                                                                  \
+	"# Written by jobset run: the pod's own name and the JobSet's headless Service.\n"           \
+	"127.0.0.1\tlocalhost\n"                                                                      \
+	"::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+void js_hosts_ip(uint32_t ord, char out[16])
+{
+	uint32_t a = 10 + ord / (254u * 254u);
+	uint32_t b = 1 + (ord / 254u) % 254u;
+	uint32_t c = 1 + ord % 254u;
+	snprintf(out, 16, "127.%u.%u.%u", a > 255 ? 255 : a, b, c);
+}
+
+static int entry(struct js_buf *b, const char *ip, const char *host, const char *sub, const char *ns)
+{
+	if (!sub)
+		return js_buf_printf(b, "%s\t%s\n", ip, host);
+	return js_buf_printf(b, "%s\t%s.%s.%s.svc.cluster.local %s.%s.%s.svc %s.%s %s\n", ip, host, sub, ns, host,
+			     sub, ns, host, sub, host);
+}
+
+static int write_atomic(const char *path, const struct js_buf *b)
+{
+	size_t n = strlen(path) + 8;
+	char *tmp = js_xmalloc(n);
+	snprintf(tmp, n, "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	int r = 0;
+	if (!f) {
+		r = -errno;
+		free(tmp);
+		return r;
+	}
+	if (fwrite(js_buf_str(b), 1, b->len, f) != b->len)
+		r = -EIO;
+	if (fclose(f) != 0 && !r)
+		r = -EIO;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+int js_hosts_write_service(const char *path, const struct js_jobset *js)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	int r = js_buf_puts(&b, HOSTS_HEADER);
+	const char *sub = js_jobset_subdomain(js);
+	const char *ns = js_jobset_namespace(js);
+	uint32_t ord = 0;
+	for (size_t i = 0; i < js->spec.n_replicated_jobs && !r; i++) {
+		const struct js_rjob *rj = &js->spec.replicated_jobs[i];
+		int32_t comp = 1, reps = rj->has_replicas ? rj->replicas : 1;
+		if (!js_tmpl_i32(rj, "completions", &comp) || comp < 1)
+			comp = 1;
+		for (int32_t j = 0; j < reps && !r; j++) {
+			char *job = js_render_job_name(js, rj, j);
+			for (int32_t k = 0; k < comp && !r; k++, ord++) {
+				if (!js_tmpl_indexed(rj))
+					continue;
+				char ip[16], host[320];
+				js_hosts_ip(ord, ip);
+				snprintf(host, sizeof(host), "%s-%d", job, k);
+				r = entry(&b, ip, host, sub, ns);
+			}
+			free(job);
+		}
+	}
+	if (!r)
+		r = write_atomic(path, &b);
+	js_buf_done(&b);
+	return r;
+}
+
+int js_hosts_write_own(const char *path, const char *ip, const char *hostname, const char *subdomain,
+		       const char *namespace_, const char *shared)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	int r = js_buf_puts(&b, HOSTS_HEADER);
+	if (!r)
+		r = entry(&b, ip, hostname, subdomain, namespace_);
+	if (!r && shared) {
+		FILE *f = fopen(shared, "re");
+		if (f) {
+			char line[1024];
+			while (!r && fgets(line, sizeof(line), f)) {
+				if (line[0] != '#' && strncmp(line, "127.0.0.1\t", 10) != 0 &&
+				    strncmp(line, "::1\t", 4) != 0)
+					r = js_buf_puts(&b, line);
+			}
+			fclose(f);
+		}
+	}
+	if (!r)
+		r = write_atomic(path, &b);
+	js_buf_done(&b);
+	return r;
+}

@@ -1,0 +1,898 @@
+/*
+ * local.c - the local runtime's loop (see local.h).
+ *
+ * State: the JobSet (as stored: spec, metadata, status), the Jobs the core
+ * asked for (batch/v1 JSON objects, each with its pods), and whether the
+ * headless Service exists. Every loop turn steps pods, syncs Jobs, and
+ * reconciles when anything changed or a requeue is due; then it sleeps in
+ * poll(2) until a child exits, a pipe has output, a signal arrives or the
+ * earliest deadline passes.
+ */
+#include "local/local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/codec.h"
+#include "api/render.h"
+#include "api/template.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "core/job.h"
+#include "core/reconcile.h"
+#include "local/hosts.h"
+#include "local/jobctl.h"
+
+/* Retry delay after a reconcile error (the controller backs off 5 ms to
+ * 1000 s; locally a steady second is enough and keeps the log readable). */
+#define LOCAL_RETRY_MS 1000
+/* Grace period left to pods after a second interrupt: none. */
+#define LOCAL_KILL_NOW_MS 0
+
+struct ljob {
+	json_t *obj;          /* batch/v1 Job with status */
+	char *name;
+	bool deleting;
+	int64_t wake_ms;      /* jobctl's next deadline, -1 none */
+	size_t n_pods;
+	struct js_pod **pods;
+	bool reported_finish;
+};
+
+struct js_local {
+	struct js_jobset *js;
+	struct js_local_opts opts;
+	char *run_dir, *log_dir, *hosts_path;
+	struct js_pod_host host;
+	const char *sandbox_why;
+	char *path_env, *home_env, *node_name;
+
+	size_t n_jobs;
+	struct ljob *jobs;
+	json_t *history;      /* final JSON of removed Jobs */
+	bool service_exists;
+	uint64_t next_pod_id;
+	uint32_t nonindexed_ips;
+	uint64_t rng;
+
+	int death_rd, death_wr, sig_fd, events_fd;
+	int64_t start_ms;
+	int64_t requeue_ms;   /* next reconcile by time, -1 none */
+	bool dirty;           /* something changed since the last reconcile */
+	int interrupts;
+	int64_t last_view_ms;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static char *fmt(const char *f, ...) JS_PRINTF(1, 2);
+static char *fmt(const char *f, ...)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	va_list ap;
+	va_start(ap, f);
+	if (js_buf_vprintf(&b, f, ap) < 0) {
+		/* only past 64 MiB */
+	}
+	va_end(ap);
+	return js_buf_take(&b);
+}
+
+static void event(struct js_local *l, const char *f, ...) JS_PRINTF(2, 3);
+static void event(struct js_local *l, const char *f, ...)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	va_list ap;
+	va_start(ap, f);
+	if (js_buf_vprintf(&b, f, ap) < 0) {
+		/* only past 64 MiB */
+	}
+	va_end(ap);
+	int64_t t = now_ms();
+	if (l->events_fd >= 0) {
+		char ts[21];
+		js_job_format_time(t / 1000, ts);
+		char *line = fmt("%s %s\n", ts, js_buf_str(&b));
+		if (write(l->events_fd, line, strlen(line)) < 0) {
+			/* events.log is best effort */
+		}
+		free(line);
+	}
+	if (l->opts.on_event)
+		l->opts.on_event(l->opts.ctx, t, js_buf_str(&b));
+	js_buf_done(&b);
+}
+
+static uint64_t rnd(struct js_local *l)
+{
+	/* xorshift64*: pod name suffixes and uids need variety, not secrecy. */
+	l->rng ^= l->rng >> 12;
+	l->rng ^= l->rng << 25;
+	l->rng ^= l->rng >> 27;
+	return l->rng * 2685821657736338717ULL;
+}
+
+static char *new_uid(struct js_local *l)
+{
+	uint64_t a = rnd(l), b = rnd(l);
+	return fmt("%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
+		   (unsigned)a & 0xfff, (unsigned)((b >> 48) & 0x3fff) | 0x8000,
+		   (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+/* ---- setup ---- */
+
+static int mkdir_p(const char *path)
+{
+	char *p = js_xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			free(p);
+			return -errno;
+		}
+		*s = '/';
+	}
+	int r = mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	free(p);
+	return r;
+}
+
+int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, struct js_local **ret_local)
+{
+	struct js_local *l = js_xcalloc(1, sizeof(*l));
+	l->opts = *opts;
+	l->js = js_jobset_copy(js);
+	l->run_dir = js_xstrdup(opts->run_dir);
+	l->log_dir = fmt("%s/logs", opts->run_dir);
+	l->hosts_path = fmt("%s/hosts", opts->run_dir);
+	l->death_rd = l->death_wr = l->sig_fd = l->events_fd = -1;
+	l->requeue_ms = -1;
+	l->history = json_array();
+	if (getrandom(&l->rng, sizeof(l->rng), 0) != sizeof(l->rng) || !l->rng)
+		l->rng = (uint64_t)now_ms() | 1;
+	int r = mkdir_p(l->log_dir);
+	if (r < 0) {
+		js_local_free(l);
+		return r;
+	}
+	char *ev = fmt("%s/events.log", opts->run_dir);
+	l->events_fd = open(ev, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	free(ev);
+	if (!l->js->meta.uid)
+		l->js->meta.uid = new_uid(l);
+	if (!l->js->meta.namespace_)
+		l->js->meta.namespace_ = js_xstrdup("default");
+	l->start_ms = now_ms();
+	if (!l->js->meta.creation_timestamp) {
+		char ts[21];
+		js_job_format_time(l->start_ms / 1000, ts);
+		l->js->meta.creation_timestamp = js_xstrdup(ts);
+	}
+	const char *path = getenv("PATH");
+	l->path_env = js_xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	l->home_env = getenv("HOME") ? js_xstrdup(getenv("HOME")) : NULL;
+	char hn[256] = "localhost";
+	if (gethostname(hn, sizeof(hn) - 1) < 0)
+		strcpy(hn, "localhost");
+	l->node_name = js_xstrdup(hn);
+	*ret_local = l;
+	return 0;
+}
+
+static void ljob_free_pods(struct ljob *j)
+{
+	for (size_t i = 0; i < j->n_pods; i++)
+		js_pod_free(j->pods[i]);
+	free(j->pods);
+	j->pods = NULL;
+	j->n_pods = 0;
+}
+
+struct js_local *js_local_free(struct js_local *l)
+{
+	if (!l)
+		return NULL;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		ljob_free_pods(&l->jobs[i]);
+		json_decref(l->jobs[i].obj);
+		free(l->jobs[i].name);
+	}
+	free(l->jobs);
+	json_decref(l->history);
+	js_jobset_free(l->js);
+	free(l->run_dir);
+	free(l->log_dir);
+	free(l->hosts_path);
+	free(l->path_env);
+	free(l->home_env);
+	free(l->node_name);
+	if (l->events_fd >= 0)
+		close(l->events_fd);
+	free(l);
+	return NULL;
+}
+
+/* ---- pods of a Job ---- */
+
+/** Ordinal of a pod among every Indexed pod of the JobSet, from the Job's
+ * labels: stable across restarts, so a hostname keeps its address. */
+static bool pod_ordinal(const struct js_local *l, const json_t *job, int32_t index, uint32_t *ret)
+{
+	const json_t *labels = js_json_path(job, "metadata.labels");
+	const char *rname = js_json_str(labels, JS_LABEL_RJOB_NAME);
+	const char *jidx = js_json_str(labels, JS_LABEL_JOB_INDEX);
+	if (!rname || !jidx || index < 0)
+		return false;
+	uint64_t base = 0;
+	for (size_t i = 0; i < l->js->spec.n_replicated_jobs; i++) {
+		const struct js_rjob *r = &l->js->spec.replicated_jobs[i];
+		int32_t comp = 1;
+		if (!js_tmpl_i32(r, "completions", &comp) || comp < 1)
+			comp = 1;
+		int32_t reps = r->has_replicas ? r->replicas : 1;
+		if (strcmp(r->name, rname) == 0) {
+			*ret = (uint32_t)(base + (uint64_t)atoi(jidx) * (uint64_t)comp + (uint64_t)index);
+			return true;
+		}
+		base += (uint64_t)reps * (uint64_t)comp;
+	}
+	return false;
+}
+
+static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t t)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	char suffix[6];
+	for (int i = 0; i < 5; i++)
+		suffix[i] = alphabet[rnd(l) % (sizeof(alphabet) - 1)];
+	suffix[5] = '\0';
+	char *name = index >= 0 ? fmt("%s-%d-%s", j->name, index, suffix) : fmt("%s-%s", j->name, suffix);
+	char *hostname = index >= 0 ? fmt("%s-%d", j->name, index) : js_xstrdup(name);
+	uint32_t ord;
+	char ip[16];
+	if (pod_ordinal(l, j->obj, index, &ord))
+		js_hosts_ip(ord, ip);
+	else
+		js_hosts_ip(JS_HOSTS_DYNAMIC_BASE + l->nonindexed_ips++, ip);
+
+	/* The Job controller's additions to the pod template (SPEC §6.5). */
+	json_t *tmpl = json_deep_copy(js_json_path(j->obj, "spec.template"));
+	if (!json_is_object(tmpl)) {
+		json_decref(tmpl);
+		tmpl = json_object();
+	}
+	json_t *labels = js_json_path_make(tmpl, "metadata.labels");
+	json_t *ann = js_json_path_make(tmpl, "metadata.annotations");
+	const char *job_uid = js_json_str(json_object_get(j->obj, "metadata"), "uid");
+	json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(j->name));
+	json_object_set_new(labels, "job-name", json_string(j->name));
+	json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(job_uid ? job_uid : ""));
+	json_object_set_new(labels, "controller-uid", json_string(job_uid ? job_uid : ""));
+	if (index >= 0) {
+		char idx[16];
+		snprintf(idx, sizeof(idx), "%d", index);
+		json_object_set_new(labels, JS_ANN_JOB_COMPLETION_INDEX, json_string(idx));
+		json_object_set_new(ann, JS_ANN_JOB_COMPLETION_INDEX, json_string(idx));
+	}
+	const char *subdomain = js_json_str(js_json_path(tmpl, "spec"), "subdomain");
+	char *own_hosts = NULL;
+	const char *hosts = NULL;
+	if (l->host.mode != JS_SANDBOX_NONE) {
+		if (l->service_exists && index >= 0 && subdomain) {
+			hosts = l->hosts_path;
+		} else {
+			own_hosts = fmt("%s/hosts.d/%s", l->run_dir, name);
+			if (js_hosts_write_own(own_hosts, ip, hostname, subdomain, js_jobset_namespace(l->js),
+					       l->service_exists ? l->hosts_path : NULL) == 0)
+				hosts = own_hosts;
+		}
+	}
+	char *uid = new_uid(l);
+	struct js_pod_init init = {
+		.id = ++l->next_pod_id, .name = name, .namespace_ = js_jobset_namespace(l->js), .uid = uid,
+		.job_name = j->name, .index = index, .hostname = hostname, .subdomain = subdomain, .ip = ip,
+		.hosts_file = hosts, .tmpl = tmpl,
+	};
+	struct js_pod *pod = NULL;
+	char *err = NULL;
+	if (js_pod_new(&init, &l->host, &pod, &err) < 0) {
+		event(l, "Warning FailedCreate job/%s: %s", j->name, err);
+		free(err);
+	} else {
+		j->pods = js_xrealloc(j->pods, (j->n_pods + 1) * sizeof(*j->pods));
+		j->pods[j->n_pods++] = pod;
+		event(l, "Normal Started pod/%s (%s, %s)", name, hostname, ip);
+		(void)js_pod_step(pod, &l->host, t);
+		if (js_pod_start_error(pod))
+			event(l, "Warning Failed pod/%s: %s", name, js_pod_start_error(pod));
+	}
+	free(uid);
+	free(own_hosts);
+	json_decref(tmpl);
+	free(hostname);
+	free(name);
+}
+
+/** Sync one Job with its pods. Returns true when its status changed. */
+static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
+{
+	if (j->deleting)
+		return false;
+	size_t n = j->n_pods, n_exits = 0;
+	for (size_t i = 0; i < n; i++)
+		n_exits += js_pod_n_containers(j->pods[i]);
+	struct js_jobctl_pod *obs = js_xcalloc(n + 1, sizeof(*obs));
+	struct js_jobctl_exit *exits = js_xcalloc(n_exits + 1, sizeof(*exits));
+	size_t off = 0;
+	for (size_t i = 0; i < n; i++) {
+		js_pod_observe(j->pods[i], exits + off, &obs[i]);
+		off += js_pod_n_containers(j->pods[i]);
+	}
+	struct js_jobctl_opts o = {.backoff_base_ms = l->opts.backoff_base_ms,
+				   .backoff_max_ms = l->opts.backoff_base_ms * 36};
+	struct js_jobctl_plan plan;
+	bool changed = false;
+	if (js_jobctl_sync(j->obj, obs, n, t, &o, &plan) < 0) {
+		free(obs);
+		free(exits);
+		return false;
+	}
+	free(obs);
+	free(exits);
+	for (size_t i = 0; i < plan.n_delete; i++) {
+		for (size_t k = 0; k < j->n_pods; k++) {
+			if (js_pod_id(j->pods[k]) == plan.delete_ids[i])
+				js_pod_delete(j->pods[k], &l->host, t, true);
+		}
+	}
+	for (size_t i = 0; i < plan.n_create; i++)
+		start_pod(l, j, plan.create[i], t);
+	changed = plan.status_changed || plan.n_create || plan.n_delete;
+	j->wake_ms = plan.wake_ms;
+	if (plan.finished && !j->reported_finish) {
+		j->reported_finish = true;
+		const json_t *c = js_jobctl_condition(j->obj, "Complete");
+		if (!c)
+			c = js_jobctl_condition(j->obj, "Failed");
+		event(l, "%s %s job/%s: %s", js_jobctl_condition(j->obj, "Failed") ? "Warning" : "Normal",
+		      js_json_str(c, "reason") ? js_json_str(c, "reason") : "", j->name,
+		      js_json_str(c, "message") ? js_json_str(c, "message") : "");
+	}
+	js_jobctl_plan_done(&plan);
+	return changed;
+}
+
+static struct ljob *find_job(struct js_local *l, const char *name)
+{
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		if (strcmp(l->jobs[i].name, name) == 0)
+			return &l->jobs[i];
+	}
+	return NULL;
+}
+
+static bool job_gone(const struct ljob *j)
+{
+	for (size_t i = 0; i < j->n_pods; i++) {
+		if (!js_pod_gone(j->pods[i]))
+			return false;
+	}
+	return true;
+}
+
+/** Drop Jobs being deleted whose processes are all gone. */
+static bool collect_jobs(struct js_local *l)
+{
+	bool changed = false;
+	for (size_t i = 0; i < l->n_jobs;) {
+		struct ljob *j = &l->jobs[i];
+		if (!j->deleting || !job_gone(j)) {
+			i++;
+			continue;
+		}
+		event(l, "Normal Deleted job/%s", j->name);
+		json_array_append_new(l->history, j->obj);
+		ljob_free_pods(j);
+		free(j->name);
+		memmove(j, j + 1, (l->n_jobs - i - 1) * sizeof(*j));
+		l->n_jobs--;
+		changed = true;
+	}
+	return changed;
+}
+
+/* ---- applying the core's plan ---- */
+
+/** RFC 7386 JSON merge patch of `patch` into `target`. */
+static void merge_patch(json_t *target, const json_t *patch)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(js_json_unconst(patch), k, v)
+	{
+		if (json_is_null(v)) {
+			json_object_del(target, k);
+		} else if (json_is_object(v)) {
+			json_t *t = json_object_get(target, k);
+			if (!json_is_object(t)) {
+				t = json_object();
+				json_object_set_new(target, k, t);
+			}
+			merge_patch(t, v);
+		} else {
+			json_object_set(target, k, v);
+		}
+	}
+}
+
+static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
+{
+	if (j->deleting)
+		return;
+	j->deleting = true;
+	char ts[21];
+	js_job_format_time(t / 1000, ts);
+	json_object_set_new(js_json_path_make(j->obj, "metadata"), "deletionTimestamp", json_string(ts));
+	for (size_t i = 0; i < j->n_pods; i++)
+		js_pod_delete(j->pods[i], &l->host, t, false);
+}
+
+static int apply(struct js_local *l, const struct js_action *a, int64_t t)
+{
+	struct ljob *j;
+	switch (a->kind) {
+	case JS_ACTION_CREATE_JOB: {
+		if (find_job(l, a->name)) {
+			event(l, "Warning JobCreationFailed job \"%s\" creation failed with error: jobs.batch \"%s\" "
+				 "already exists",
+			      a->name, a->name);
+			return JS_EEXISTS;
+		}
+		json_t *obj = json_deep_copy(a->object);
+		json_t *meta = js_json_path_make(obj, "metadata");
+		char *uid = new_uid(l);
+		char ts[21];
+		js_job_format_time(t / 1000, ts);
+		json_object_set_new(meta, "uid", json_string(uid));
+		json_object_set_new(meta, "creationTimestamp", json_string(ts));
+		free(uid);
+		json_object_set_new(obj, "status", json_object());
+		l->jobs = js_xrealloc(l->jobs, (l->n_jobs + 1) * sizeof(*l->jobs));
+		l->jobs[l->n_jobs++] = (struct ljob){.obj = obj, .name = js_xstrdup(a->name), .wake_ms = -1};
+		event(l, "Normal Created job/%s", a->name);
+		return 0;
+	}
+	case JS_ACTION_DELETE_JOB:
+		j = find_job(l, a->name);
+		if (j)
+			delete_job(l, j, t);
+		return 0;
+	case JS_ACTION_PATCH_JOB:
+		j = find_job(l, a->name);
+		if (!j)
+			return JS_ENOTFOUND;
+		merge_patch(j->obj, a->object);
+		return 0;
+	case JS_ACTION_PATCH_JOB_STATUS:
+		j = find_job(l, a->name);
+		if (!j)
+			return JS_ENOTFOUND;
+		merge_patch(j->obj, a->object);
+		return 0;
+	case JS_ACTION_CREATE_SERVICE: {
+		int r = js_hosts_write_service(l->hosts_path, l->js);
+		if (r < 0) {
+			event(l, "Warning HeadlessServiceCreationFailed %s: %s", l->hosts_path, js_strerror(r));
+			return r;
+		}
+		l->service_exists = true;
+		event(l, "Normal Created service/%s (hosts entries in %s)", a->name, l->hosts_path);
+		return 0;
+	}
+	case JS_ACTION_CREATE_PVC:
+		/* Volumes are the host's directories locally; a claim has
+		 * nothing to provision. */
+		event(l, "Normal Created persistentvolumeclaim/%s (no-op locally)", a->name);
+		return 0;
+	case JS_ACTION_DELETE_JOBSET:
+		/* TTL after finished: the run is over anyway. */
+		return 0;
+	case JS_ACTION__INVALID:
+	case JS_ACTION__COUNT:
+		break;
+	}
+	return -EINVAL;
+}
+
+static void reconcile(struct js_local *l, int64_t t)
+{
+	struct js_obsjob *obs = js_xcalloc(l->n_jobs + 1, sizeof(*obs));
+	size_t n = 0;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		if (js_job_from_json(l->jobs[i].obj, &obs[n]) == 0)
+			n++;
+	}
+	struct js_reconcile_input in = {
+		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .now = t / 1000,
+	};
+	struct js_plan *plan = NULL;
+	char *err = NULL;
+	int r = js_reconcile_run(&in, &plan, &err);
+	for (size_t i = 0; i < n; i++)
+		js_job_done(&obs[i]);
+	free(obs);
+	l->dirty = false;
+	if (r < 0) {
+		event(l, "Warning ReconcileError %s", err ? err : js_strerror(r));
+		free(err);
+		l->requeue_ms = t + LOCAL_RETRY_MS;
+		return;
+	}
+	for (size_t i = 0; i < plan->n_actions; i++) {
+		r = apply(l, &plan->actions[i], t);
+		if (r < 0) {
+			/* SPEC §11.2: stop, write nothing, retry with backoff. */
+			l->requeue_ms = t + LOCAL_RETRY_MS;
+			js_reconcile_plan_free(plan);
+			return;
+		}
+		l->dirty = true;
+	}
+	l->requeue_ms = plan->has_requeue_after ? t + plan->requeue_after * 1000 : -1;
+	if (plan->status_changed && plan->jobset) {
+		struct js_jobset *next = js_jobset_copy(plan->jobset);
+		js_jobset_free(l->js);
+		l->js = next;
+		l->dirty = true;
+		for (size_t i = 0; i < plan->n_events; i++)
+			event(l, "%s %s jobset/%s: %s", plan->events[i].type, plan->events[i].reason,
+			      js_jobset_name(l->js), plan->events[i].message);
+	}
+	js_reconcile_plan_free(plan);
+}
+
+/* ---- the loop ---- */
+
+static bool terminal(const struct js_local *l)
+{
+	return js_jobset_condition_true(l->js, "Completed") || js_jobset_condition_true(l->js, "Failed");
+}
+
+static bool all_gone(const struct js_local *l)
+{
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		if (!job_gone(&l->jobs[i]))
+			return false;
+	}
+	return true;
+}
+
+static void stop_all(struct js_local *l, int64_t t, int64_t grace_ms)
+{
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
+			js_pod_delete_within(l->jobs[i].pods[k], &l->host, t, grace_ms);
+	}
+}
+
+static void reap(struct js_local *l, int64_t t)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+		if (pid <= 0)
+			return;
+		bool found = false;
+		for (size_t i = 0; i < l->n_jobs && !found; i++) {
+			for (size_t k = 0; k < l->jobs[i].n_pods && !found; k++)
+				found = js_pod_reap(l->jobs[i].pods[k], &l->host, pid, status, t);
+		}
+		l->dirty |= found;
+	}
+}
+
+static void view(struct js_local *l, int64_t t, bool force)
+{
+	if (!l->opts.on_view)
+		return;
+	if (!force && l->opts.tick_ms > 0 && t - l->last_view_ms < l->opts.tick_ms / 4)
+		return;
+	l->last_view_ms = t;
+	size_t nr = l->js->spec.n_replicated_jobs;
+	struct js_local_rjob_view *rv = js_xcalloc(nr + 1, sizeof(*rv));
+	for (size_t i = 0; i < nr; i++) {
+		rv[i].name = l->js->spec.replicated_jobs[i].name;
+		rv[i].replicas = l->js->spec.replicated_jobs[i].has_replicas ? l->js->spec.replicated_jobs[i].replicas : 1;
+	}
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		const struct ljob *j = &l->jobs[i];
+		const char *rn = js_json_str(js_json_path(j->obj, "metadata.labels"), JS_LABEL_RJOB_NAME);
+		int ri = rn ? js_jobset_find_rjob(l->js, rn) : -1;
+		if (ri < 0 || j->deleting)
+			continue;
+		struct js_local_rjob_view *v = &rv[ri];
+		if (js_jobctl_condition(j->obj, "Complete"))
+			v->jobs_succeeded++;
+		else if (js_jobctl_condition(j->obj, "Failed"))
+			v->jobs_failed++;
+		else
+			v->jobs_active++;
+		for (size_t k = 0; k < j->n_pods; k++) {
+			const struct js_pod *p = j->pods[k];
+			enum js_jobctl_phase ph = js_pod_phase(p);
+			v->pods_active += ph <= JS_JOBCTL_RUNNING;
+			v->pods_ready += js_pod_ready(p);
+			v->pods_succeeded += ph == JS_JOBCTL_SUCCEEDED;
+			v->pods_failed += ph == JS_JOBCTL_FAILED;
+			v->restarts += js_pod_restarts(p);
+		}
+	}
+	const char *state = l->interrupts ? "Stopping"
+			    : js_jobset_condition_true(l->js, "Completed") ? "Completed"
+			    : js_jobset_condition_true(l->js, "Failed")    ? "Failed"
+			    : l->n_jobs ? "Running"
+					: "Starting";
+	struct js_local_view v = {.elapsed_ms = t - l->start_ms, .restarts = l->js->status.restarts, .state = state,
+				  .n_rjobs = nr, .rjobs = rv};
+	l->opts.on_view(l->opts.ctx, &v);
+	free(rv);
+}
+
+static int64_t next_deadline(const struct js_local *l)
+{
+	int64_t w = l->requeue_ms;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		const struct ljob *j = &l->jobs[i];
+		if (j->wake_ms >= 0 && (w < 0 || j->wake_ms < w))
+			w = j->wake_ms;
+		for (size_t k = 0; k < j->n_pods; k++) {
+			int64_t p = js_pod_wake(j->pods[k]);
+			if (p >= 0 && (w < 0 || p < w))
+				w = p;
+		}
+	}
+	return w;
+}
+
+static int setup(struct js_local *l, sigset_t *ret_old)
+{
+	const char *why = NULL;
+	enum js_sandbox_mode mode = JS_SANDBOX_NONE;
+	if (l->opts.no_namespaces)
+		why = "disabled by --no-namespaces";
+	else
+		mode = js_sandbox_probe(l->opts.probe_path ? l->opts.probe_path : "/bin/true", &why);
+	l->sandbox_why = mode == JS_SANDBOX_NONE ? why : NULL;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	l->death_rd = p[0];
+	l->death_wr = p[1];
+	char *hd = fmt("%s/hosts.d", l->run_dir);
+	(void)mkdir_p(hd);
+	free(hd);
+	l->host = (struct js_pod_host){
+		.mode = mode, .death_fd = l->death_rd, .log_dir = l->log_dir, .node_name = l->node_name,
+		.path_env = l->path_env, .home_env = l->home_env, .restart_base_ms = l->opts.backoff_base_ms,
+		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
+	};
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0)
+		return -errno;
+	l->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (l->sig_fd < 0)
+		return -errno;
+	return 0;
+}
+
+static void handle_signals(struct js_local *l, int64_t t)
+{
+	struct signalfd_siginfo si;
+	while (read(l->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(l, t);
+			continue;
+		}
+		l->interrupts++;
+		if (l->interrupts == 1) {
+			event(l, "Normal Interrupted: stopping every pod within its grace period");
+			stop_all(l, t, INT64_MAX / 4);
+		} else {
+			event(l, "Warning Interrupted again: killing every pod now");
+			stop_all(l, t, LOCAL_KILL_NOW_MS);
+		}
+		l->dirty = true;
+	}
+	reap(l, t);
+}
+
+static void pump(struct js_local *l, struct pollfd *fds, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (!fds[i].revents)
+			continue;
+		for (size_t j = 0; j < l->n_jobs; j++) {
+			bool done = false;
+			for (size_t k = 0; k < l->jobs[j].n_pods && !done; k++)
+				done = js_pod_pump(l->jobs[j].pods[k], &l->host, fds[i].fd);
+			if (done)
+				break;
+		}
+	}
+}
+
+static int write_results(struct js_local *l)
+{
+	json_t *jobs = json_deep_copy(l->history);
+	for (size_t i = 0; i < l->n_jobs; i++)
+		json_array_append(jobs, l->jobs[i].obj);
+	static const char *const names[] = {"jobset.json", "jobs.json"};
+	json_t *docs[] = {js_codec_encode_jobset(l->js), jobs};
+	int r = 0;
+	for (size_t i = 0; i < 2; i++) {
+		char *path = fmt("%s/%s", l->run_dir, names[i]);
+		if (json_dump_file(docs[i], path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 && !r)
+			r = -EIO;
+		free(path);
+		json_decref(docs[i]);
+	}
+	return r;
+}
+
+static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap)
+{
+	size_t need = 1;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
+			need += js_pod_n_fds(l->jobs[i].pods[k]);
+	}
+	if (need > *cap) {
+		*cap = need * 2;
+		*fds = js_xrealloc(*fds, *cap * sizeof(**fds));
+	}
+	(*fds)[0] = (struct pollfd){.fd = l->sig_fd, .events = POLLIN};
+	size_t n = 1;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
+			n += js_pod_fill_pollfds(l->jobs[i].pods[k], *fds + n);
+	}
+	return n;
+}
+
+int js_local_run(struct js_local *l, enum js_local_result *ret_result)
+{
+	sigset_t old;
+	int r = setup(l, &old);
+	if (r < 0)
+		return r;
+	if (l->sandbox_why)
+		event(l, "Warning Degraded: Linux namespaces are not available (%s): pods share this machine's "
+			 "hostname and /etc/hosts; pod names resolve only through $JOBSET_HOSTS_FILE",
+		      l->sandbox_why);
+	else
+		event(l, "Normal Sandbox: pods run in their own %s (hostname, /etc/hosts, PID)",
+		      js_sandbox_mode_name(l->host.mode));
+	setenv("JOBSET_HOSTS_FILE", l->hosts_path, 1);
+	struct pollfd *fds = NULL;
+	size_t cap = 0;
+	l->dirty = true;
+	for (;;) {
+		int64_t t = now_ms();
+		bool changed = false;
+		for (size_t i = 0; i < l->n_jobs; i++) {
+			for (size_t k = 0; k < l->jobs[i].n_pods; k++) {
+				struct js_pod *p = l->jobs[i].pods[k];
+				enum js_jobctl_phase before = js_pod_phase(p);
+				if (js_pod_step(p, &l->host, t))
+					changed = true;
+				if (before != js_pod_phase(p) && js_pod_phase(p) >= JS_JOBCTL_SUCCEEDED)
+					event(l, "%s pod/%s %s", js_pod_phase(p) == JS_JOBCTL_SUCCEEDED ? "Normal" : "Warning",
+					      js_pod_name(p), js_pod_phase(p) == JS_JOBCTL_SUCCEEDED ? "Succeeded" : "Failed");
+			}
+		}
+		if (!l->interrupts) {
+			for (size_t i = 0; i < l->n_jobs; i++)
+				changed |= sync_job(l, &l->jobs[i], t);
+		}
+		changed |= collect_jobs(l);
+		l->dirty |= changed;
+		if (!l->interrupts && (l->dirty || (l->requeue_ms >= 0 && t >= l->requeue_ms))) {
+			reconcile(l, t);
+			if (l->dirty)
+				continue; /* apply the consequences right away */
+		}
+		view(l, t, changed);
+		if ((terminal(l) || l->interrupts) && all_gone(l))
+			break;
+		int64_t w = next_deadline(l);
+		if (l->opts.tick_ms > 0 && (w < 0 || w > t + l->opts.tick_ms))
+			w = t + l->opts.tick_ms;
+		int timeout = w < 0 ? -1 : (int)(w > t ? (w - t < 60000 ? w - t : 60000) : 0);
+		size_t n = build_pollfds(l, &fds, &cap);
+		int pr = poll(fds, n, timeout);
+		if (pr < 0 && errno != EINTR) {
+			r = -errno;
+			stop_all(l, t, 0);
+			break;
+		}
+		t = now_ms();
+		if (pr > 0) {
+			pump(l, fds, n);
+			if (fds[0].revents)
+				handle_signals(l, t);
+		}
+	}
+	free(fds);
+	view(l, now_ms(), true);
+	int wr = write_results(l);
+	close(l->sig_fd);
+	l->sig_fd = -1;
+	close(l->death_wr);
+	close(l->death_rd);
+	l->death_rd = l->death_wr = -1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return r;
+	*ret_result = l->interrupts ? JS_LOCAL_INTERRUPTED
+		      : js_jobset_condition_true(l->js, "Completed") ? JS_LOCAL_COMPLETED
+								      : JS_LOCAL_FAILED;
+	return wr;
+}
+
+const struct js_jobset *js_local_jobset(const struct js_local *l)
+{
+	return l->js;
+}
+
+enum js_sandbox_mode js_local_sandbox(const struct js_local *l, const char **ret_why)
+{
+	if (ret_why)
+		*ret_why = l->sandbox_why;
+	return l->host.mode;
+}
+
+int64_t js_local_elapsed_ms(const struct js_local *l)
+{
+	return now_ms() - l->start_ms;
+}
+
+int js_local_preflight(const struct js_jobset *js, char **ret_err)
+{
+	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
+		const struct js_rjob *r = &js->spec.replicated_jobs[i];
+		char *err = NULL;
+		if (js_pod_check_template(js_json_path(r->template_, "spec.template"), &err) < 0) {
+			*ret_err = fmt("spec.replicatedJobs[%zu] (%s): %s", i, r->name, err);
+			free(err);
+			return JS_EINVALID;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * pod.h - a pod as processes: what the kubelet does for one core/v1 Pod,
+ * on this machine.
+ *
+ * Init containers run one at a time in order; a sidecar (an init container
+ * with restartPolicy Always) is started, counts as done once running, keeps
+ * running and is restarted whenever it exits, and is stopped after the main
+ * containers finish. Then every regular container starts at once. With pod
+ * restartPolicy OnFailure a container that exits non-zero is restarted in
+ * place after a doubling delay (restartCount grows); with Never it stays
+ * terminated and the pod fails once every container has finished.
+ *
+ * Each container is `command` + `args` exec'd directly (the image is only
+ * recorded) with `env` (value and valueFrom.fieldRef: metadata.name,
+ * metadata.namespace, metadata.uid, metadata.labels['k'],
+ * metadata.annotations['k'], status.podIP, status.hostIP, spec.nodeName,
+ * spec.serviceAccountName) after a base environment (PATH and HOME of the
+ * runner, HOSTNAME), with JOB_COMPLETION_INDEX appended for Indexed Jobs, and
+ * $(VAR) references expanded as the kubelet does. Its output goes to
+ * <log_dir>/<pod>/<container>.log, and line by line to an optional callback.
+ *
+ * Stopping sends SIGTERM to every running container, then SIGKILL after
+ * terminationGracePeriodSeconds (default 30).
+ *
+ * Not thread-safe; the runner's single thread owns every pod.
+ */
+#ifndef JS_POD_H
+#define JS_POD_H
+
+#include <jansson.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/common.h"
+#include "local/jobctl.h"
+#include "local/sandbox.h"
+
+struct js_pod;
+
+/** Called for every complete line a container writes (without the newline). */
+typedef void (*js_pod_line_fn)(void *ctx, const struct js_pod *pod, const char *container, const char *line,
+			       size_t n);
+
+/** What every pod of a run shares. Borrowed by the pods; outlives them. */
+struct js_pod_host {
+	enum js_sandbox_mode mode;
+	int death_fd;             /* read end of the death pipe */
+	const char *log_dir;      /* logs go to <log_dir>/<pod>/<container>.log */
+	const char *node_name;    /* spec.nodeName */
+	const char *path_env;     /* PATH for containers and command lookup */
+	const char *home_env;     /* HOME, or NULL */
+	int64_t restart_base_ms;  /* first in-place restart delay (OnFailure) */
+	int64_t restart_max_ms;
+	js_pod_line_fn on_line;   /* or NULL */
+	void *line_ctx;
+};
+
+/** A container's state, as a ContainerStatus would show it. */
+enum js_pod_ctr_state {
+	JS_POD_CTR_WAITING,
+	JS_POD_CTR_RUNNING,
+	JS_POD_CTR_TERMINATED,
+};
+
+/** Identity and template of a new pod. Borrowed for the call. */
+struct js_pod_init {
+	uint64_t id;
+	const char *name;
+	const char *namespace_;
+	const char *uid;
+	const char *job_name;
+	int32_t index;            /* completion index, -1 for NonIndexed */
+	const char *hostname;
+	const char *subdomain;    /* or NULL */
+	const char *ip;           /* 127.x.y.z */
+	const char *hosts_file;   /* this pod's /etc/hosts, or NULL */
+	const json_t *tmpl;       /* PodTemplateSpec (metadata + spec) */
+};
+
+/**
+ * Build a pod (nothing is started yet). The template's metadata gets the
+ * Job controller's additions (job-name, controller-uid, completion index).
+ * Returns 0 and *ret_pod (free with js_pod_free), or JS_EINVALID with
+ * *ret_err (caller frees) naming the problem - a container without
+ * `command`, an env valueFrom other than fieldRef, an unknown fieldPath.
+ */
+JS_WARN_UNUSED int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, struct js_pod **ret_pod,
+			       char **ret_err);
+
+/**
+ * Check a pod template without building a pod: the same problems
+ * js_pod_new reports. Returns 0 or JS_EINVALID with *ret_err (caller frees).
+ */
+JS_WARN_UNUSED int js_pod_check_template(const json_t *tmpl, char **ret_err);
+
+/** Free a pod; its processes must be gone (js_pod_gone). NULL is a no-op. */
+struct js_pod *js_pod_free(struct js_pod *pod);
+
+/**
+ * Advance the pod at time `now_ms`: start what is due (init containers in
+ * order, then the main ones, restarts after their delay), SIGKILL what
+ * outlived its grace period, update the phase. Returns true when anything
+ * visible changed.
+ */
+bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms);
+
+/** Record that process `pid` exited with wait `status`. Returns true when
+ * it was one of this pod's containers. */
+bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, int status, int64_t now_ms);
+
+/** Stop the pod: SIGTERM now, SIGKILL after the grace period. `by_controller`
+ * marks a deletion by the Job controller (not counted as a failure). */
+void js_pod_delete(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool by_controller);
+
+/** Stop with a grace period of `grace_ms` instead of the pod's own, if
+ * shorter (runner teardown). */
+void js_pod_delete_within(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t grace_ms);
+
+/** True when no process of the pod is left. */
+bool js_pod_gone(const struct js_pod *pod);
+
+/** Earliest time js_pod_step has something to do, or -1. */
+int64_t js_pod_wake(const struct js_pod *pod);
+
+/** Append this pod's log pipes to `fds` (room for js_pod_n_fds entries). */
+size_t js_pod_fill_pollfds(const struct js_pod *pod, struct pollfd *fds);
+
+/** Number of open log pipes. */
+size_t js_pod_n_fds(const struct js_pod *pod);
+
+/** Drain log pipe `fd` if it is one of this pod's. Returns true if it was. */
+bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd);
+
+/** The pod as the Job controller sees it. `exits` and `conds` must have room
+ * for js_pod_n_containers entries; they are filled and referenced. */
+void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, struct js_jobctl_pod *ret);
+
+/* ---- read access ---- */
+size_t js_pod_n_containers(const struct js_pod *pod);
+const char *js_pod_name(const struct js_pod *pod);
+const char *js_pod_job_name(const struct js_pod *pod);
+uint64_t js_pod_id(const struct js_pod *pod);
+int32_t js_pod_index(const struct js_pod *pod);
+enum js_jobctl_phase js_pod_phase(const struct js_pod *pod);
+int32_t js_pod_restarts(const struct js_pod *pod);
+bool js_pod_ready(const struct js_pod *pod);
+/** The first start failure ("container 'x': exec: No such file..."), or NULL. */
+const char *js_pod_start_error(const struct js_pod *pod);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * sandbox.c - one container process (see sandbox.h).
+ *
+ * The child side runs between clone() and execve() in a copy of the runner:
+ * it only makes system calls on buffers the parent prepared, then reports
+ * the failing step and errno through a close-on-exec pipe if anything fails.
+ * A zero-byte read on that pipe means execve succeeded.
+ */
+#include "local/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Steps the child can fail at, reported to the parent by number. */
+static const char *const stages[] = {
+	"pdeathsig", "runner gone", "signal mask", "uid map", "mount private", "mount /etc/hosts",
+	"sethostname", "setpgid", "stdio", "chdir", "exec",
+};
+enum { ST_PDEATH, ST_GONE, ST_SIGMASK, ST_UIDMAP, ST_PRIVATE, ST_HOSTS, ST_HOSTNAME, ST_PGID, ST_STDIO,
+       ST_CHDIR, ST_EXEC };
+
+struct report {
+	int stage;
+	int err;
+};
+
+/** Everything the child needs, prepared before clone(). */
+struct prep {
+	char uid_map[64], gid_map[64];
+};
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static _Noreturn void child_fail(int err_fd, int stage)
+{
+	struct report r = {stage, errno};
+	if (write(err_fd, &r, sizeof(r)) < 0) {
+		/* nothing left to tell the parent with */
+	}
+	_exit(127);
+}
+
+static _Noreturn void child(const struct js_sandbox_spec *s, const struct prep *p, int err_fd)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(err_fd, ST_PDEATH);
+	/* In a new PID namespace getppid() is 0, so the usual check cannot tell
+	 * whether the runner died before the prctl: the death pipe can. */
+	if (s->death_fd >= 0) {
+		struct pollfd pfd = {.fd = s->death_fd, .events = POLLIN};
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR))) {
+			errno = ESRCH;
+			child_fail(err_fd, ST_GONE);
+		}
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		child_fail(err_fd, ST_SIGMASK);
+	signal(SIGPIPE, SIG_DFL);
+	if (s->mode == JS_SANDBOX_USERNS) {
+		if (write_file("/proc/self/setgroups", "deny") < 0 || write_file("/proc/self/uid_map", p->uid_map) < 0 ||
+		    write_file("/proc/self/gid_map", p->gid_map) < 0)
+			child_fail(err_fd, ST_UIDMAP);
+	}
+	if (s->mode != JS_SANDBOX_NONE) {
+		/* Private first, so the bind mount never reaches the host. */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			child_fail(err_fd, ST_PRIVATE);
+		if (s->hosts_file && mount(s->hosts_file, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
+			child_fail(err_fd, ST_HOSTS);
+		if (s->hostname && sethostname(s->hostname, strlen(s->hostname)) < 0)
+			child_fail(err_fd, ST_HOSTNAME);
+	}
+	if (setpgid(0, 0) < 0)
+		child_fail(err_fd, ST_PGID);
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(s->out_fd, 1) < 0 || dup2(s->out_fd, 2) < 0)
+		child_fail(err_fd, ST_STDIO);
+	if (s->cwd && chdir(s->cwd) < 0)
+		child_fail(err_fd, ST_CHDIR);
+	execve(s->path, s->argv, s->envp);
+	child_fail(err_fd, ST_EXEC);
+}
+
+int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const char **ret_stage)
+{
+	struct prep p;
+	snprintf(p.uid_map, sizeof(p.uid_map), "%u %u 1\n", (unsigned)geteuid(), (unsigned)geteuid());
+	snprintf(p.gid_map, sizeof(p.gid_map), "%u %u 1\n", (unsigned)getegid(), (unsigned)getegid());
+	unsigned long flags = SIGCHLD;
+	if (spec->mode != JS_SANDBOX_NONE)
+		flags |= CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWPID;
+	if (spec->mode == JS_SANDBOX_USERNS)
+		flags |= CLONE_NEWUSER;
+
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	/* clone() without a new stack behaves like fork(); glibc's clone()
+	 * wrapper insists on one, hence the raw system call. */
+	long pid = syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		int err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		if (ret_stage)
+			*ret_stage = "clone";
+		return err;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		child(spec, &p, pipefd[1]);
+	}
+	close(pipefd[1]);
+	struct report r;
+	ssize_t n;
+	do
+		n = read(pipefd[0], &r, sizeof(r));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == 0) {
+		*ret_pid = (pid_t)pid;
+		return 0;
+	}
+	while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR) {
+	}
+	if (n != (ssize_t)sizeof(r) || r.stage < 0 || r.stage >= (int)JS_ARRAY_SIZE(stages)) {
+		if (ret_stage)
+			*ret_stage = "report";
+		return -EIO;
+	}
+	if (ret_stage)
+		*ret_stage = stages[r.stage];
+	return r.err > 0 ? -r.err : -EIO;
+}
+
+enum js_sandbox_mode js_sandbox_probe(const char *probe_path, const char **ret_why)
+{
+	static const enum js_sandbox_mode order[] = {JS_SANDBOX_NS, JS_SANDBOX_USERNS};
+	const char *why = "namespaces unavailable";
+	int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null_fd < 0) {
+		if (ret_why)
+			*ret_why = "cannot open /dev/null";
+		return JS_SANDBOX_NONE;
+	}
+	char *argv[] = {(char *)(uintptr_t)probe_path, NULL};
+	char *envp[] = {NULL};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(order); i++) {
+		struct js_sandbox_spec s = {.path = probe_path, .argv = argv, .envp = envp, .hostname = "probe",
+					    .hosts_file = "/etc/hosts", .out_fd = null_fd, .death_fd = -1,
+					    .mode = order[i]};
+		pid_t pid;
+		const char *stage = NULL;
+		if (js_sandbox_spawn(&s, &pid, &stage) < 0) {
+			why = stage;
+			continue;
+		}
+		int status = 0;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+		}
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			close(null_fd);
+			return order[i];
+		}
+	}
+	close(null_fd);
+	if (ret_why)
+		*ret_why = why;
+	return JS_SANDBOX_NONE;
+}
+
+int js_sandbox_kill(pid_t pid, enum js_sandbox_mode mode, int sig)
+{
+	if (pid <= 0)
+		return -ESRCH;
+	/* A PID namespace's init ignores signals it has no handler for, except
+	 * SIGKILL from outside - the same as a container's PID 1. */
+	pid_t target = mode == JS_SANDBOX_NONE && sig == SIGKILL ? -pid : pid;
+	return kill(target, sig) < 0 ? -errno : 0;
+}
+
+const char *js_sandbox_mode_name(enum js_sandbox_mode mode)
+{
+	switch (mode) {
+	case JS_SANDBOX_NS:
+		return "namespaces";
+	case JS_SANDBOX_USERNS:
+		return "user namespaces";
+	case JS_SANDBOX_NONE:
+		break;
+	}
+	return "none (degraded)";
+}

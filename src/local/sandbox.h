@@ -1,0 +1,75 @@
+/*
+ * sandbox.h - start one container process the way a node would: its own
+ * hostname and /etc/hosts (UTS and mount namespaces), its own PID namespace
+ * (so everything it forks dies with it), stdout and stderr into a pipe,
+ * stdin from /dev/null, the working directory set, and killed by the kernel
+ * if the runner dies (PR_SET_PDEATHSIG, checked against a death pipe to
+ * close the race with a parent that died first).
+ *
+ * Children are started with clone() + execve() only: the child runs a short
+ * list of system calls prepared by the parent (no allocation) and execs, so
+ * the runner never keeps forked copies of itself.
+ *
+ * Three modes, probed once per run (js_sandbox_probe):
+ *  - JS_SANDBOX_NS: mount + UTS + PID namespaces (the runner is root);
+ *  - JS_SANDBOX_USERNS: the same inside a new user namespace that maps the
+ *    caller's uid and gid to themselves (unprivileged runners);
+ *  - JS_SANDBOX_NONE: degraded - no namespaces; the process gets its own
+ *    process group, the runner's hostname and /etc/hosts. Names of pods then
+ *    resolve only through the hosts file path in $JOBSET_HOSTS_FILE.
+ *
+ * Not thread-safe: call from the runner's single thread.
+ */
+#ifndef JS_SANDBOX_H
+#define JS_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "base/common.h"
+
+enum js_sandbox_mode {
+	JS_SANDBOX_NONE,
+	JS_SANDBOX_NS,
+	JS_SANDBOX_USERNS,
+};
+
+/** What to start. Every pointer is borrowed for the duration of the call. */
+struct js_sandbox_spec {
+	const char *path;       /* executable, absolute or relative to cwd */
+	char *const *argv;      /* NULL-terminated */
+	char *const *envp;      /* NULL-terminated; the whole environment */
+	const char *cwd;        /* working directory, or NULL to inherit */
+	const char *hostname;   /* UTS hostname, or NULL (ignored in NONE) */
+	const char *hosts_file; /* bind-mounted on /etc/hosts, or NULL
+				   (ignored in NONE) */
+	int out_fd;             /* becomes fds 1 and 2 */
+	int death_fd;           /* read end of the runner's death pipe, or -1 */
+	enum js_sandbox_mode mode;
+};
+
+/**
+ * Start a process. On success returns 0 and sets *ret_pid: the process has
+ * exec'd (failures up to and including execve are reported here, not as an
+ * exit status). On failure returns -errno, sets *ret_stage (if not NULL) to a
+ * static word naming the step that failed ("exec", "mount /etc/hosts",
+ * "sethostname", ...), and no process is left behind.
+ */
+JS_WARN_UNUSED int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const char **ret_stage);
+
+/**
+ * Find the strongest mode that works here by starting `probe_path` (an
+ * executable that exits 0, e.g. /bin/true) in each. Returns the mode; when it
+ * is JS_SANDBOX_NONE, *ret_why (if not NULL) names what failed (static).
+ */
+enum js_sandbox_mode js_sandbox_probe(const char *probe_path, const char **ret_why);
+
+/** Send `sig` to the container: to its PID namespace's init (NS modes) or to
+ * its process group (NONE). SIGKILL of the init kills the whole namespace.
+ * Returns 0 or -errno. */
+int js_sandbox_kill(pid_t pid, enum js_sandbox_mode mode, int sig);
+
+/** "namespaces", "user namespaces", "none (degraded)" (static). */
+const char *js_sandbox_mode_name(enum js_sandbox_mode mode);
+
+#endif
