@@ -118,6 +118,28 @@ EOF
 	[[ $reason == PodFailurePolicy ]] || st_fail "Job pfp failed with reason '$reason'"
 	st_done
 
+	st_step "a finished Job with ttlSecondsAfterFinished: 1 is deleted (ttl-after-finished controller)"
+	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ttl
+spec:
+  ttlSecondsAfterFinished: 1
+  template:
+    metadata:
+      annotations:
+        jobset-test/run-for: 100ms
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: fake.invalid/none:latest
+EOF
+	kc -n "$ST_NS" wait --for=delete job/ttl --timeout=60s >/dev/null ||
+		st_fail "Job ttl was not deleted after it finished"
+	st_done
+
 	st_step "a pod stays Running while its run-for lasts, and the Job reports it ready"
 	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
 apiVersion: batch/v1
