@@ -189,25 +189,6 @@ static void fill_keys(const struct js_jobset *js, size_t ri, int32_t job_index, 
 	}
 }
 
-static bool mounts_volume(const json_t *pod_spec, const char *name)
-{
-	static const char *const lists[] = {"containers", "initContainers"};
-	for (size_t l = 0; l < 2; l++) {
-		size_t i;
-		json_t *c;
-		json_array_foreach(json_object_get(pod_spec, lists[l]), i, c) {
-			size_t j;
-			json_t *m;
-			json_array_foreach(json_object_get(c, "volumeMounts"), j, m) {
-				const char *mn = js_json_str(m, "name");
-				if (mn && strcmp(mn, name) == 0)
-					return true;
-			}
-		}
-	}
-	return false;
-}
-
 static void add_pvc_volumes(const struct js_jobset *js, json_t *pod_spec)
 {
 	for (size_t p = 0; p < js->spec.n_volume_claim_policies; p++) {
@@ -215,7 +196,7 @@ static void add_pvc_volumes(const struct js_jobset *js, json_t *pod_spec)
 		json_t *t;
 		json_array_foreach(js->spec.volume_claim_policies[p].templates, i, t) {
 			const char *name = json_string_value(js_json_path(t, "metadata.name"));
-			if (!name || !mounts_volume(pod_spec, name))
+			if (!name || !js_tmpl_pod_mounts(pod_spec, name))
 				continue;
 			struct js_buf claim;
 			js_buf_init(&claim, 0);

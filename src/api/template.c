@@ -46,3 +46,22 @@ const char *js_tmpl_annotation(const struct js_rjob *rjob, const char *key)
 {
 	return json_string_value(json_object_get(js_json_path(rjob->template_, "metadata.annotations"), key));
 }
+
+bool js_tmpl_pod_mounts(const json_t *pod_spec, const char *name)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	for (size_t l = 0; l < 2; l++) {
+		size_t i;
+		json_t *c;
+		json_array_foreach(json_object_get(pod_spec, lists[l]), i, c) {
+			size_t j;
+			json_t *m;
+			json_array_foreach(json_object_get(c, "volumeMounts"), j, m) {
+				const char *mn = js_json_str(m, "name");
+				if (mn && strcmp(mn, name) == 0)
+					return true;
+			}
+		}
+	}
+	return false;
+}

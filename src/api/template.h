@@ -33,6 +33,10 @@ const char *js_tmpl_str(const struct js_rjob *rjob, const char *field);
  * Job API default; the JobSet webhook defaults it to Indexed). */
 bool js_tmpl_indexed(const struct js_rjob *rjob);
 
+/** True when a container or init container of `pod_spec` mounts volume
+ * `name` (SPEC §5.3.3 P5, §6.2 step 7). */
+bool js_tmpl_pod_mounts(const json_t *pod_spec, const char *name);
+
 /** Job template metadata annotation `key`, or NULL. Borrowed. */
 const char *js_tmpl_annotation(const struct js_rjob *rjob, const char *key);
 

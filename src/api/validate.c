@@ -476,25 +476,6 @@ static void check_coordinator(struct js_vctx *v)
 	free(ep);
 }
 
-static bool pod_spec_mounts(const json_t *pod_spec, const char *name)
-{
-	static const char *const lists[] = {"containers", "initContainers"};
-	for (int l = 0; l < 2; l++) {
-		size_t i;
-		json_t *c;
-		json_array_foreach(json_object_get(pod_spec, lists[l]), i, c) {
-			size_t j;
-			json_t *m;
-			json_array_foreach(json_object_get(c, "volumeMounts"), j, m) {
-				const char *mn = js_json_str(m, "name");
-				if (mn && strcmp(mn, name) == 0)
-					return true;
-			}
-		}
-	}
-	return false;
-}
-
 static void check_pvc_existing(struct js_vctx *v, size_t p, size_t t, const json_t *tmpl, const char *pvc)
 {
 	if (!v->opts->pvc_lookup)
@@ -558,7 +539,7 @@ static void check_vcps(struct js_vctx *v)
 			bool mounted = false;
 			for (size_t r = 0; r < s->n_replicated_jobs; r++) {
 				const json_t *ps = js_tmpl_pod_spec(&s->replicated_jobs[r]);
-				mounted |= pod_spec_mounts(ps, name);
+				mounted |= js_tmpl_pod_mounts(ps, name);
 				size_t vi;
 				json_t *vol;
 				json_array_foreach(json_object_get(ps, "volumes"), vi, vol) {
