@@ -1,0 +1,121 @@
+"""Fixtures for end-to-end runs of `jobset run`.
+
+JOBSET_BIN points at the built binary (default build/jobset). The example
+program is taken from <build>/examples/jobset-demo when the build made it,
+else compiled here from examples/demo/jobset-demo.c with cc.
+"""
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="session")
+def jobset_bin():
+    b = Path(os.environ.get("JOBSET_BIN", REPO / "build" / "jobset")).resolve()
+    if not b.exists():
+        pytest.fail(f"JOBSET_BIN {b} does not exist; build first")
+    return b
+
+
+@pytest.fixture(scope="session")
+def demo_dir(jobset_bin, tmp_path_factory):
+    built = jobset_bin.parent / "examples" / "jobset-demo"
+    if built.exists():
+        return built.parent
+    d = tmp_path_factory.mktemp("demo-bin")
+    subprocess.run(["cc", "-std=c17", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(d / "jobset-demo"),
+                    str(REPO / "examples" / "demo" / "jobset-demo.c")], check=True)
+    return d
+
+
+class Run:
+    def __init__(self, proc, run_dir):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.dir = run_dir
+
+    @property
+    def jobset(self):
+        return json.loads((self.dir / "jobset.json").read_text())
+
+    @property
+    def status(self):
+        return self.jobset["status"]
+
+    @property
+    def jobs(self):
+        return json.loads((self.dir / "jobs.json").read_text())
+
+    def condition(self, ctype):
+        for c in self.status.get("conditions", []):
+            if c["type"] == ctype and c["status"] == "True":
+                return c
+        return None
+
+    def logs(self, pod_prefix, container):
+        """Concatenated logs of every pod whose name starts with pod_prefix."""
+        out = []
+        for p in sorted((self.dir / "logs").glob(pod_prefix + "*")):
+            f = p / (container + ".log")
+            if f.exists():
+                out.append(f.read_text())
+        return "\n".join(out)
+
+    def events(self):
+        return (self.dir / "events.log").read_text()
+
+
+@pytest.fixture
+def run(jobset_bin, demo_dir, tmp_path):
+    """run(manifest_path_or_yaml_text, *args, timeout=60) -> Run."""
+
+    def go(manifest, *args, timeout=90):
+        if "\n" in str(manifest):
+            path = tmp_path / "manifest.yaml"
+            path.write_text(manifest)
+        else:
+            path = Path(manifest)
+        run_dir = tmp_path / "run"
+        env = dict(os.environ, PATH=f"{demo_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+        proc = subprocess.run([str(jobset_bin), "run", "--run-dir", str(run_dir), *args, str(path)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+        return Run(proc, run_dir)
+
+    return go
+
+
+def wait_for(pred, timeout=30.0, what="condition"):
+    """Poll pred() until true or fail after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+def processes_with_env(marker):
+    """PIDs of processes whose environment contains marker."""
+    pids = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (p / "environ").read_bytes():
+                pids.append(int(p.name))
+        except (OSError, PermissionError):
+            pass
+    return pids
+
+
+def have_cc():
+    return shutil.which("cc") is not None

@@ -1,0 +1,215 @@
+"""Runtime behaviour: name resolution, Job semantics, bad input, teardown."""
+import os
+import signal
+import subprocess
+import uuid
+
+from conftest import processes_with_env, wait_for
+
+DNS = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: dns}
+spec:
+  coordinator: {replicatedJob: b, jobIndex: 0, podIndex: 1}
+  replicatedJobs:
+  - name: a
+    template:
+      spec:
+        completions: 1
+        parallelism: 1
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: probe
+              image: busybox
+              command: [sh, -c, 'hostname; for n in dns-b-0-1.dns dns-b-0-1.dns.default.svc dns-b-0-1.dns.default.svc.cluster.local $COORD; do getent hosts $n; done']
+              env:
+              - name: COORD
+                valueFrom: {fieldRef: {fieldPath: "metadata.annotations['jobset.sigs.k8s.io/coordinator']"}}
+  - name: b
+    template:
+      spec:
+        completions: 2
+        parallelism: 2
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: probe
+              image: busybox
+              command: [sh, -c, 'echo "me=$(hostname) ip=$IP ns=$NS"; getent hosts $(hostname)']
+              env:
+              - {name: IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+              - {name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
+"""
+
+
+def test_pod_names_resolve_in_every_pod(run):
+    r = run(DNS)
+    assert r.rc == 0, r.stderr
+    a = r.logs("dns-a-0-0", "probe")
+    assert a.splitlines()[0] == "dns-a-0-0"
+    b1 = r.logs("dns-b-0-1", "probe")
+    ip = b1.split("ip=")[1].split()[0]
+    assert ip.startswith("127.") and ip != "127.0.0.1"
+    assert "me=dns-b-0-1" in b1 and "ns=default" in b1
+    lines = [l for l in a.splitlines()[1:] if l]
+    assert len(lines) == 4
+    assert all(l.split()[0] == ip for l in lines), a  # every form, and the coordinator
+
+
+def test_namespace_option(run):
+    r = run(DNS, "--namespace", "team-a")
+    assert r.rc == 0, r.stderr
+    assert "ns=team-a" in r.logs("dns-b-0-0", "probe")
+    assert r.jobset["metadata"]["namespace"] == "team-a"
+
+
+def _one(name, pod_spec, job_extra=""):
+    return f"""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {{name: {name}}}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        completions: 1
+        parallelism: 1
+{job_extra}        template:
+          spec:
+{pod_spec}"""
+
+
+def test_onfailure_restarts_then_backoff_limit(run):
+    r = run(_one("flaky", """            restartPolicy: OnFailure
+            containers:
+            - name: main
+              image: busybox
+              command: [sh, -c, 'echo attempt; exit 3']
+""", "        backoffLimit: 2\n"), "--backoff-ms", "50")
+    assert r.rc == 1
+    assert r.condition("Failed")["reason"] == "FailedJobs"
+    job = r.jobs[0]
+    failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"][0]
+    assert failed["reason"] == "BackoffLimitExceeded"
+    assert r.logs("flaky-w-0-0", "main").count("attempt") >= 2
+
+
+def test_active_deadline(run):
+    r = run(_one("slow", """            restartPolicy: Never
+            terminationGracePeriodSeconds: 1
+            containers:
+            - name: main
+              image: busybox
+              command: [sleep, "600"]
+""", "        activeDeadlineSeconds: 1\n"))
+    assert r.rc == 1
+    reasons = {c["type"]: c["reason"] for c in r.jobs[0]["status"]["conditions"]}
+    assert reasons["FailureTarget"] == "DeadlineExceeded" and reasons["Failed"] == "DeadlineExceeded"
+
+
+def test_init_containers_and_sidecar(run):
+    r = run(_one("init", """            restartPolicy: Never
+            initContainers:
+            - name: setup
+              image: busybox
+              command: [sh, -c, 'mkdir -p sub && echo setup > order.txt']
+            - name: side
+              image: busybox
+              restartPolicy: Always
+              command: [sh, -c, 'echo sidecar up >> order.txt; exec sleep 600']
+            terminationGracePeriodSeconds: 1
+            containers:
+            - name: main
+              image: busybox
+              workingDir: sub
+              command: [sh, -c, 'pwd; cat ../order.txt']
+"""))
+    assert r.rc == 0, r.stderr
+    out = r.logs("init-w-0-0", "main").splitlines()
+    # Init containers ran in order, the sidecar kept running, then main ran
+    # in its workingDir; the sidecar was stopped when main finished.
+    assert out[0].endswith("/sub")
+    assert out[1:] == ["setup", "sidecar up"]
+
+
+def test_missing_command_fails_before_start(run):
+    r = run(_one("nocmd", """            restartPolicy: Never
+            containers:
+            - name: trainer
+              image: python:3
+"""))
+    assert r.rc == 2
+    assert "container 'trainer' has no command" in r.stderr
+    assert not (r.dir / "logs").exists()
+
+
+def test_invalid_manifest_fails_before_start(run):
+    r = run("""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: Bad_Name}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: -1
+    template: {spec: {template: {spec: {containers: [{name: c, image: busybox, command: ["true"]}]}}}}
+""")
+    assert r.rc == 2
+    assert "metadata.name" in r.stderr
+    assert "nothing was started" in r.stderr
+    assert not r.dir.exists()
+
+
+SLEEPERS = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: sleepers}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        completions: 2
+        parallelism: 2
+        template:
+          spec:
+            restartPolicy: Never
+            terminationGracePeriodSeconds: %d
+            containers:
+            - name: main
+              image: busybox
+              command: [sh, -c, 'sleep 600 & sleep 600 & wait']
+              env: [{name: JS_E2E_MARKER, value: "%s"}]
+"""
+
+
+def _start(jobset_bin, tmp_path, grace):
+    marker = "m" + uuid.uuid4().hex
+    (tmp_path / "m.yaml").write_text(SLEEPERS % (grace, marker))
+    p = subprocess.Popen([str(jobset_bin), "run", "-q", "--run-dir", str(tmp_path / "run"), str(tmp_path / "m.yaml")],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # 4 pods x (sh + 2 sleeps) = 12 processes carry the marker.
+    wait_for(lambda: len(processes_with_env(marker)) >= 12, what="12 container processes")
+    return p, marker
+
+
+def test_sigkill_of_runner_leaves_no_process(jobset_bin, tmp_path):
+    p, marker = _start(jobset_bin, tmp_path, 30)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=10)
+    wait_for(lambda: not processes_with_env(marker), timeout=10, what="every container process to die")
+
+
+def test_sigterm_stops_everything_within_grace(jobset_bin, tmp_path):
+    p, marker = _start(jobset_bin, tmp_path, 1)
+    p.send_signal(signal.SIGTERM)
+    # `sh` as PID 1 ignores SIGTERM, so this takes the 1 s grace period.
+    assert p.wait(timeout=15) == 130
+    assert not processes_with_env(marker)
+    assert (tmp_path / "run" / "jobset.json").exists()
