@@ -161,8 +161,13 @@ static int leader(const struct opts *o)
 			int s;
 			long v;
 			if (recv_line(w[i], line, sizeof(line)) < 0 || sscanf(line, "STEP %d %ld", &s, &v) != 2) {
-				say("leader: lost a worker at step %d", step);
-				return 4;
+				/* Leave recovery to the JobSet's failure policy: the
+				 * worker's Job fails, and the policy restarts or fails
+				 * the whole JobSet (this pod gets SIGTERM then). Exiting
+				 * here would race with it by failing the leader's Job. */
+				say("leader: lost a worker at step %d; waiting for the JobSet to act", step);
+				for (;;)
+					pause();
 			}
 			total += v;
 		}
