@@ -162,9 +162,16 @@ int js_execcred_run(const struct js_kubeconfig *kc, int timeout_ms, struct js_ex
 	if (!x->interactive)
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	/* Its own process group, so a timeout kills the plugin's children too
+	 * (they would otherwise hold our stdio open). */
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
 	pid_t pid = -1;
 	if (r == 0)
-		r = -posix_spawnp(&pid, x->command, &fa, NULL, argv, envp);
+		r = -posix_spawnp(&pid, x->command, &fa, x->interactive ? NULL : &at, argv, envp);
+	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pfd[1]);
 	free(argv);
@@ -204,7 +211,7 @@ int js_execcred_run(const struct js_kubeconfig *kc, int timeout_ms, struct js_ex
 	}
 	close(pfd[0]);
 	if (r < 0)
-		kill(pid, SIGKILL);
+		kill(x->interactive ? pid : -pid, SIGKILL);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

@@ -122,6 +122,16 @@ static int teardown(void **state)
 	kt_delete_namespace(ADMIN, NS);
 	ADMIN = js_client_free(ADMIN);
 	js_kubeconfig_done(&KC);
+	static const char *const files[] = {"ca.crt", "admin.crt", "admin.key", "token", "k-cert", "k-token",
+					    "k-tokfile", "rot-token", "plugin.sh", "count", "info", "k-exec",
+					    "k-sni", "k-sni-bad", "k-insecure", "k-noca", "sa/token", "sa/ca.crt",
+					    "sa/namespace", "sa", ""};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char p[512];
+		snprintf(p, sizeof p, "%s/%s", DIR_, files[i]);
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
 	return 0;
 }
 
