@@ -13,6 +13,15 @@
 #include "api/validate.h"
 #include "base/diag.h"
 
+/** The spellings of one API enum, indexed by value (api/enums.c). */
+struct js__enum_table {
+	const char *const *names;
+	int count;
+};
+
+extern const struct js__enum_table js__success_op_table, js__startup_order_table, js__restart_strategy_table,
+	js__fp_action_table, js__depends_status_table, js__when_deleted_table, js__job_failure_reason_table;
+
 /** Validation context: the object, the options and where errors go. */
 struct js_vctx {
 	const struct js_jobset *js;

@@ -9,6 +9,8 @@
  */
 #include "api/codec.h"
 
+#include "api/api_int.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +42,6 @@ enum {
 	F_OMITZERO = 2,  /* (no has flag) omit from output when zero */
 };
 
-struct enum_desc {
-	const char *(*to_string)(int v);
-	int count;
-};
-
 struct type;
 
 struct field {
@@ -54,7 +51,7 @@ struct field {
 	size_t has;
 	size_t cnt;
 	const struct type *sub;
-	const struct enum_desc *en;
+	const struct js__enum_table *en;
 	unsigned flags;
 };
 
@@ -66,19 +63,6 @@ struct type {
 	size_t extra;                   /* json_t * slot for unmodelled keys, or NONE */
 	const char *const *extra_known; /* keys allowed into `extra` in strict mode */
 };
-
-/* ---- enum adaptors: the tables live in enums.c ---- */
-
-#define ENUM_ADAPTOR(name, type, count)                                                   \
-	static const char *name##_str(int v) { return js_##name##_to_string((enum type)v); } \
-	static const struct enum_desc name##_desc = {name##_str, count}
-
-ENUM_ADAPTOR(success_op, js_success_op, JS_SUCCESS_OP__COUNT);
-ENUM_ADAPTOR(startup_order, js_startup_order, JS_STARTUP_ORDER__COUNT);
-ENUM_ADAPTOR(restart_strategy, js_restart_strategy, JS_RESTART_STRATEGY__COUNT);
-ENUM_ADAPTOR(fp_action, js_fp_action, JS_FP_ACTION__COUNT);
-ENUM_ADAPTOR(depends_status, js_depends_status, JS_DEPENDS_STATUS__COUNT);
-ENUM_ADAPTOR(when_deleted, js_when_deleted, JS_WHEN_DELETED__COUNT);
 
 /* ---- the tables ---- */
 
@@ -106,7 +90,7 @@ static const struct type meta_type = TYPE(js_meta, "ObjectMeta", meta_fields, O(
 static const struct field depends_on_fields[] = {
 	{"name", K_STR, O(js_depends_on, name), NONE, NONE, NULL, NULL, F_REQ},
 	{"status", K_ENUM, O(js_depends_on, status), O(js_depends_on, has_status), NONE, NULL,
-	 &depends_status_desc, F_REQ},
+	 &js__depends_status_table, F_REQ},
 };
 static const struct type depends_on_type = TYPE(js_depends_on, "DependsOn", depends_on_fields, NONE, NULL);
 
@@ -131,7 +115,7 @@ static const struct type network_type = TYPE(js_network, "Network", network_fiel
 
 static const struct field success_fields[] = {
 	{"operator", K_ENUM, O(js_success_policy, operator_), O(js_success_policy, has_operator), NONE, NULL,
-	 &success_op_desc, F_REQ},
+	 &js__success_op_table, F_REQ},
 	{"targetReplicatedJobs", K_STRLIST, O(js_success_policy, target_replicated_jobs), NONE, NONE, NULL,
 	 NULL, 0},
 };
@@ -139,7 +123,7 @@ static const struct type success_type = TYPE(js_success_policy, "SuccessPolicy",
 
 static const struct field rule_fields[] = {
 	{"name", K_STR, O(js_fp_rule, name), NONE, NONE, NULL, NULL, 0},
-	{"action", K_ENUM, O(js_fp_rule, action), O(js_fp_rule, has_action), NONE, NULL, &fp_action_desc,
+	{"action", K_ENUM, O(js_fp_rule, action), O(js_fp_rule, has_action), NONE, NULL, &js__fp_action_table,
 	 F_REQ},
 	{"onJobFailureReasons", K_STRLIST, O(js_fp_rule, on_job_failure_reasons), NONE, NONE, NULL, NULL, 0},
 	{"onJobFailureMessagePatterns", K_STRLIST, O(js_fp_rule, on_job_failure_message_patterns), NONE, NONE,
@@ -152,7 +136,7 @@ static const struct field failure_fields[] = {
 	{"maxRestarts", K_I32, O(js_failure_policy, max_restarts), O(js_failure_policy, has_max_restarts),
 	 NONE, NULL, NULL, 0},
 	{"restartStrategy", K_ENUM, O(js_failure_policy, restart_strategy),
-	 O(js_failure_policy, has_restart_strategy), NONE, NULL, &restart_strategy_desc, 0},
+	 O(js_failure_policy, has_restart_strategy), NONE, NULL, &js__restart_strategy_table, 0},
 	{"rules", K_LIST, O(js_failure_policy, rules), O(js_failure_policy, has_rules),
 	 O(js_failure_policy, n_rules), &rule_type, NULL, 0},
 };
@@ -160,7 +144,7 @@ static const struct type failure_type = TYPE(js_failure_policy, "FailurePolicy",
 
 static const struct field startup_fields[] = {
 	{"startupPolicyOrder", K_ENUM, O(js_startup_policy, order), O(js_startup_policy, has_order), NONE,
-	 NULL, &startup_order_desc, F_REQ},
+	 NULL, &js__startup_order_table, F_REQ},
 };
 static const struct type startup_type = TYPE(js_startup_policy, "StartupPolicy", startup_fields, NONE, NULL);
 
@@ -175,7 +159,7 @@ static const struct type coordinator_type = TYPE(js_coordinator, "Coordinator", 
 
 static const struct field retention_fields[] = {
 	{"whenDeleted", K_ENUM, O(js_retention_policy, when_deleted), O(js_retention_policy, has_when_deleted),
-	 NONE, NULL, &when_deleted_desc, 0},
+	 NONE, NULL, &js__when_deleted_table, 0},
 };
 static const struct type retention_type =
 	TYPE(js_retention_policy, "VolumeRetentionPolicy", retention_fields, NONE, NULL);
@@ -476,7 +460,7 @@ static void decode_enum(struct dec *d, const json_t *v, const struct field *f, v
 	}
 	const char *s = json_string_value(v);
 	for (int i = 0; i < f->en->count; i++) {
-		if (strcmp(f->en->to_string(i), s) == 0) {
+		if (strcmp(f->en->names[i], s) == 0) {
 			*(int *)at(obj, f->off) = i;
 			set_has(obj, f, true);
 			return;
@@ -485,7 +469,7 @@ static void decode_enum(struct dec *d, const json_t *v, const struct field *f, v
 	struct js_buf allowed;
 	js_buf_init(&allowed, 0);
 	for (int i = 0; i < f->en->count; i++)
-		if (js_buf_printf(&allowed, "%s\"%s\"", i ? ", " : "", f->en->to_string(i)) < 0)
+		if (js_buf_printf(&allowed, "%s\"%s\"", i ? ", " : "", f->en->names[i]) < 0)
 			break;
 	char *val = render_value(v);
 	js_diag_add(d->diag, JS_DIAG_NOT_SUPPORTED, js_buf_str(&d->path), val, "supported values: %s",
@@ -746,7 +730,7 @@ static json_t *encode_field(const struct field *f, const void *obj)
 		if (!get_has(obj, f))
 			return NULL;
 		int x = *(const int *)cat(obj, f->off);
-		return json_string(f->en->to_string(x));
+		return json_string(x >= 0 && x < f->en->count ? f->en->names[x] : "");
 	}
 	case K_OBJ: {
 		const void *p = *(void *const *)cat(obj, f->off);

@@ -23,39 +23,47 @@ static const struct {
 	{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset)},
 };
 
+/* One "Name[=true|false]" item of a gate list. */
+static int parse_gate(const char *item, size_t n, struct js_gates *gates, char *err, size_t errlen)
+{
+	const char *eq = memchr(item, '=', n);
+	size_t name_len = eq ? (size_t)(eq - item) : n;
+	const char *val = eq ? eq + 1 : "true";
+	size_t val_len = eq ? n - name_len - 1 : 4;
+	bool on;
+	if (val_len == 4 && strncmp(val, "true", 4) == 0)
+		on = true;
+	else if (val_len == 5 && strncmp(val, "false", 5) == 0)
+		on = false;
+	else {
+		snprintf(err, errlen, "feature gate %.*s: value must be true or false, not '%.*s'", (int)name_len, item,
+			 (int)val_len, val);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < JS_ARRAY_SIZE(gate_names); i++)
+		if (strlen(gate_names[i].name) == name_len && strncmp(gate_names[i].name, item, name_len) == 0) {
+			*(bool *)((char *)gates + gate_names[i].off) = on;
+			return 0;
+		}
+	snprintf(err, errlen, "unknown feature gate '%.*s' (known: RestartJob, InPlaceRestart, ElasticJobSet)", (int)name_len,
+		 item);
+	return -EINVAL;
+}
+
 int js_cli_parse_gates(const char *spec, struct js_gates *gates, char *err, size_t errlen)
 {
-	char *copy = js_xstrdup(spec), *save = NULL;
-	int r = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok && r == 0; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		const char *val = eq ? eq + 1 : "true";
-		if (eq)
-			*eq = '\0';
-		bool on;
-		if (strcmp(val, "true") == 0)
-			on = true;
-		else if (strcmp(val, "false") == 0)
-			on = false;
-		else {
-			snprintf(err, errlen, "feature gate %s: value must be true or false, not '%s'", tok, val);
-			r = -EINVAL;
-			break;
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n > 0) {
+			int r = parse_gate(p, n, gates, err, errlen);
+			if (r < 0)
+				return r;
 		}
-		bool found = false;
-		for (size_t i = 0; i < JS_ARRAY_SIZE(gate_names); i++)
-			if (strcmp(gate_names[i].name, tok) == 0) {
-				*(bool *)((char *)gates + gate_names[i].off) = on;
-				found = true;
-			}
-		if (!found) {
-			snprintf(err, errlen, "unknown feature gate '%s' (known: RestartJob, InPlaceRestart, ElasticJobSet)",
-				 tok);
-			r = -EINVAL;
-		}
+		p += n;
+		if (*p == ',')
+			p++;
 	}
-	free(copy);
-	return r;
+	return 0;
 }
 
 enum js_cli_doc_kind js_cli_read_doc(const struct js_docs *docs, size_t i, const struct js_gates *gates,
