@@ -1,0 +1,26 @@
+# src/webhook: the admission webhook HTTPS server (docs/webhooks.md). Needs
+# libmicrohttpd and GnuTLS (its TLS stack; we hand it reloaded certificates
+# through GnuTLS's retrieve callback) on top of the base and api layers.
+if(NOT TARGET js_webhook)
+  pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+  pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
+  find_package(Threads REQUIRED)
+  js_layer(js_webhook webhook js_api js_base PkgConfig::MHD PkgConfig::GNUTLS PkgConfig::JANSSON
+           Threads::Threads)
+
+  # A tiny host for the server until jobset-controller hosts it: serves the
+  # admission paths with lookups through src/kube (tests/e2e/cluster).
+  if(TARGET js_kube)
+    add_executable(jobset-webhook ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
+    target_compile_options(jobset-webhook PRIVATE ${JS_WARNINGS})
+    target_link_libraries(jobset-webhook PRIVATE js_webhook js_kube js_api js_base)
+    set_target_properties(jobset-webhook PROPERTIES LINKER_LANGUAGE CXX)
+  endif()
+
+  # The CRD generator (tools/crdgen): deploy/crd/jobset.x-k8s.io_jobsets.yaml
+  # from our API model and the control plane's OpenAPI documents.
+  add_executable(jobset-crdgen ${CMAKE_SOURCE_DIR}/tools/crdgen/main.c)
+  target_compile_options(jobset-crdgen PRIVATE ${JS_WARNINGS})
+  target_link_libraries(jobset-crdgen PRIVATE js_api js_base)
+  set_target_properties(jobset-crdgen PROPERTIES LINKER_LANGUAGE CXX)
+endif()
