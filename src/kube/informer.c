@@ -628,9 +628,11 @@ static int do_watch(struct js_informer *inf, bool *healthy)
 	js_watch_framer_init(&fr, 0);
 	struct line_ctx lc = {.inf = inf};
 	int stream_err = 0;
+	bool cancel_sent = false;
 	for (;;) {
 		pthread_mutex_lock(&inf->lock);
-		while (!inf->wbuf.len && !inf->wdone && !inf->stop)
+		/* Once stop has been answered with a cancel, wait for on_done. */
+		while (!inf->wbuf.len && !inf->wdone && !(inf->stop && !cancel_sent))
 			pthread_cond_wait(&inf->cond, &inf->lock);
 		char *chunk = NULL;
 		size_t n = inf->wbuf.len;
@@ -649,9 +651,11 @@ static int do_watch(struct js_informer *inf, bool *healthy)
 		free(chunk);
 		if (done)
 			break;
-		if (stop) {
-			/* cancel is set; the I/O thread will call on_done */
-			continue;
+		if (stop && !cancel_sent) {
+			/* js_informer_free set the cancel flag; make sure the I/O
+			 * thread looks at it, then wait for on_done. */
+			js_client_wakeup(inf->c);
+			cancel_sent = true;
 		}
 	}
 	js_watch_framer_done(&fr);

@@ -30,13 +30,11 @@ enum js_watch_type js_watch_type_from_string(const char *s)
 void js_watch_framer_init(struct js_watch_framer *f, size_t max_line)
 {
 	js_buf_init(&f->carry, max_line ? max_line : JS__KUBE_MAX_EVENT);
-	f->scanned = 0;
 }
 
 void js_watch_framer_done(struct js_watch_framer *f)
 {
 	js_buf_done(&f->carry);
-	f->scanned = 0;
 }
 
 size_t js_watch_framer_pending(const struct js_watch_framer *f)

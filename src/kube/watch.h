@@ -33,8 +33,7 @@ enum js_watch_type js_watch_type_from_string(const char *s);
 
 /** Line framer. Zero-initialise, then js_watch_framer_init. */
 struct js_watch_framer {
-	struct js_buf carry; /* bytes of an unfinished line */
-	size_t scanned;      /* bytes of `carry` known to hold no '\n' */
+	struct js_buf carry; /* bytes of an unfinished line (only new bytes are scanned) */
 };
 
 /** Lines may be up to `max_line` bytes (0 = 64 MiB). */
