@@ -19,8 +19,10 @@ if(NOT TARGET js_webhook)
 
   # The CRD generator (tools/crdgen): deploy/crd/jobset.x-k8s.io_jobsets.yaml
   # from our API model and the control plane's OpenAPI documents.
+  if(EXISTS ${CMAKE_SOURCE_DIR}/tools/crdgen/main.c)
   add_executable(jobset-crdgen ${CMAKE_SOURCE_DIR}/tools/crdgen/main.c)
   target_compile_options(jobset-crdgen PRIVATE ${JS_WARNINGS})
   target_link_libraries(jobset-crdgen PRIVATE js_api js_base)
   set_target_properties(jobset-crdgen PROPERTIES LINKER_LANGUAGE CXX)
+  endif()
 endif()
