@@ -1,0 +1,110 @@
+/*
+ * config.h - the settings of jobset-controller: command-line flags (SPEC
+ * §12.1), the optional `Configuration` file (SPEC §12.2, a subset), feature
+ * gates (§12.3), Go durations and listen addresses.
+ *
+ * Precedence as upstream: defaults, then the file named by --config (decoded
+ * strictly: an unknown field is an error), then every flag given explicitly
+ * on the command line. Leader election is therefore on unless the file or
+ * --leader-elect=false turns it off (the file's default is true).
+ *
+ * Pure apart from js_config_parse_args() reading the --config file. Never
+ * prints: errors come back as one message. Not thread-safe; a js_config is
+ * plain data with one owner.
+ */
+#ifndef JS_CONFIG_H
+#define JS_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/jobset.h"
+#include "base/common.h"
+
+#define JS_CONFIG_LEASE_NAME "6d4f6a47.jobset.x-k8s.io"
+
+/** Every setting. Strings are owned (js_config_done); NULL = unset. */
+struct js_config {
+	char *config_file;      /* --config */
+	char *kubeconfig;       /* --kubeconfig; NULL = $KUBECONFIG, then in-cluster */
+	char *context;          /* --context */
+	double qps;             /* --kube-api-qps, clientConnection.qps (500) */
+	int burst;              /* --kube-api-burst, clientConnection.burst (500) */
+	int concurrency;        /* --concurrency: reconcile workers (4) */
+
+	bool leader_elect;      /* --leader-elect, leaderElection.leaderElect (true) */
+	char *lease_namespace;  /* --leader-elect-namespace; NULL = the client's namespace */
+	char *lease_name;       /* --leader-elect-name (JS_CONFIG_LEASE_NAME) */
+	char *identity;         /* --leader-elect-identity; NULL = hostname_pid */
+	int lease_duration_ms;  /* 15000 */
+	int renew_deadline_ms;  /* 10000 */
+	int retry_period_ms;    /* 2000 */
+
+	char *metrics_addr;     /* --metrics-bind-address (":8443"; "0" disables) */
+	char *health_addr;      /* --health-probe-bind-address (":8081"; "0"/"" disables) */
+	char *readyz_path;      /* health.readinessEndpointName ("readyz") */
+	char *healthz_path;     /* health.livenessEndpointName ("healthz") */
+
+	struct js_gates gates;  /* featureGates, --feature-gates */
+
+	bool webhooks;          /* --enable-webhooks (false until src/webhook lands) */
+	int webhook_port;       /* webhook.port (9443) */
+	char *webhook_host;     /* webhook.host */
+	char *webhook_cert_dir; /* webhook.certDir, --webhook-cert-dir */
+
+	int verbosity;          /* -v, --zap-log-level N (0); debug = 4 */
+	bool help, version;
+};
+
+/** Fill `cfg` with the defaults above (previous contents are not freed). */
+void js_config_defaults(struct js_config *cfg);
+
+/** Free the strings of `cfg` and zero it. NULL is a no-op. */
+void js_config_done(struct js_config *cfg);
+
+/**
+ * Parse argv (argv[0] is the program) into `cfg`, which must hold defaults:
+ * first find --config and apply that file, then apply every flag. Flags take
+ * "--name=value" or "--name value"; booleans also bare "--name". Returns 0,
+ * or JS_EINVALID / -errno with *reterr_msg (caller frees) naming the flag,
+ * field or file.
+ */
+JS_WARN_UNUSED int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, char **reterr_msg);
+
+/**
+ * Apply a Configuration document (YAML or JSON text, `len` bytes, named
+ * `file` in messages) on top of `cfg`. Strict: unknown fields, wrong types,
+ * a wrong apiVersion/kind, unknown or locked feature gates and invalid TLS
+ * settings are errors. Returns 0 or JS_EINVALID with *reterr_msg.
+ */
+JS_WARN_UNUSED int js_config_apply_file(struct js_config *cfg, const char *file, const char *data, size_t len,
+					char **reterr_msg);
+
+/**
+ * Parse "RestartJob=true,ElasticJobSet=false" into `gates` (gates not named
+ * are unchanged). Known: RestartJob, InPlaceRestart, ElasticJobSet, and
+ * TLSOptions (locked to true). Returns 0 or JS_EINVALID with *reterr_msg.
+ */
+JS_WARN_UNUSED int js_config_parse_gates(const char *s, struct js_gates *gates, char **reterr_msg);
+
+/** Set one gate by name. Returns 0 or JS_EINVALID (unknown, or locked). */
+JS_WARN_UNUSED int js_config_set_gate(struct js_gates *gates, const char *name, bool on);
+
+/**
+ * Parse a Go duration ("15s", "1m30s", "500ms", "1h", "0") into
+ * milliseconds. Returns 0 or JS_EINVALID (also for negative or > 24 h).
+ */
+JS_WARN_UNUSED int js_config_parse_duration_ms(const char *s, int64_t *ret_ms);
+
+/**
+ * Split a listen address ":8080", "127.0.0.1:8080", "[::1]:8080" or
+ * "localhost:0". "0" and "" mean disabled: *ret_disabled = true. Otherwise
+ * *ret_host (caller frees; NULL = all interfaces) and *ret_port (0..65535).
+ * Returns 0 or JS_EINVALID.
+ */
+JS_WARN_UNUSED int js_config_parse_addr(const char *s, bool *ret_disabled, char **ret_host, int *ret_port);
+
+/** The usage text (static). */
+const char *js_config_usage(void);
+
+#endif

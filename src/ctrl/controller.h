@@ -1,0 +1,89 @@
+/*
+ * controller.h - the JobSet controller of jobset-controller (SPEC §11): the
+ * informer caches it owns, the work queue, N reconcile workers, leader
+ * election and the event recorder, wired around the reconcile core.
+ *
+ * Caches (never a cluster-wide Pod cache, upstream #778): every JobSet; Jobs
+ * and Services carrying label jobset.sigs.k8s.io/jobset-name (the Service we
+ * create gets that label too, see docs/controller.md). Jobs are indexed by
+ * the uid of their controller JobSet owner reference. Event handlers only
+ * map an event to its JobSet key "namespace/name" (ctrl/owner.h); the queue
+ * de-duplicates and backs off per key; a worker reconciles one key at a time
+ * through js_reconcile_run() and applies the plan (ctrl/sync.c).
+ *
+ * Only the leader runs workers. Informers run on every replica, so a
+ * successor starts with warm caches.
+ *
+ * Threading: js_controller_new/start/stop/free from one thread (main);
+ * the query functions from any thread.
+ */
+#ifndef JS_CONTROLLER_H
+#define JS_CONTROLLER_H
+
+#include <stdbool.h>
+
+#include "api/jobset.h"
+#include "base/common.h"
+#include "ctrl/metrics.h"
+#include "kube/client.h"
+
+/** Log levels passed to the log callback. */
+enum {
+	JS_CONTROLLER_LOG_ERROR = 0,
+	JS_CONTROLLER_LOG_INFO = 1,
+	JS_CONTROLLER_LOG_DEBUG = 4,
+};
+
+/** Receives one formatted line (no newline); from any thread. */
+typedef void js_controller_log_fn(void *user, int level, const char *msg);
+
+struct js_controller_opts {
+	struct js_client *client;   /* required; must outlive the controller */
+	int workers;                /* reconcile workers; 0 = 1 */
+	struct js_gates gates;
+	bool leader_elect;
+	const char *lease_namespace; /* required with leader_elect */
+	const char *lease_name;      /* required with leader_elect */
+	const char *identity;        /* required with leader_elect; also the events' reportingInstance */
+	int lease_duration_ms, renew_deadline_ms, retry_period_ms; /* 0 = 15000/10000/2000 */
+	int cache_wait_ms;           /* read-your-writes wait after a write; 0 = 3000, < 0 = none */
+	js_controller_log_fn *log;   /* may be NULL */
+	void *log_user;
+};
+
+struct js_controller;
+
+/** Create (not started); copies the options. Returns 0 or JS_EINVALID. */
+JS_WARN_UNUSED int js_controller_new(const struct js_controller_opts *opts, struct js_controller **ret);
+
+/** Start the informers and the leader election (or, without it, the
+ * workers). Returns 0 or -errno. */
+JS_WARN_UNUSED int js_controller_start(struct js_controller *c);
+
+/** True when every cache has completed its first LIST. */
+bool js_controller_ready(struct js_controller *c);
+
+/** True while this replica's workers run (it leads, or election is off). */
+bool js_controller_active(struct js_controller *c);
+
+/** True once leadership was lost: the process should exit (as upstream). */
+bool js_controller_lost(struct js_controller *c);
+
+/**
+ * Graceful stop: take no more keys, let in-flight reconciles finish (up to
+ * `timeout_ms`), then stop leading and release the Lease. Idempotent.
+ * Returns 0 or -ETIMEDOUT (workers still busy; they are abandoned to exit).
+ */
+int js_controller_stop(struct js_controller *c, int timeout_ms);
+
+/** Stop (if needed) and free. NULL is a no-op. Returns NULL. */
+struct js_controller *js_controller_free(struct js_controller *c);
+
+/** The metric registry (owned by the controller). Gauges are refreshed by
+ * js_controller_refresh_metrics(). */
+struct js_metrics *js_controller_metrics(struct js_controller *c);
+
+/** Update the gauges (queue depth, leader, cache sizes) before a scrape. */
+void js_controller_refresh_metrics(struct js_controller *c);
+
+#endif

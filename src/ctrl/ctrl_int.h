@@ -1,0 +1,89 @@
+/*
+ * ctrl_int.h - internals shared by controller.c (wiring) and sync.c (one
+ * reconcile of one key). Nothing outside src/ctrl includes this.
+ */
+#ifndef JS_CTRL_INT_H
+#define JS_CTRL_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctrl/controller.h"
+#include "ctrl/metrics.h"
+#include "kube/informer.h"
+#include "kube/leader.h"
+#include "kube/recorder.h"
+#include "kube/workqueue.h"
+
+/* Index of Jobs by the uid of their controller JobSet owner (SPEC §11.1). */
+#define JS__CTRL_INDEX_OWNER "jobset-owner"
+
+/* Metric families, in the order of the table in controller.c. */
+enum {
+	JS__M_FAILED,            /* jobset_failed_total{jobset_name,namespace} */
+	JS__M_COMPLETED,         /* jobset_completed_total{jobset_name,namespace} */
+	JS__M_RESTARTS,          /* jobset_restarts_total{jobset_name,namespace} */
+	JS__M_RECONCILE_TOTAL,   /* controller_runtime_reconcile_total{controller,result} */
+	JS__M_RECONCILE_ERRORS,  /* controller_runtime_reconcile_errors_total{controller} */
+	JS__M_RECONCILE_TIME,    /* controller_runtime_reconcile_time_seconds{controller} */
+	JS__M_ACTIONS,           /* jobset_controller_actions_total{action,result} */
+	JS__M_STATUS_CONFLICTS,  /* jobset_controller_status_conflicts_total */
+	JS__M_QUEUE_DEPTH,       /* workqueue_depth{name} */
+	JS__M_QUEUE_ADDS,        /* workqueue_adds_total{name} */
+	JS__M_QUEUE_RETRIES,     /* workqueue_retries_total{name} */
+	JS__M_QUEUE_LATENCY,     /* workqueue_queue_duration_seconds{name} */
+	JS__M_QUEUE_WORK,        /* workqueue_work_duration_seconds{name} */
+	JS__M_REST,              /* rest_client_requests_total{method,code} */
+	JS__M_LEADER,            /* leader_election_master_status{name} */
+	JS__M_WORKERS,           /* controller_runtime_active_workers{controller} */
+	JS__M_CACHE_OBJECTS,     /* jobset_controller_cache_objects{resource} */
+	JS__M_INFORMER_LISTS,    /* jobset_controller_informer_lists_total{resource} */
+	JS__M_INFORMER_WATCHES,  /* jobset_controller_informer_watches_total{resource} */
+	JS__M__COUNT
+};
+
+struct js_controller {
+	struct js_controller_opts o; /* strings below are owned copies */
+	char *lease_namespace, *lease_name, *identity;
+
+	struct js_client *client;
+	struct js_metrics *metrics;
+	struct js_informer *jobsets, *jobs, *services;
+	struct js_workqueue *q;
+	struct js_recorder *rec;
+	struct js_leader *le;
+
+	pthread_mutex_t mu;          /* guards the fields below */
+	pthread_cond_t cond;
+	pthread_t *threads;
+	int n_threads;
+	int busy;                    /* workers inside a reconcile */
+	int alive;                   /* worker threads not yet exited */
+	json_t *enqueued;            /* key -> monotonic ns of first add, for queue latency */
+
+	atomic_bool started, workers_started, stopping, stopped, lost;
+};
+
+/* Outcome of one reconcile. */
+struct js__sync_result {
+	bool error;             /* retry with backoff */
+	bool conflict;          /* (error) status write conflicted: do not log */
+	bool has_requeue_after; /* reconcile again after ... */
+	int64_t requeue_after;  /* ... seconds */
+};
+
+/* Reconcile key "ns/name" once (SPEC §11.2). sync.c. */
+void js__sync_key(struct js_controller *c, const char *key, struct js__sync_result *res);
+
+/* Log a formatted line through the user's callback. controller.c. */
+void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...) JS_PRINTF(3, 4);
+
+/* Count one API request by verb and HTTP code (0 = no answer). controller.c. */
+void js__ctrl_count_request(struct js_controller *c, const char *method, long http_code);
+
+/* Monotonic clock, ns. controller.c. */
+uint64_t js__ctrl_now_ns(void);
+
+#endif

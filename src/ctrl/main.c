@@ -1,0 +1,263 @@
+/*
+ * main.c - jobset-controller: flags and config (ctrl/config.h), the
+ * Kubernetes client, the JobSet controller (ctrl/controller.h), /metrics and
+ * the health probes (ctrl/httpd.h), signals. The only file that prints.
+ *
+ * Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a startup
+ * error or when leadership is lost, 2 for a usage error.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/diag.h"
+#include "ctrl/config.h"
+#include "ctrl/controller.h"
+#include "ctrl/httpd.h"
+#include "ctrl/metrics.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+
+static struct js_config arg_cfg;
+static int arg_verbosity;
+
+static void logf_(int level, const char *fmt, ...) JS_PRINTF(2, 3);
+static void logf_(int level, const char *fmt, ...)
+{
+	if (level > arg_verbosity && level > 1)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	char line[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s.%03ldZ %s %s\n", stamp, ts.tv_nsec / 1000000, level == 0 ? "ERROR" : "INFO ", line);
+}
+
+static void ctrl_log(void *user, int level, const char *msg)
+{
+	(void)user;
+	logf_(level, "%s", msg);
+}
+
+struct serve {
+	struct js_controller *c;
+	const char *healthz, *readyz; /* paths without the leading '/' */
+	bool metrics, probes;
+};
+
+static int handler(void *user, const char *path, struct js_buf *body, const char **ctype)
+{
+	struct serve *s = user;
+	const char *p = path[0] == '/' ? path + 1 : path;
+	if (s->metrics && strcmp(p, "metrics") == 0) {
+		js_controller_refresh_metrics(s->c);
+		*ctype = "text/plain; version=0.0.4; charset=utf-8";
+		return js_metrics_expose(js_controller_metrics(s->c), body) < 0 ? 500 : 200;
+	}
+	if (s->probes && strcmp(p, s->healthz) == 0) {
+		(void)!js_buf_puts(body, "ok\n");
+		return 200;
+	}
+	if (s->probes && strcmp(p, s->readyz) == 0) {
+		if (js_controller_ready(s->c)) {
+			(void)!js_buf_puts(body, "ok\n");
+			return 200;
+		}
+		(void)!js_buf_puts(body, "caches are not synced\n");
+		return 503;
+	}
+	(void)!js_buf_puts(body, "404 page not found\n");
+	return 404;
+}
+
+static int start_http(const char *what, const char *addr, struct serve *s, struct js_httpd **ret)
+{
+	bool off = false;
+	char *host = NULL;
+	int port = 0;
+	if (js_config_parse_addr(addr, &off, &host, &port) < 0) {
+		logf_(0, "%s: invalid address '%s'", what, addr);
+		return -1;
+	}
+	if (off)
+		return 0;
+	struct js_httpd_opts ho = {.host = host, .port = port, .handler = handler, .user = s};
+	int r = js_httpd_new(&ho, ret);
+	free(host);
+	if (r < 0) {
+		logf_(0, "%s: cannot listen on '%s': %s", what, addr, js_strerror(r));
+		return -1;
+	}
+	logf_(1, "%s: serving on '%s' (port %d)", what, addr, js_httpd_port(*ret));
+	return 0;
+}
+
+static int load_config(struct js_kubeconfig *kc)
+{
+	const char *paths = arg_cfg.kubeconfig;
+	if (!paths || !*paths)
+		paths = getenv("KUBECONFIG");
+	if (!paths || !*paths) {
+		int r = js_kubeconfig_in_cluster(NULL, kc);
+		if (r == 0)
+			return 0;
+		if (r != JS_ENOTFOUND) {
+			logf_(0, "in-cluster configuration: %s", js_strerror(r));
+			return -1;
+		}
+		paths = NULL; /* ~/.kube/config */
+	}
+	struct js_diag d = {0};
+	int r = js_kubeconfig_load(paths, arg_cfg.context, &d, kc);
+	if (r < 0) {
+		logf_(0, "kubeconfig: %s", d.n ? d.items[0].message : js_strerror(r));
+		js_diag_done(&d);
+		return -1;
+	}
+	js_diag_done(&d);
+	return 0;
+}
+
+static char *default_identity(void)
+{
+	char host[256] = "unknown";
+	(void)gethostname(host, sizeof(host) - 1);
+	unsigned rnd = 0;
+	FILE *f = fopen("/dev/urandom", "rbe");
+	if (f) {
+		if (fread(&rnd, sizeof(rnd), 1, f) != 1)
+			rnd = (unsigned)time(NULL);
+		fclose(f);
+	}
+	char buf[400];
+	snprintf(buf, sizeof(buf), "%s_%d_%08x", host, (int)getpid(), rnd);
+	return strdup(buf);
+}
+
+/* Wait for SIGTERM/SIGINT, or for leadership to be lost. Returns the signal
+ * number, or 0 when the lease was lost. */
+static int wait_stop(struct js_controller *c, const sigset_t *set)
+{
+	for (;;) {
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 200 * 1000000L};
+		int sig = sigtimedwait(set, NULL, &ts);
+		if (sig > 0)
+			return sig;
+		if (js_controller_lost(c))
+			return 0;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	js_config_defaults(&arg_cfg);
+	char *err = NULL;
+	if (js_config_parse_args(&arg_cfg, argc, argv, &err) < 0) {
+		fprintf(stderr, "jobset-controller: %s\n%s", err, js_config_usage());
+		free(err);
+		js_config_done(&arg_cfg);
+		return 2;
+	}
+	if (arg_cfg.help || arg_cfg.version) {
+		fputs(arg_cfg.help ? js_config_usage() : "jobset-controller " JS_VERSION "\n", stdout);
+		js_config_done(&arg_cfg);
+		return 0;
+	}
+	arg_verbosity = arg_cfg.verbosity;
+	if (arg_cfg.webhooks)
+		logf_(0, "--enable-webhooks: the webhook server is not built into this binary yet, ignoring");
+
+	/* Signals are taken synchronously by main; every thread inherits the mask. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	int rc = 1;
+	struct js_kubeconfig kc = {0};
+	struct js_client *client = NULL;
+	struct js_controller *ctl = NULL;
+	struct js_httpd *metrics = NULL, *probes = NULL;
+	char *identity = arg_cfg.identity ? strdup(arg_cfg.identity) : default_identity();
+	if (load_config(&kc) < 0)
+		goto out;
+	char ua[128];
+	snprintf(ua, sizeof(ua), "jobset-controller/%s", JS_VERSION);
+	struct js_client_opts co = {.qps = arg_cfg.qps, .burst = arg_cfg.burst, .user_agent = ua};
+	int r = js_client_new(&kc, &co, &client);
+	if (r < 0) {
+		logf_(0, "client: %s", js_strerror(r));
+		goto out;
+	}
+	const char *lease_ns = arg_cfg.lease_namespace && *arg_cfg.lease_namespace ? arg_cfg.lease_namespace
+										      : js_client_namespace(client);
+	struct js_controller_opts o = {
+		.client = client,
+		.workers = arg_cfg.concurrency,
+		.gates = arg_cfg.gates,
+		.leader_elect = arg_cfg.leader_elect,
+		.lease_namespace = lease_ns,
+		.lease_name = arg_cfg.lease_name,
+		.identity = identity,
+		.lease_duration_ms = arg_cfg.lease_duration_ms,
+		.renew_deadline_ms = arg_cfg.renew_deadline_ms,
+		.retry_period_ms = arg_cfg.retry_period_ms,
+		.log = ctrl_log,
+	};
+	r = js_controller_new(&o, &ctl);
+	if (r < 0) {
+		logf_(0, "controller: %s", js_strerror(r));
+		goto out;
+	}
+	struct serve sm = {.c = ctl, .metrics = true};
+	struct serve sp = {.c = ctl, .probes = true, .healthz = arg_cfg.healthz_path, .readyz = arg_cfg.readyz_path};
+	if (start_http("metrics", arg_cfg.metrics_addr, &sm, &metrics) < 0 ||
+	    start_http("health probes", arg_cfg.health_addr, &sp, &probes) < 0)
+		goto out;
+	r = js_controller_start(ctl);
+	if (r < 0) {
+		logf_(0, "start: %s", js_strerror(r));
+		goto out;
+	}
+	logf_(1, "jobset-controller %s: server %s, qps %.0f burst %d, %d workers, leader election %s (%s/%s as %s)",
+	      JS_VERSION, kc.server, arg_cfg.qps, arg_cfg.burst, arg_cfg.concurrency,
+	      arg_cfg.leader_elect ? "on" : "off", lease_ns, arg_cfg.lease_name, identity);
+	int sig = wait_stop(ctl, &set);
+	if (sig > 0) {
+		logf_(1, "%s: stopping: finishing in-flight reconciles, then releasing the lease",
+		      sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		rc = js_controller_stop(ctl, 30000) == 0 ? 0 : 1;
+	} else {
+		logf_(0, "leader election lost: exiting");
+		(void)js_controller_stop(ctl, 5000);
+		rc = 1;
+	}
+	logf_(1, "stopped");
+out:
+	probes = js_httpd_free(probes);
+	metrics = js_httpd_free(metrics);
+	ctl = js_controller_free(ctl);
+	client = js_client_free(client);
+	js_kubeconfig_done(&kc);
+	free(identity);
+	js_config_done(&arg_cfg);
+	curl_global_cleanup();
+	return rc;
+}
