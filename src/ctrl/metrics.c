@@ -183,7 +183,7 @@ static int put_number(struct js_buf *out, double v)
 		return js_buf_puts(out, "NaN");
 	if (v == floor(v) && fabs(v) < 1e15)
 		return js_buf_printf(out, "%.0f", v);
-	return js_buf_printf(out, "%.17g", v);
+	return js_buf_printf(out, "%.15g", v);
 }
 
 /* name{l1="v1",...,extra_key="extra_val"} */

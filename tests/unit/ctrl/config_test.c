@@ -1,0 +1,275 @@
+/*
+ * config_test.c - jobset-controller flags, Configuration file, feature
+ * gates, durations and listen addresses (ctrl/config.h), as tables.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctrl/config.h"
+
+static void test_durations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		int ok;
+		int64_t ms;
+	} cases[] = {
+		{"15s", 1, 15000}, {"1m30s", 1, 90000}, {"500ms", 1, 500}, {"1h", 1, 3600000}, {"0", 1, 0},
+		{"1.5s", 1, 1500}, {"2m", 1, 120000},	{"", 0, 0},	   {"15", 0, 0},      {"-1s", 0, 0},
+		{"1x", 0, 0},	   {"25h", 0, 0},	{"s", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t ms = -7;
+		int r = js_config_parse_duration_ms(cases[i].in, &ms);
+		if ((r == 0) != cases[i].ok || (r == 0 && ms != cases[i].ms))
+			fail_msg("duration '%s': r=%d ms=%lld, want ok=%d ms=%lld", cases[i].in, r, (long long)ms,
+				 cases[i].ok, (long long)cases[i].ms);
+	}
+}
+
+static void test_addresses(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		int ok;
+		int disabled;
+		const char *host;
+		int port;
+	} cases[] = {
+		{":8080", 1, 0, NULL, 8080},	      {"127.0.0.1:9", 1, 0, "127.0.0.1", 9},
+		{"[::1]:8443", 1, 0, "::1", 8443},    {"localhost:0", 1, 0, "localhost", 0},
+		{"0", 1, 1, NULL, 0},		      {"", 1, 1, NULL, 0},
+		{"8080", 0, 0, NULL, 0},	      {":70000", 0, 0, NULL, 0},
+		{"::1:80", 0, 0, NULL, 0},	      {"host:x", 0, 0, NULL, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool off = false;
+		char *host = NULL;
+		int port = -1;
+		int r = js_config_parse_addr(cases[i].in, &off, &host, &port);
+		if ((r == 0) != cases[i].ok)
+			fail_msg("addr '%s': r=%d, want ok=%d", cases[i].in, r, cases[i].ok);
+		if (r == 0) {
+			if (off != (bool)cases[i].disabled || port != (cases[i].disabled ? 0 : cases[i].port) ||
+			    (cases[i].host ? !host || strcmp(host, cases[i].host) != 0 : host != NULL))
+				fail_msg("addr '%s': off=%d host=%s port=%d", cases[i].in, off, host ? host : "(null)",
+					 port);
+		}
+		free(host);
+	}
+}
+
+static void test_gates(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		int ok;
+		bool rj, ipr, ej;
+	} cases[] = {
+		{"RestartJob=true", 1, true, false, false},
+		{"RestartJob=true,ElasticJobSet=true", 1, true, false, true},
+		{"InPlaceRestart=true, RestartJob=false", 1, false, true, false},
+		{"TLSOptions=true", 1, false, false, false},
+		{"TLSOptions=false", 0, false, false, false},
+		{"Nope=true", 0, false, false, false},
+		{"RestartJob", 0, false, false, false},
+		{"RestartJob=maybe", 0, false, false, false},
+		{"", 1, false, false, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct js_gates g = {0};
+		char *err = NULL;
+		int r = js_config_parse_gates(cases[i].in, &g, &err);
+		if ((r == 0) != cases[i].ok)
+			fail_msg("gates '%s': r=%d (%s), want ok=%d", cases[i].in, r, err ? err : "", cases[i].ok);
+		if (r == 0 && (g.restart_job != cases[i].rj || g.in_place_restart != cases[i].ipr ||
+			       g.elastic_jobset != cases[i].ej))
+			fail_msg("gates '%s': got %d%d%d", cases[i].in, g.restart_job, g.in_place_restart,
+				 g.elastic_jobset);
+		if (r < 0 && !err)
+			fail_msg("gates '%s': no message", cases[i].in);
+		free(err);
+	}
+}
+
+static const char good_file[] = "apiVersion: config.jobset.x-k8s.io/v1alpha1\n"
+				"kind: Configuration\n"
+				"leaderElection:\n"
+				"  leaderElect: false\n"
+				"  leaseDuration: 20s\n"
+				"  resourceName: my-lease\n"
+				"  resourceNamespace: ctl\n"
+				"metrics:\n"
+				"  bindAddress: \":9090\"\n"
+				"health:\n"
+				"  healthProbeBindAddress: \":9091\"\n"
+				"  readinessEndpointName: ready\n"
+				"clientConnection:\n"
+				"  qps: 50\n"
+				"  burst: 60\n"
+				"internalCertManagement:\n"
+				"  enable: true\n"
+				"tls:\n"
+				"  minVersion: VersionTLS12\n"
+				"featureGates:\n"
+				"  RestartJob: true\n";
+
+static void test_file(void **state)
+{
+	(void)state;
+	struct js_config c;
+	js_config_defaults(&c);
+	char *err = NULL;
+	int r = js_config_apply_file(&c, "cfg.yaml", good_file, strlen(good_file), &err);
+	if (r < 0)
+		fail_msg("good file: %s", err);
+	assert_false(c.leader_elect);
+	assert_int_equal(c.lease_duration_ms, 20000);
+	assert_int_equal(c.renew_deadline_ms, 10000);
+	assert_string_equal(c.lease_name, "my-lease");
+	assert_string_equal(c.lease_namespace, "ctl");
+	assert_string_equal(c.metrics_addr, ":9090");
+	assert_string_equal(c.health_addr, ":9091");
+	assert_string_equal(c.readyz_path, "ready");
+	assert_string_equal(c.healthz_path, "healthz");
+	assert_true(c.qps == 50);
+	assert_int_equal(c.burst, 60);
+	assert_true(c.gates.restart_job);
+	js_config_done(&c);
+
+	static const struct {
+		const char *name, *doc, *msg;
+	} bad[] = {
+		{"unknown top field", "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nfoo: 1\n",
+		 "unknown field \"foo\""},
+		{"unknown nested field",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nmetrics:\n  port: 1\n",
+		 "metrics.port"},
+		{"wrong kind", "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Config\n", "kind"},
+		{"wrong apiVersion", "apiVersion: v1\nkind: Configuration\n", "apiVersion"},
+		{"bad duration",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nleaderElection:\n  retryPeriod: 2\n",
+		 "leaderElection.retryPeriod"},
+		{"bad type",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nclientConnection:\n  burst: lots\n",
+		 "clientConnection.burst"},
+		{"unknown gate", "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nfeatureGates:\n  X: true\n",
+		 "featureGates.X"},
+		{"TLS 1.0", "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\ntls:\n  minVersion: VersionTLS10\n",
+		 "invalid minVersion"},
+		{"TLS13 ciphers",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\ntls:\n  minVersion: VersionTLS13\n"
+		 "  cipherSuites: [TLS_AES_128_GCM_SHA256]\n",
+		 "may not be specified"},
+		{"duplicate key",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nmetrics: {}\nmetrics: {}\n", ""},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		js_config_defaults(&c);
+		err = NULL;
+		r = js_config_apply_file(&c, "bad.yaml", bad[i].doc, strlen(bad[i].doc), &err);
+		if (r == 0 || !err || !strstr(err, bad[i].msg))
+			fail_msg("%s: r=%d err=%s, want '%s'", bad[i].name, r, err ? err : "(null)", bad[i].msg);
+		/* A bad file leaves the settings as they were. */
+		assert_string_equal(c.metrics_addr, ":8443");
+		free(err);
+		js_config_done(&c);
+	}
+}
+
+static void test_flags_and_precedence(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/js-config-test-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, good_file, strlen(good_file)), (ssize_t)strlen(good_file));
+	close(fd);
+	char cfgflag[128];
+	snprintf(cfgflag, sizeof(cfgflag), "--config=%s", path);
+
+	/* Flags given explicitly win over the file, wherever they appear. */
+	char *argv[] = {"jobset-controller", "--kube-api-qps", "77", "--leader-elect", cfgflag,
+			"--metrics-bind-address=:1234", "--concurrency=8", "--feature-gates=ElasticJobSet=true",
+			"--zap-devel", "--zap-log-level=debug", NULL};
+	struct js_config c;
+	js_config_defaults(&c);
+	char *err = NULL;
+	int r = js_config_parse_args(&c, 10, argv, &err);
+	if (r < 0)
+		fail_msg("parse: %s", err);
+	assert_true(c.qps == 77);
+	assert_int_equal(c.burst, 60);      /* from the file */
+	assert_true(c.leader_elect);        /* flag beats file's false */
+	assert_string_equal(c.metrics_addr, ":1234");
+	assert_string_equal(c.health_addr, ":9091");
+	assert_int_equal(c.concurrency, 8);
+	assert_true(c.gates.restart_job);   /* file */
+	assert_true(c.gates.elastic_jobset); /* flag */
+	assert_int_equal(c.verbosity, 4);
+	js_config_done(&c);
+	unlink(path);
+
+	/* Defaults: leader election on, upstream addresses. */
+	char *argv0[] = {"jobset-controller", NULL};
+	js_config_defaults(&c);
+	assert_int_equal(js_config_parse_args(&c, 1, argv0, &err), 0);
+	assert_true(c.leader_elect);
+	assert_string_equal(c.metrics_addr, ":8443");
+	assert_string_equal(c.health_addr, ":8081");
+	assert_string_equal(c.lease_name, JS_CONFIG_LEASE_NAME);
+	assert_true(c.qps == 500);
+	assert_int_equal(c.burst, 500);
+	js_config_done(&c);
+
+	static const struct {
+		const char *args[4];
+		const char *msg;
+	} bad[] = {
+		{{"--nope"}, "unknown flag '--nope'"},
+		{{"--concurrency=0"}, "--concurrency"},
+		{{"--kube-api-qps"}, "needs a value"},
+		{{"--leader-elect=perhaps"}, "invalid boolean"},
+		{{"--config=/nonexistent/x.yaml"}, "cannot read"},
+		{{"positional"}, "unexpected argument"},
+		{{"--feature-gates=Foo=true"}, "unknown feature gate"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *av[6] = {"jobset-controller"};
+		int n = 1;
+		for (int k = 0; k < 4 && bad[i].args[k]; k++)
+			av[n++] = strdup(bad[i].args[k]);
+		js_config_defaults(&c);
+		err = NULL;
+		r = js_config_parse_args(&c, n, av, &err);
+		if (r == 0 || !err || !strstr(err, bad[i].msg))
+			fail_msg("%s: r=%d err=%s, want '%s'", bad[i].args[0], r, err ? err : "(null)", bad[i].msg);
+		free(err);
+		js_config_done(&c);
+		for (int k = 1; k < n; k++)
+			free(av[k]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_gates),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_flags_and_precedence),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
