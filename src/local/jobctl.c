@@ -88,7 +88,7 @@ static int read_spec(const json_t *job, struct spec *s)
 	/* backoffLimit defaults to 6, or to MaxInt32 with per-index limits. */
 	if (!get_i32(spec, "backoffLimit", &s->backoff_limit))
 		s->backoff_limit = s->has_per_index ? INT32_MAX : 6;
-	int32_t ads;
+	int32_t ads = 0;
 	s->has_deadline = get_i32(spec, "activeDeadlineSeconds", &ads);
 	s->deadline_s = ads;
 	s->suspend = json_is_true(json_object_get(spec, "suspend"));
