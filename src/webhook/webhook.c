@@ -310,7 +310,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (cl && strlen(cl) > 9)
 			rq->too_large = true;
 		*con_cls = rq;
-		return MHD_YES;
+		/* Answer at once rather than wait for a body we will not read. */
+		return rq->too_large ? handle(s, rq) : MHD_YES;
 	}
 	if (*upload_size) {
 		if (!rq->too_large && js_buf_add(&rq->body, upload, *upload_size) < 0)
@@ -351,12 +352,12 @@ static struct MHD_Daemon *start_daemon(struct js_webhook_server *s, const char *
 	};
 	struct MHD_OptionItem no_opts[] = {{MHD_OPTION_END, 0, NULL}};
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->fd,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->threads,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEBHOOK_CONN_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEBHOOK_MAX_CONNS,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s,
 				MHD_OPTION_ARRAY, s->tls ? tls_opts : no_opts,
 				MHD_OPTION_END);
 }
