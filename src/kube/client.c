@@ -631,8 +631,8 @@ size_t js_client_dispatch_times(struct js_client *c, uint64_t *ret, size_t max)
 
 /* ------------------------------------------------------------ transport */
 
-static int submit(struct js_client *c, const struct js_client_req *req, bool refresh, struct js_client_xfer **ret,
-		  char *why, size_t why_len)
+static int submit(struct js_client *c, const struct js_client_req *req, bool refresh, bool fresh,
+		  struct js_client_xfer **ret, char *why, size_t why_len)
 {
 	if (pthread_equal(pthread_self(), c->io))
 		return -EDEADLK;
@@ -662,6 +662,12 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 		xfer_free(x);
 		return r;
 	}
+	/* After a reset, do not queue behind a connection the server is
+	 * closing (it sends GOAWAY, e.g. after answering a 401: the
+	 * apiserver's HTTP/2 rapid-reset mitigation for unauthenticated
+	 * clients). */
+	if (fresh)
+		curl_easy_setopt(x->easy, CURLOPT_FRESH_CONNECT, 1L);
 	struct curl_slist *h = build_headers(x, req->body ? (req->content_type ? req->content_type : "application/json") : NULL);
 	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, h);
 	x->headers = h;
@@ -703,7 +709,7 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 
 int js_client_submit(struct js_client *c, const struct js_client_req *req, struct js_client_xfer **ret)
 {
-	return submit(c, req, false, ret, NULL, 0);
+	return submit(c, req, false, false, ret, NULL, 0);
 }
 
 int js_client_xfer_wait(struct js_client_xfer *x, struct js_client_resp *ret, char *why, size_t why_len)
@@ -714,6 +720,24 @@ int js_client_xfer_wait(struct js_client_xfer *x, struct js_client_resp *ret, ch
 		pthread_cond_wait(&x->cond, &c->lock);
 	pthread_mutex_unlock(&c->lock);
 	int r = x->result;
+	/* A server may answer early (401, 403, 413) without reading the
+	 * request body and then reset the HTTP/2 stream; curl reports the
+	 * reset although the answer arrived whole. Keep such an answer when its
+	 * body is complete: as long as Content-Length says, or a JSON value. */
+	if (r == -ECONNRESET && !x->on_data) {
+		long code = 0;
+		curl_off_t cl = -1;
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		if (code >= 400) {
+			json_t *j = NULL;
+			if (cl < 0)
+				j = json_loadb(x->body_in.p ? x->body_in.p : "", x->body_in.len, 0, NULL);
+			if ((cl >= 0 && (size_t)cl == x->body_in.len) || j)
+				r = 0;
+			json_decref(j);
+		}
+	}
 	if (r == 0 || (r == -E2BIG && !x->on_data)) {
 		if (r == -E2BIG) {
 			r = JS_ETOOLARGE;
@@ -744,11 +768,11 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		 size_t why_len)
 {
 	int transport_tries = 0, retry_after_tries = 0;
-	bool refreshed = false, refresh = false;
+	bool refreshed = false, refresh = false, fresh = false;
 	for (;;) {
 		struct js_client_xfer *x = NULL;
 		struct js_client_resp resp = {0};
-		int r = submit(c, req, refresh, &x, why, why_len);
+		int r = submit(c, req, refresh, fresh, &x, why, why_len);
 		if (r < 0)
 			return r;
 		refresh = false;
@@ -758,7 +782,7 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		if (r < 0 && retryable_transport(r) && !req->on_data && transport_tries < 3) {
 			delay_ms = 100u << transport_tries;
 			transport_tries++;
-			retry = true;
+			retry = fresh = true;
 		} else if (r == 0 && (resp.code == 429 || resp.code >= 500) && resp.retry_after_s > 0 &&
 			   !req->on_data && retry_after_tries < 10 && req->method && strcmp(req->method, "GET") == 0) {
 			delay_ms = (uint64_t)(resp.retry_after_s > 10 ? 10 : resp.retry_after_s) * 1000u;

@@ -135,6 +135,17 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* GET /version: 0 or the error. Used where the outcome may be a 401: the
+ * apiserver closes HTTP/2 connections of unauthenticated clients, and a
+ * request with a body can then see the reset before the 401 (docs/kube.md). */
+static int get_version(struct js_client *c)
+{
+	json_t *v = NULL;
+	int r = js_client_call(c, "GET", "/version", NULL, NULL, &v, NULL);
+	json_decref(v);
+	return r;
+}
+
 static void expect_user(struct js_client *c, const char *user)
 {
 	int err = 0;
@@ -184,11 +195,10 @@ static void test_token_file_rotation(void **state)
 								        "    tokenFile: rot-token\n"),
 					  &err);
 	assert_non_null(c);
-	char *u = whoami(c, &err);
-	assert_null(u);
-	assert_int_equal(err, JS_APIERR_EUNAUTHORIZED);
+	assert_int_equal(get_version(c), JS_APIERR_EUNAUTHORIZED);
 	/* The file is rotated: the next 401 makes the client re-read it. */
 	write_file("rot-token", TOKEN, strlen(TOKEN), 0600);
+	assert_int_equal(get_version(c), 0);
 	expect_user(c, SA_USER);
 	struct js_client_stats st;
 	js_client_stats(c, &st);
@@ -262,6 +272,8 @@ static void test_exec_plugin_rerun_after_401(void **state)
 {
 	(void)state;
 	struct js_client *c = exec_client("badfirst");
+	assert_int_equal(get_version(c), 0); /* 401 with the first token, then a new run */
+	assert_int_equal(count_runs(), 2);
 	expect_user(c, SA_USER);
 	assert_int_equal(count_runs(), 2);
 	js_client_free(c);
