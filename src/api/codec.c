@@ -858,3 +858,71 @@ struct js_jobset *js_jobset_copy(const struct js_jobset *js)
 		return js_jobset_new();
 	return out;
 }
+
+/* ---- OpenAPI schema (for the CRD generator, tools/crdgen) ---- */
+
+static json_t *schema_of_type(const struct type *t, int depth);
+
+static json_t *schema_of_field(const struct field *f, int depth)
+{
+	switch (f->kind) {
+	case K_STR:
+		return json_pack("{s:s}", "type", "string");
+	case K_BOOL:
+		return json_pack("{s:s}", "type", "boolean");
+	case K_I32:
+		return json_pack("{s:s,s:s}", "type", "integer", "format", "int32");
+	case K_I64:
+		return json_pack("{s:s,s:s}", "type", "integer", "format", "int64");
+	case K_ENUM: {
+		json_t *en = json_array();
+		for (int i = 0; i < f->en->count; i++)
+			json_array_append_new(en, json_string(f->en->names[i]));
+		return json_pack("{s:s,s:o}", "type", "string", "enum", en);
+	}
+	case K_OBJ:
+	case K_INLINE:
+		return schema_of_type(f->sub, depth + 1);
+	case K_LIST:
+		return json_pack("{s:s,s:o}", "type", "array", "items", schema_of_type(f->sub, depth + 1));
+	case K_STRLIST:
+		return json_pack("{s:s,s:{s:s}}", "type", "array", "items", "type", "string");
+	case K_I32LIST:
+		return json_pack("{s:s,s:{s:s,s:s}}", "type", "array", "items", "type", "integer", "format", "int32");
+	case K_RAWOBJ:
+		return json_pack("{s:s,s:b}", "type", "object", "x-kubernetes-preserve-unknown-fields", 1);
+	case K_RAWARR:
+		return json_pack("{s:s,s:{s:s,s:b}}", "type", "array", "items", "type", "object",
+				 "x-kubernetes-preserve-unknown-fields", 1);
+	case K_STRMAP:
+		return json_pack("{s:s,s:{s:s}}", "type", "object", "additionalProperties", "type", "string");
+	}
+	return json_object();
+}
+
+static json_t *schema_of_type(const struct type *t, int depth)
+{
+	json_t *s = json_pack("{s:s}", "type", "object");
+	if (depth > JS_LIMIT_NESTING_DEPTH)
+		return s;
+	json_t *props = json_object(), *req = json_array();
+	for (size_t i = 0; i < t->nfields; i++) {
+		const struct field *f = &t->fields[i];
+		json_object_set_new(props, f->json, schema_of_field(f, depth));
+		if (f->flags & F_REQ)
+			json_array_append_new(req, json_string(f->json));
+	}
+	json_object_set_new(s, "properties", props);
+	if (json_array_size(req))
+		json_object_set_new(s, "required", req);
+	else
+		json_decref(req);
+	if (t->extra != NONE)
+		json_object_set_new(s, "x-kubernetes-preserve-unknown-fields", json_true());
+	return s;
+}
+
+json_t *js_codec_openapi_schema(void)
+{
+	return schema_of_type(&jobset_type, 0);
+}

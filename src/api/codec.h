@@ -51,4 +51,15 @@ json_t *js_codec_encode_status(const struct js_status *st);
 /** Human name of a JSON value's type ("string", "integer", ...). */
 const char *js_codec_json_type_name(const json_t *v);
 
+/**
+ * The OpenAPI v3 schema of the JobSet type as the codec's descriptor tables
+ * describe it: types, formats, properties, enums and required fields.
+ * Embedded Kubernetes objects (the Job template, PVC templates) and the
+ * unmodelled part of ObjectMeta appear as objects with
+ * x-kubernetes-preserve-unknown-fields; constraints the tables do not carry
+ * (minimums, list limits, defaults, CEL rules) are for the caller to add
+ * (tools/crdgen). Returns a new reference; never NULL.
+ */
+json_t *js_codec_openapi_schema(void);
+
 #endif
