@@ -80,9 +80,16 @@ static int read_spec(const json_t *job, struct spec *s)
 	memset(s, 0, sizeof(*s));
 	const char *mode = js_json_str(spec, "completionMode");
 	s->indexed = mode && strcmp(mode, "Indexed") == 0;
-	if (!get_i32(spec, "parallelism", &s->parallelism))
-		s->parallelism = 1;
+	bool has_parallelism = get_i32(spec, "parallelism", &s->parallelism);
 	s->has_completions = get_i32(spec, "completions", &s->completions);
+	/* The Job API's defaulting: with neither field set, both become 1; a
+	 * missing parallelism alone becomes 1. */
+	if (!has_parallelism)
+		s->parallelism = 1;
+	if (!has_parallelism && !s->has_completions) {
+		s->has_completions = true;
+		s->completions = 1;
+	}
 	s->has_per_index = get_i32(spec, "backoffLimitPerIndex", &s->per_index);
 	s->has_max_failed = get_i32(spec, "maxFailedIndexes", &s->max_failed);
 	/* backoffLimit defaults to 6, or to MaxInt32 with per-index limits. */

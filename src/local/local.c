@@ -324,7 +324,11 @@ static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		j->pods = js_xrealloc(j->pods, (j->n_pods + 1) * sizeof(*j->pods));
 		j->pods[j->n_pods++] = pod;
 		event(l, "Normal Started pod/%s (%s, %s)", name, hostname, ip);
-		(void)js_pod_step(pod, &l->host, t);
+		/* Step until the pod settles: a container that cannot start fails the
+		 * pod now, with no child exit or timer left to wake the loop. The
+		 * bound is the pod's few phase transitions. */
+		for (int k = 0; k < 8 && js_pod_step(pod, &l->host, t); k++)
+			l->dirty = true;
 		if (js_pod_start_error(pod))
 			event(l, "Warning Failed pod/%s: %s", name, js_pod_start_error(pod));
 	}

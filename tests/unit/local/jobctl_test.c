@@ -175,7 +175,7 @@ static void test_format_indexes(void **state)
 static void test_invalid(void **state)
 {
 	(void)state;
-	json_t *job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\"}}", 0, NULL);
+	json_t *job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":2}}", 0, NULL);
 	struct js_jobctl_plan plan;
 	assert_int_equal(js_jobctl_sync(job, NULL, 0, NOW, &(struct js_jobctl_opts){100, 1000}, &plan), -1000);
 	json_decref(job);
