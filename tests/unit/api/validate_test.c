@@ -39,6 +39,8 @@ static const char base_yaml[] =
 #define RJ(name, reps, jobspec) "{\"name\":\"" name "\",\"replicas\":" #reps ",\"template\":{\"spec\":{" jobspec POD("") "}}}"
 #define RJS_BODY(list) "\"spec\":{\"replicatedJobs\":[" list "]}"
 #define RJS(list) "{" RJS_BODY(list) "}"
+#define VCP(name, extra) "\"volumeClaimPolicies\":[{\"templates\":[{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"accessModes\":[\"ReadWriteMany\"]}}]" extra "}]"
+#define VRJ(vol) "\"replicatedJobs\":[{\"name\":\"job-1\",\"template\":{\"spec\":{" IDX MOUNT_POD(vol) "}}}]"
 #define A10 "aaaaaaaaaa"
 #define A50 A10 A10 A10 A10 A10
 #define A60 A50 A10
@@ -105,6 +107,40 @@ static const struct vcase cases[] = {
 	 "{\"metadata\":{\"name\":\"" A60 "aa\"},\"spec\":{\"successPolicy\":{\"operator\":\"All\",\"targetReplicatedJobs\":[\"x\"]}}}", 0, false,
 	 "spec.successPolicy.targetReplicatedJobs[0]", "x"},
 	{"metadata.name not a DNS-1123 subdomain", "{\"metadata\":{\"name\":\"Bad_Name\"}}", 0, false, "metadata.name", "DNS-1123"},
+	{"WH-048 generateName overlong PVC name",
+	 "{\"metadata\":{\"name\":null,\"generateName\":\"" A10 A10 A10 A10 "aaaaaaaaa-\"},\"spec\":{" VCP("datasets", "") ",\"replicatedJobs\":[{\"name\":\"w\",\"template\":{\"spec\":{" IDX MOUNT_POD("datasets") "}}}]}}",
+	 F_LOOSE, false, "spec.volumeClaimPolicies[0].template[0].name", "64 characters"},
+	{"WH-101 coordinator label too long (JobSet name)",
+	 "{\"metadata\":{\"name\":\"" A60 "\"},\"spec\":{\"coordinator\":{\"replicatedJob\":\"a\"},\"replicatedJobs\":[" RJ("a", 1, IDX) "]}}", F_LOOSE,
+	 false, "spec.coordinator", "not a valid value for label"},
+	{"WH-103 coordinator label too long (subdomain)",
+	 "{\"spec\":{\"network\":{\"subdomain\":\"" A60 "\"},\"coordinator\":{\"replicatedJob\":\"a\"},\"replicatedJobs\":[" RJ("a", 1, IDX) "]}}", 0,
+	 false, "spec.coordinator", "not a valid value for label"},
+	{"WH-111 chain",
+	 RJS(RJ("job-1", 1, IDX) ",{\"name\":\"job-2\",\"dependsOn\":[{\"name\":\"job-1\",\"status\":\"Complete\"}],\"template\":{\"spec\":{" IDX POD("") "}}},{\"name\":\"job-3\",\"dependsOn\":[{\"name\":\"job-2\",\"status\":\"Ready\"}],\"template\":{\"spec\":{" IDX POD("") "}}}"),
+	 0, true, NULL, NULL},
+	{"WH-112 fan-in",
+	 RJS(RJ("job-1", 1, IDX) "," RJ("job-2", 1, IDX) ",{\"name\":\"job-3\",\"dependsOn\":[{\"name\":\"job-1\",\"status\":\"Complete\"},{\"name\":\"job-2\",\"status\":\"Ready\"}],\"template\":{\"spec\":{" IDX POD("") "}}}"),
+	 0, true, NULL, NULL},
+	{"WH-114 one valid and one forward dependency",
+	 RJS(RJ("job-1", 1, IDX) ",{\"name\":\"job-2\",\"dependsOn\":[{\"name\":\"job-1\",\"status\":\"Ready\"},{\"name\":\"job-3\",\"status\":\"Ready\"}],\"template\":{\"spec\":{" IDX POD("") "}}}," RJ("job-3", 1, IDX)),
+	 0, false, "spec.replicatedJobs[1].dependsOn[1].name", "cannot depend on 'job-3'"},
+	{"WH-120 dependsOn with AnyOrder",
+	 "{\"spec\":{\"startupPolicy\":{\"startupPolicyOrder\":\"AnyOrder\"},\"replicatedJobs\":[" RJ("job-1", 1, IDX) ",{\"name\":\"job-2\",\"dependsOn\":[{\"name\":\"job-1\",\"status\":\"Ready\"}],\"template\":{\"spec\":{" IDX POD("") "}}}]}}",
+	 0, true, NULL, NULL},
+	{"WH-126 mounted only by an initContainer of another rjob",
+	 "{\"spec\":{" VCP("test-volume", "") ",\"replicatedJobs\":[" RJ("job-1", 1, IDX) ",{\"name\":\"job-2\",\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"initContainers\":[{\"name\":\"test-init\",\"image\":\"b\",\"volumeMounts\":[{\"name\":\"test-volume\",\"mountPath\":\"/d\"}]}],\"containers\":[{\"name\":\"t\",\"image\":\"b\"}]}}}}}]}}",
+	 0, true, NULL, NULL},
+	{"WH-090 in-place completions unset",
+	 "{\"spec\":{\"failurePolicy\":{\"restartStrategy\":\"InPlaceRestart\"},\"replicatedJobs\":[" RJ("job-1", 1,
+	 "\"parallelism\":1,\"backoffLimit\":2147483647,\"podReplacementPolicy\":\"Failed\",") "]}}",
+	 F_IN_PLACE | F_LOOSE, false, "spec.replicatedJobs[0].template.spec.completions", "equal"},
+	{"WH-092 in-place checks run per rjob",
+	 "{\"spec\":{\"failurePolicy\":{\"restartStrategy\":\"InPlaceRestart\"},\"replicatedJobs\":[" RJ("job-1", 1,
+	 "\"parallelism\":1,\"completions\":1,\"backoffLimit\":2147483647,\"podReplacementPolicy\":\"Failed\",") "," RJ("job-2", 1,
+	 "\"parallelism\":1,\"completions\":1,\"backoffLimit\":1,\"podReplacementPolicy\":\"Failed\",") "]}}",
+	 F_IN_PLACE, false, "spec.replicatedJobs[1].template.spec.backoffLimit", "job-2"},
+	{"WH-038 subdomain valid", "{\"spec\":{\"network\":{\"subdomain\":\"my-net\"}}}", 0, true, NULL, NULL},
 	/* 3.2 managedBy */
 	{"WH-055 managedBy not a domain path", "{\"spec\":{\"managedBy\":\"notDomainPrefixedPathControllerName\"}}", 0, false, "spec.managedBy",
 	 "domain-prefixed"},
@@ -242,8 +278,6 @@ static const struct vcase cases[] = {
 	{"WH-123 successPolicy operator outside enum", "{\"spec\":{\"successPolicy\":{\"operator\":\"Some\"}}}", 0, false,
 	 "spec.successPolicy.operator", "\"Any\""},
 	/* 3.7 volume claim policies */
-#define VCP(name, extra) "\"volumeClaimPolicies\":[{\"templates\":[{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"accessModes\":[\"ReadWriteMany\"]}}]" extra "}]"
-#define VRJ(vol) "\"replicatedJobs\":[{\"name\":\"job-1\",\"template\":{\"spec\":{" IDX MOUNT_POD(vol) "}}}]"
 	{"WH-125 mounted VCP", "{\"spec\":{" VCP("test-volume", "") "," VRJ("test-volume") "}}", 0, true, NULL, NULL},
 	{"WH-127 duplicate VCP names",
 	 "{\"spec\":{\"volumeClaimPolicies\":[{\"templates\":[{\"metadata\":{\"name\":\"d\"}}]},{\"templates\":[{\"metadata\":{\"name\":\"d\"}}]}]," VRJ("d") "}}",
@@ -399,6 +433,8 @@ struct ucase {
 #define PODANN "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"metadata\":{\"annotations\":{\"key\":\"value\"}},\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]"
 #define ELASTIC(p, c) "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":2,\"template\":{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":" #p ",\"completions\":" #c "," POD("") "}}}]}}"
 
+#define ELASTIC_DONE(cond) "{\"status\":{\"conditions\":[{\"type\":\"" cond "\",\"status\":\"True\",\"reason\":\"r\",\"message\":\"m\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]},\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":2,\"template\":{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":2,\"completions\":2," POD("") "}}}]}}"
+
 static const struct ucase ucases[] = {
 	{"WH-150 suspend a running JobSet", NULL, SUSP, 0, true, NULL, NULL},
 	{"WH-151 resume", SUSP, "{\"spec\":{\"suspend\":false}}", 0, true, NULL, NULL},
@@ -427,6 +463,46 @@ static const struct ucase ucases[] = {
 	{"WH-175 elastic scale up", ELASTIC(2, 2), ELASTIC(8, 8), 1, true, NULL, NULL},
 	{"WH-176 elastic parallelism 0", ELASTIC(2, 2), ELASTIC(0, 2), 1, false, "spec.replicatedJobs[0].template.spec.parallelism", "at least 1"},
 	{"WH-182 elastic P != C", ELASTIC(2, 2), ELASTIC(4, 5), 1, false, "spec.replicatedJobs[0].template.spec.completions", "equal"},
+	{"WH-158 schedulingGates while suspended", SUSP,
+	 "{\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/gate\"}],\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]}}",
+	 0, true, NULL, NULL},
+	{"WH-159 schedulingGates while running", NULL,
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/gate\"}],\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]}}",
+	 0, false, "spec.replicatedJobs", "cannot be changed"},
+	{"WH-160 nodeSelector while suspended", SUSP,
+	 "{\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"nodeSelector\":{\"test\":\"test\"},\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]}}",
+	 0, true, NULL, NULL},
+	{"WH-161 nodeSelector while running", NULL,
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"nodeSelector\":{\"test\":\"test\"},\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]}}",
+	 0, false, "spec.replicatedJobs", "cannot be changed"},
+	{"WH-162 pod labels and tolerations while suspended", SUSP,
+	 "{\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"metadata\":{\"labels\":{\"q\":\"a\"}},\"spec\":{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}],\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]}}",
+	 0, true, NULL, NULL},
+	{"WH-163 hostname while running", NULL,
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"hostname\":\"test\",\"subdomain\":\"test\",\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"}]}}}}}]}}",
+	 0, false, "spec.replicatedJobs", "cannot be changed"},
+	{"WH-170 change a dependsOn entry",
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"template\":{\"spec\":{" IDX POD("") "}}},{\"name\":\"rj2\",\"dependsOn\":[{\"name\":\"rj\",\"status\":\"Ready\"}],\"template\":{\"spec\":{" IDX POD("") "}}}]}}",
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"groupName\":\"default\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash\"}]}}}}},{\"name\":\"rj2\",\"groupName\":\"default\",\"replicas\":1,\"dependsOn\":[{\"name\":\"rj\",\"status\":\"Complete\"}],\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"test\",\"image\":\"bash\"}]}}}}}]}}",
+	 0, false, "spec.replicatedJobs[1].dependsOn", "cannot be changed"},
+	{"WH-171 change volumeClaimPolicies",
+	 "{\"spec\":{\"volumeClaimPolicies\":[{\"templates\":[],\"retentionPolicy\":{\"whenDeleted\":\"Delete\"}}]}}",
+	 "{\"spec\":{\"volumeClaimPolicies\":[{\"templates\":[],\"retentionPolicy\":{\"whenDeleted\":\"Retain\"}}]}}", 0, false,
+	 "spec.volumeClaimPolicies", "cannot be changed"},
+	{"WH-172 change startupPolicy", NULL, "{\"spec\":{\"startupPolicy\":{\"startupPolicyOrder\":\"InOrder\"}}}", 0, false, "spec.startupPolicy",
+	 "cannot be changed"},
+	{"WH-177 elastic completions 0", ELASTIC(2, 2), ELASTIC(2, 0), 1, false, "spec.replicatedJobs[0].template.spec.completions", "at least 1"},
+	{"WH-178 elastic on a Completed JobSet", ELASTIC_DONE("Completed"), ELASTIC(4, 4), 1, false, "spec.replicatedJobs[0].template.spec",
+	 "Completed or Failed"},
+	{"WH-179 elastic on a Failed JobSet", ELASTIC_DONE("Failed"), ELASTIC(4, 4), 1, false, "spec.replicatedJobs[0].template.spec",
+	 "Completed or Failed"},
+	{"WH-180 elastic plus replicas change", ELASTIC(2, 2),
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":3,\"template\":{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":4,\"completions\":4," POD("") "}}}]}}",
+	 1, false, "spec.replicatedJobs", "cannot be changed"},
+	{"WH-184 elastic on NonIndexed",
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"template\":{\"spec\":{\"completionMode\":\"NonIndexed\",\"parallelism\":2,\"completions\":2," POD("") "}}}]}}",
+	 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"template\":{\"spec\":{\"completionMode\":\"NonIndexed\",\"parallelism\":4,\"completions\":4," POD("") "}}}]}}",
+	 1, false, "spec.replicatedJobs", "cannot be changed"},
 	{"WH-181 elastic gate off", ELASTIC(2, 2), ELASTIC(8, 8), 0, false, "spec.replicatedJobs", "cannot be changed"},
 };
 
