@@ -38,9 +38,12 @@
 
 /* Schema keywords a CRD accepts and we keep; everything else of the OpenAPI
  * document (x-kubernetes-patch-*, x-kubernetes-group-version-kind, unions)
- * is dropped. properties/items/additionalProperties/allOf are walked. */
+ * is dropped, and so are enums: the Kubernetes API validates those values
+ * when the child Job is created, and a CRD enum would refuse values a newer
+ * control plane accepts. properties/items/additionalProperties/allOf are
+ * walked. */
 static const char *const kept_keys[] = {
-	"description", "type", "format", "enum", "required", "minimum", "maximum", "exclusiveMinimum",
+	"description", "type", "format", "required", "minimum", "maximum", "exclusiveMinimum",
 	"exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
 	"minProperties", "maxProperties", "nullable", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
 	"x-kubernetes-map-type", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string",
@@ -144,8 +147,9 @@ static json_t *convert(struct gen *g, const json_t *node)
 			   !(json_is_string(v) && !json_string_length(v)) &&
 			   !(json_is_integer(v) && json_integer_value(v) == 0)) {
 			/* Scalar defaults the Kubernetes types declare (protocol TCP,
-			 * fsType ext4, ...); zero values and the {} of struct
-			 * wrappers are not defaults a user would expect. */
+			 * fsType ext4, ...). The document also gives Go zero values
+			 * ("", 0) and {} for struct wrappers as defaults; those are
+			 * not defaults a user would expect. */
 			json_object_set(out, k, v);
 		} else if (strcmp(k, "default") == 0 && !json_is_object(v) && !json_is_array(v)) {
 			/* Kept aside: a list-map key needs it (finish()). */
