@@ -1,0 +1,190 @@
+"""Helpers for the webhook e2e tests (tests/e2e/cluster/test_webhook_*.py).
+
+WebhookHost runs build/jobset-webhook (tools/webhook-host) out of cluster on
+127.0.0.1 with the serving certificate `hack/cluster` made for it
+($JOBSET_TEST_WEBHOOK_CERT_DIR, signed by the cluster CA), and registers the
+four admission webhooks against https://127.0.0.1:<port>/... with the CA as
+caBundle. The registrations only match namespaces labelled with this run's
+id, so nothing else on the cluster (the controller tests) ever goes through
+them, and they are deleted on teardown. Every wait polls a condition with a
+deadline.
+"""
+import base64
+import json
+import os
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+POLL_S = 0.2
+
+
+def wait_until(what, fn, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
+        time.sleep(POLL_S)
+
+
+def build_dir():
+    b = os.environ.get("JOBSET_BIN")
+    return Path(b).resolve().parent if b else ROOT / "build"
+
+
+def binary(name, env_var):
+    """A binary of our build: $env_var, else <build>/<name>, built first
+    when the build tree is a ninja or make tree."""
+    b = os.environ.get(env_var)
+    if b:
+        return Path(b)
+    d = build_dir()
+    if (d / "build.ninja").exists() or (d / "Makefile").exists():
+        subprocess.run(["cmake", "--build", str(d), "--target", name], check=True, capture_output=True)
+    p = d / name
+    if not p.exists():
+        raise AssertionError(f"{p} missing: build it (cmake --build {d} --target {name})")
+    return p
+
+
+class WebhookHost:
+    def __init__(self, kube, logdir):
+        self.kube = kube
+        self.run_id = uuid.uuid4().hex[:8]
+        self.label = ("jobset-webhook-e2e", self.run_id)
+        self.logdir = Path(logdir)
+        self.proc = None
+        self.names = (f"jobset-e2e-mutating-{self.run_id}", f"jobset-e2e-validating-{self.run_id}")
+
+    def start(self):
+        cert_dir = os.environ.get("JOBSET_TEST_WEBHOOK_CERT_DIR")
+        assert cert_dir, "JOBSET_TEST_WEBHOOK_CERT_DIR unset (hack/cluster env)"
+        port_file = self.logdir / "port"
+        self.log = self.logdir / "webhook.log"
+        self.proc = subprocess.Popen(
+            [str(binary("jobset-webhook", "JOBSET_WEBHOOK_BIN")), "--cert-dir", cert_dir, "--bind", "127.0.0.1",
+             "--port", "0", "--port-file", str(port_file), "--kubeconfig", os.environ["JOBSET_TEST_KUBECONFIG"]],
+            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        self.port = int(wait_until("webhook port file", lambda: self._port(port_file), 30))
+        ctx = ssl.create_default_context(cafile=os.environ["JOBSET_TEST_CA"])
+        wait_until("webhook /readyz over TLS", lambda: self._get("/readyz", ctx) == 200, 30)
+        self.register()
+        return self
+
+    def _port(self, f):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"jobset-webhook exited {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+        try:
+            t = f.read_text()
+        except FileNotFoundError:
+            return None
+        return t.strip() if t.endswith("\n") else None
+
+    def _get(self, path, ctx):
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}{path}", context=ctx, timeout=2) as r:
+                return r.status
+        except OSError:
+            return None
+
+    def url(self, path):
+        return f"https://127.0.0.1:{self.port}{path}"
+
+    def register(self):
+        ca = base64.b64encode(Path(os.environ["JOBSET_TEST_CA"]).read_bytes()).decode()
+        sel = {"matchLabels": {self.label[0]: self.label[1]}}
+
+        def hook(name, path, group, version, resource, ops, pods):
+            h = {"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                 "failurePolicy": "Fail", "timeoutSeconds": 10, "namespaceSelector": sel,
+                 "clientConfig": {"url": self.url(path), "caBundle": ca},
+                 "rules": [{"apiGroups": [group], "apiVersions": [version], "operations": ops,
+                            "resources": [resource]}]}
+            if pods:
+                h["objectSelector"] = {"matchExpressions": [
+                    {"key": "jobset.sigs.k8s.io/jobset-name", "operator": "Exists"}]}
+            return h
+
+        mutating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                    "metadata": {"name": self.names[0]},
+                    "webhooks": [hook("mjobset.kb.io", "/mutate-jobset-x-k8s-io-v1alpha2-jobset",
+                                      "jobset.x-k8s.io", "v1alpha2", "jobsets", ["CREATE"], False),
+                                 hook("mpod.kb.io", "/mutate--v1-pod", "", "v1", "pods", ["CREATE"], True)]}
+        validating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                      "metadata": {"name": self.names[1]},
+                      "webhooks": [hook("vjobset.kb.io", "/validate-jobset-x-k8s-io-v1alpha2-jobset",
+                                        "jobset.x-k8s.io", "v1alpha2", "jobsets", ["CREATE", "UPDATE"], False),
+                                   hook("vpod.kb.io", "/validate--v1-pod", "", "v1", "pods", ["CREATE"], True)]}
+        for obj in (mutating, validating):
+            self.kube.run("apply", "--server-side", "-f", "-", input=json.dumps(obj))
+
+    def namespace(self, name):
+        """Create a namespace the registrations apply to, and wait until the
+        API server's webhook cache has picked them up (a dry-run create comes
+        back defaulted)."""
+        self.kube.run("create", "namespace", name)
+        self.kube.run("label", "namespace", name, f"{self.label[0]}={self.label[1]}")
+        probe = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "probe"},
+                 "spec": {"replicatedJobs": []}}
+
+        def defaulted():
+            p = self.kube.run("create", "--dry-run=server", "-n", name, "-o", "json", "-f", "-",
+                              input=json.dumps(probe), check=False)
+            return p.returncode == 0 and "successPolicy" in json.loads(p.stdout).get("spec", {})
+        wait_until("webhooks active in " + name, defaulted, 30)
+        return name
+
+    def stop(self):
+        for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"), self.names):
+            self.kube.run("delete", kind, name, "--ignore-not-found", check=False)
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                return self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return None
+        return self.proc.returncode if self.proc else None
+
+
+def jobset(name, rjobs=None, **spec):
+    s = {"replicatedJobs": rjobs if rjobs is not None else [rjob("rj")]}
+    s.update(spec)
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name}, "spec": s}
+
+
+def rjob(name, replicas=None, job_spec=None, pod_spec=None, **extra):
+    pod = {"containers": [{"name": "c", "image": "busybox"}]}
+    pod.update(pod_spec or {})
+    spec = {"template": {"spec": pod}}
+    spec.update(job_spec or {})
+    r = {"name": name, "template": {"spec": spec}}
+    if replicas is not None:
+        r["replicas"] = replicas
+    r.update(extra)
+    return r
+
+
+def api_post(path, obj):
+    """POST `obj` to the API server as the admin (client certificate), so a
+    test sees the raw Status of a rejection rather than kubectl's rendering.
+    Returns (HTTP code, decoded body)."""
+    ctx = ssl.create_default_context(cafile=os.environ["JOBSET_TEST_CA"])
+    ctx.load_cert_chain(os.environ["JOBSET_TEST_CLIENT_CERT"], os.environ["JOBSET_TEST_CLIENT_KEY"])
+    req = urllib.request.Request(os.environ["JOBSET_TEST_SERVER"] + path, data=json.dumps(obj).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
