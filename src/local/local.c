@@ -49,6 +49,7 @@ struct ljob {
 	size_t n_pods;
 	struct js_pod **pods;
 	bool reported_finish;
+	bool reported_sync_error;
 };
 
 struct js_local {
@@ -71,6 +72,7 @@ struct js_local {
 	int64_t start_ms;
 	int64_t requeue_ms;   /* next reconcile by time, -1 none */
 	bool dirty;           /* something changed since the last reconcile */
+	bool resync;          /* pods changed after their Job's sync read them */
 	int interrupts;
 	int64_t last_view_ms;
 };
@@ -261,6 +263,16 @@ static bool pod_ordinal(const struct js_local *l, const json_t *job, int32_t ind
 	return false;
 }
 
+/** The event of a pod that reached Succeeded or Failed. */
+static void pod_finished_event(struct js_local *l, const struct js_pod *p, enum js_jobctl_phase before)
+{
+	enum js_jobctl_phase ph = js_pod_phase(p);
+	if (before == ph || ph < JS_JOBCTL_SUCCEEDED)
+		return;
+	event(l, "%s pod/%s %s", ph == JS_JOBCTL_SUCCEEDED ? "Normal" : "Warning", js_pod_name(p),
+	      ph == JS_JOBCTL_SUCCEEDED ? "Succeeded" : "Failed");
+}
+
 static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t t)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -326,11 +338,14 @@ static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		event(l, "Normal Started pod/%s (%s, %s)", name, hostname, ip);
 		/* Step until the pod settles: a container that cannot start fails the
 		 * pod now, with no child exit or timer left to wake the loop. The
-		 * bound is the pod's few phase transitions. */
+		 * bound is the pod's few phase transitions. The caller syncs the Job
+		 * again, since its sync has not seen this pod. */
+		enum js_jobctl_phase before = js_pod_phase(pod);
 		for (int k = 0; k < 8 && js_pod_step(pod, &l->host, t); k++)
 			l->dirty = true;
 		if (js_pod_start_error(pod))
 			event(l, "Warning Failed pod/%s: %s", name, js_pod_start_error(pod));
+		pod_finished_event(l, pod, before);
 	}
 	free(uid);
 	free(own_hosts);
@@ -358,13 +373,21 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 				   .backoff_max_ms = l->opts.backoff_base_ms * 36};
 	struct js_jobctl_plan plan;
 	bool changed = false;
-	if (js_jobctl_sync(j->obj, obs, n, t, &o, &plan) < 0) {
-		free(obs);
-		free(exits);
-		return false;
-	}
+	int r = js_jobctl_sync(j->obj, obs, n, t, &o, &plan);
 	free(obs);
 	free(exits);
+	if (r < 0) {
+		/* Validation keeps such Jobs out, so this is a bug worth seeing; the
+		 * Job gets no pods, and the loop's stall check ends the run. */
+		if (!j->reported_sync_error)
+			event(l, "Warning FailedSync job/%s: the local Job controller cannot run this Job: %s "
+				 "(an Indexed Job needs completions in 0..100000 and parallelism >= 0)",
+			      j->name, js_strerror(r));
+		j->reported_sync_error = true;
+		j->wake_ms = -1;
+		return false;
+	}
+	j->reported_sync_error = false;
 	for (size_t i = 0; i < plan.n_delete; i++) {
 		for (size_t k = 0; k < j->n_pods; k++) {
 			if (js_pod_id(j->pods[k]) == plan.delete_ids[i])
@@ -374,6 +397,12 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 	for (size_t i = 0; i < plan.n_create; i++)
 		start_pod(l, j, plan.create[i], t);
 	changed = plan.status_changed || plan.n_create || plan.n_delete;
+	/* Pods created or deleted just now are state this sync has not seen
+	 * (a pod whose container could not start is already Failed, a deleted
+	 * pod without processes is gone); nothing else may wake the loop for
+	 * them, so the Job is synced again at once. */
+	if (plan.n_create || plan.n_delete)
+		l->resync = true;
 	j->wake_ms = plan.wake_ms;
 	if (plan.finished && !j->reported_finish) {
 		j->reported_finish = true;
@@ -816,11 +845,10 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 				enum js_jobctl_phase before = js_pod_phase(p);
 				if (js_pod_step(p, &l->host, t))
 					changed = true;
-				if (before != js_pod_phase(p) && js_pod_phase(p) >= JS_JOBCTL_SUCCEEDED)
-					event(l, "%s pod/%s %s", js_pod_phase(p) == JS_JOBCTL_SUCCEEDED ? "Normal" : "Warning",
-					      js_pod_name(p), js_pod_phase(p) == JS_JOBCTL_SUCCEEDED ? "Succeeded" : "Failed");
+				pod_finished_event(l, p, before);
 			}
 		}
+		l->resync = false;
 		if (!l->interrupts) {
 			for (size_t i = 0; i < l->n_jobs; i++)
 				changed |= sync_job(l, &l->jobs[i], t);
@@ -839,6 +867,8 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 		if (l->opts.tick_ms > 0 && (w < 0 || w > t + l->opts.tick_ms))
 			w = t + l->opts.tick_ms;
 		int timeout = w < 0 ? -1 : (int)(w > t ? (w - t < 60000 ? w - t : 60000) : 0);
+		if (l->resync)
+			timeout = 0; /* still serve signals and output, then sync */
 		size_t n = build_pollfds(l, &fds, &cap);
 		int pr = poll(fds, n, timeout);
 		if (pr < 0 && errno != EINTR) {

@@ -391,74 +391,6 @@ static void close_output(struct js_pod *pod, struct ctr *c, const struct js_pod_
 	c->log_fd = -1;
 }
 
-static void start_failed(struct js_pod *pod, struct ctr *c, const char *what, int err)
-{
-	c->state = JS_POD_CTR_TERMINATED;
-	c->exit_code = POD_START_ERROR_CODE;
-	char *msg = fmt("container '%s': %s: %s", c->name, what, js_strerror(err));
-	if (c->log_fd >= 0) {
-		/* The start error is the container's only output. */
-		if (write(c->log_fd, msg, strlen(msg)) < 0 || write(c->log_fd, "\n", 1) < 0) {
-			/* log write failures are not fatal */
-		}
-	}
-	if (!pod->start_error)
-		pod->start_error = msg;
-	else
-		free(msg);
-}
-
-static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
-{
-	(void)now_ms;
-	c->restart_at_ms = -1;
-	c->killed = false;
-	if (c->log_fd < 0) {
-		char *dir = fmt("%s/%s", host->log_dir, pod->name);
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			/* the open below reports it */
-		}
-		char *file = fmt("%s/%s.log", dir, c->name);
-		c->log_fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		free(file);
-		free(dir);
-	}
-	if (!c->path)
-		c->path = resolve(c->argv[0], host->path_env);
-	if (!c->path) {
-		start_failed(pod, c, "exec: executable file not found in $PATH", ENOENT);
-		return;
-	}
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		start_failed(pod, c, "pipe", errno);
-		return;
-	}
-	struct js_sandbox_spec s = {
-		.path = c->path, .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .hostname = pod->hostname,
-		.hosts_file = pod->hosts_file, .out_fd = p[1], .death_fd = host->death_fd, .mode = host->mode,
-	};
-	pid_t pid;
-	const char *stage = "spawn";
-	int r = js_sandbox_spawn(&s, &pid, &stage);
-	close(p[1]);
-	if (r < 0) {
-		close(p[0]);
-		start_failed(pod, c, stage, -r);
-		return;
-	}
-	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
-	c->out_fd = p[0];
-	c->pid = pid;
-	c->state = JS_POD_CTR_RUNNING;
-}
-
-static void signal_ctr(struct ctr *c, const struct js_pod_host *host, int sig)
-{
-	if (c->state == JS_POD_CTR_RUNNING && c->pid > 0)
-		(void)js_sandbox_kill(c->pid, host->mode, sig);
-}
-
 static int64_t restart_delay(const struct js_pod_host *host, int32_t restarts)
 {
 	int64_t d = host->restart_base_ms;
@@ -475,6 +407,88 @@ static void maybe_restart(struct js_pod *pod, struct ctr *c, const struct js_pod
 	bool again = c->sidecar ? pod->phase <= JS_JOBCTL_RUNNING : (pod->on_failure && c->exit_code != 0);
 	if (again)
 		c->restart_at_ms = now_ms + restart_delay(host, c->restarts);
+}
+
+/** A container that could not be started terminates at once with the
+ * runtime's start-error exit code (128, reason StartError on containerd), so
+ * the pod fails (restartPolicy Never) or the container is restarted after
+ * the usual delay (OnFailure, counting toward the Job's backoffLimit), as on
+ * a cluster. `msg` is taken. */
+static void start_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms,
+			 char *msg)
+{
+	c->state = JS_POD_CTR_TERMINATED;
+	c->exit_code = POD_START_ERROR_CODE;
+	c->pid = -1;
+	if (c->log_fd >= 0) {
+		/* The start error is the container's only output. */
+		if (write(c->log_fd, msg, strlen(msg)) < 0 || write(c->log_fd, "\n", 1) < 0) {
+			/* log write failures are not fatal */
+		}
+	}
+	if (!pod->start_error)
+		pod->start_error = msg;
+	else
+		free(msg);
+	/* Decide on a restart now: the caller may look at the pod's phase before
+	 * the next step, and nothing else (no exit, no output) will follow. */
+	maybe_restart(pod, c, host, now_ms);
+}
+
+static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
+{
+	c->restart_at_ms = -1;
+	c->killed = false;
+	if (c->log_fd < 0) {
+		char *dir = fmt("%s/%s", host->log_dir, pod->name);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			/* the open below reports it */
+		}
+		char *file = fmt("%s/%s.log", dir, c->name);
+		c->log_fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		free(file);
+		free(dir);
+	}
+	if (!c->path)
+		c->path = resolve(c->argv[0], host->path_env);
+	if (!c->path) {
+		/* The message runc gives for the same mistake. */
+		start_failed(pod, c, host, now_ms,
+			     fmt("container '%s': exec: \"%s\": executable file not found in $PATH", c->name,
+				 c->argv[0]));
+		return;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		start_failed(pod, c, host, now_ms, fmt("container '%s': pipe: %s", c->name, js_strerror(-errno)));
+		return;
+	}
+	struct js_sandbox_spec s = {
+		.path = c->path, .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .hostname = pod->hostname,
+		.hosts_file = pod->hosts_file, .out_fd = p[1], .death_fd = host->death_fd, .mode = host->mode,
+	};
+	pid_t pid;
+	const char *stage = "spawn";
+	int r = js_sandbox_spawn(&s, &pid, &stage);
+	close(p[1]);
+	if (r < 0) {
+		close(p[0]);
+		start_failed(pod, c, host, now_ms,
+			     strcmp(stage, "exec") == 0
+				     ? fmt("container '%s': exec: \"%s\": %s", c->name, c->path, js_strerror(r))
+				     : fmt("container '%s': %s: %s", c->name, stage, js_strerror(r)));
+		return;
+	}
+	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	c->out_fd = p[0];
+	c->pid = pid;
+	c->state = JS_POD_CTR_RUNNING;
+}
+
+static void signal_ctr(struct ctr *c, const struct js_pod_host *host, int sig)
+{
+	if (c->state == JS_POD_CTR_RUNNING && c->pid > 0)
+		(void)js_sandbox_kill(c->pid, host->mode, sig);
 }
 
 bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, int status, int64_t now_ms)

@@ -4,6 +4,8 @@ import signal
 import subprocess
 import uuid
 
+import pytest
+
 from conftest import processes_with_env, wait_for
 
 DNS = """
@@ -213,3 +215,44 @@ def test_sigterm_stops_everything_within_grace(jobset_bin, tmp_path):
     assert p.wait(timeout=15) == 130
     assert not processes_with_env(marker)
     assert (tmp_path / "run" / "jobset.json").exists()
+
+
+# A container whose command cannot be exec'd: the runtime reports a start
+# error (exit code 128, as containerd's StartError) and, with restartPolicy
+# Never, the pod fails and counts toward backoffLimit. This used to hang:
+# nothing (no exit, no output, no timer) was left to wake the loop.
+@pytest.mark.parametrize("command", ["no-such-program-xyz", "/nonexistent/no-such-program"])
+def test_command_not_found_fails_the_pod(run, command):
+    r = run(_one("nocmd", f"""            restartPolicy: Never
+            containers:
+            - name: c
+              image: busybox
+              command: ["{command}"]
+""", "        backoffLimit: 0\n"), timeout=30)
+    assert r.rc == 1, r.stdout + r.stderr
+    assert r.condition("Failed")["reason"] == "FailedJobs"
+    job = r.jobs[0]
+    assert job["status"]["failed"] == 1 and job["status"]["active"] == 0
+    reasons = {c["type"]: c["reason"] for c in job["status"]["conditions"]}
+    assert reasons["Failed"] == "BackoffLimitExceeded"
+    assert f'exec: "{command}"' in r.logs("nocmd-w-0-0", "c")
+    ev = r.events()
+    assert "Warning Failed pod/nocmd-w-0-0-" in ev
+    assert "Stalled" not in ev  # fixed at the root, not by the loop's stall check
+
+
+def test_command_not_found_restarts_with_onfailure(run):
+    r = run(_one("nocmd", """            restartPolicy: OnFailure
+            containers:
+            - name: c
+              image: busybox
+              command: [no-such-program-xyz]
+""", "        backoffLimit: 2\n"), "--backoff-ms", "20", timeout=30)
+    assert r.rc == 1, r.stdout + r.stderr
+    reasons = {c["type"]: c["reason"] for c in r.jobs[0]["status"]["conditions"]}
+    assert reasons["Failed"] == "BackoffLimitExceeded"
+    # One pod, its container restarted in place: every attempt logged its
+    # start error, and no second pod was created.
+    log = r.logs("nocmd-w-0-0", "c")
+    assert log.count("executable file not found") >= 2, log
+    assert len(list((r.dir / "logs").iterdir())) == 1
