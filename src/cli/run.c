@@ -196,6 +196,7 @@ static int summary(const struct out *o, struct js_local *l, enum js_local_result
 	const struct js_jobset *js = js_local_jobset(l);
 	const char *state = res == JS_LOCAL_INTERRUPTED ? "Interrupted"
 			    : res == JS_LOCAL_COMPLETED ? "Completed"
+			    : res == JS_LOCAL_STALLED   ? "Stalled (Failed)"
 							: "Failed";
 	if (!o->quiet) {
 		const struct js_condition *c = js_jobset_condition(js, res == JS_LOCAL_COMPLETED ? "Completed" : "Failed");
@@ -204,6 +205,9 @@ static int summary(const struct out *o, struct js_local *l, enum js_local_result
 		       c && c->reason ? c->reason : "", c && c->reason ? ")" : "");
 		if (c && c->message && res == JS_LOCAL_FAILED)
 			printf("  %s\n", c->message);
+		if (res == JS_LOCAL_STALLED)
+			printf("  nothing was left running or scheduled; see the Stalled event in %s/events.log\n",
+			       run_dir);
 		printf("  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
 	}
 	return res == JS_LOCAL_INTERRUPTED ? JS_EXIT_INTERRUPTED

@@ -73,6 +73,8 @@ struct js_local {
 	int64_t requeue_ms;   /* next reconcile by time, -1 none */
 	bool dirty;           /* something changed since the last reconcile */
 	bool resync;          /* pods changed after their Job's sync read them */
+	bool stall_pass;      /* a turn forced by the stall check is under way */
+	bool stalled;         /* the stall check ended the run */
 	int interrupts;
 	int64_t last_view_ms;
 };
@@ -819,6 +821,47 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 	return n;
 }
 
+/**
+ * The loop's guard against waiting forever. Before it sleeps, something must
+ * be able to wake it: a running container (its exit), an output pipe, a
+ * deadline (restart, backoff, requeue, grace period) or a pending resync.
+ * Signals alone do not count: only the user sends those. With none of them
+ * and a JobSet that is not terminal, nothing can change the state any more
+ * (on a cluster, someone might still edit the JobSet; here nobody can). The
+ * first time, sync and reconcile once more, as a level-based controller
+ * would; if that leaves the same state, report it and end the run (Failed,
+ * exit 1). Returns true when the caller should run another turn at once.
+ */
+static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
+{
+	bool can_wake = wake_ms >= 0 || n_fds > 1 || l->resync || !all_gone(l);
+	if (can_wake || l->interrupts) {
+		if (l->stall_pass)
+			event(l, "Warning Stalled jobset/%s: the runner had nothing left to wake it, and syncing again "
+				 "found work: an internal error of the local runtime, recovered",
+			      js_jobset_name(l->js));
+		l->stall_pass = false;
+		return false;
+	}
+	if (!l->stall_pass) {
+		l->stall_pass = true;
+		l->dirty = true;
+		return true;
+	}
+	l->stall_pass = false;
+	l->stalled = true;
+	size_t jobs = 0, pods = 0;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		jobs += !l->jobs[i].deleting;
+		pods += l->jobs[i].n_pods;
+	}
+	event(l, "Warning Stalled jobset/%s: nothing is running or scheduled (%zu Jobs, %zu pods, no timer) and "
+		 "the JobSet is neither Completed nor Failed, even after syncing again; nothing can change that "
+		 "in a local run, so it ends as Failed",
+	      js_jobset_name(l->js), jobs, pods);
+	return false;
+}
+
 int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 {
 	sigset_t old;
@@ -864,12 +907,16 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 		if ((terminal(l) || l->interrupts) && all_gone(l))
 			break;
 		int64_t w = next_deadline(l);
+		size_t n = build_pollfds(l, &fds, &cap);
+		if (stall_check(l, w, n))
+			continue;
+		if (l->stalled)
+			break;
 		if (l->opts.tick_ms > 0 && (w < 0 || w > t + l->opts.tick_ms))
 			w = t + l->opts.tick_ms;
 		int timeout = w < 0 ? -1 : (int)(w > t ? (w - t < 60000 ? w - t : 60000) : 0);
 		if (l->resync)
 			timeout = 0; /* still serve signals and output, then sync */
-		size_t n = build_pollfds(l, &fds, &cap);
 		int pr = poll(fds, n, timeout);
 		if (pr < 0 && errno != EINTR) {
 			r = -errno;
@@ -895,6 +942,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	if (r < 0)
 		return r;
 	*ret_result = l->interrupts ? JS_LOCAL_INTERRUPTED
+		      : l->stalled ? JS_LOCAL_STALLED
 		      : js_jobset_condition_true(l->js, "Completed") ? JS_LOCAL_COMPLETED
 								      : JS_LOCAL_FAILED;
 	return wr;

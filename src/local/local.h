@@ -63,6 +63,9 @@ enum js_local_result {
 	JS_LOCAL_COMPLETED,
 	JS_LOCAL_FAILED,
 	JS_LOCAL_INTERRUPTED,
+	JS_LOCAL_STALLED,     /* not terminal, but nothing running, scheduled
+				 or able to change that (a Warning Stalled
+				 event says so); the CLI treats it as Failed */
 };
 
 struct js_local_opts {
@@ -94,7 +97,9 @@ struct js_local *js_local_free(struct js_local *l);
 
 /**
  * Run until the JobSet is Completed or Failed and every process is gone, or
- * until interrupted and every process is gone. Writes jobset.json and
+ * until interrupted and every process is gone, or until nothing is left that
+ * could ever change the state (JS_LOCAL_STALLED: no process, output or timer
+ * remains, even after reconciling again; the run never blocks forever). Writes jobset.json and
  * jobs.json. Returns 0 and *ret_result, or -errno when the loop itself
  * failed (its processes are killed first).
  */

@@ -87,7 +87,11 @@ def run(jobset_bin, demo_dir, tmp_path):
         env = dict(os.environ, PATH=f"{demo_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
         proc = subprocess.run([str(jobset_bin), "run", "--run-dir", str(run_dir), *args, str(path)],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
-        return Run(proc, run_dir)
+        r = Run(proc, run_dir)
+        # The loop's stall check must never be what moved a run along.
+        ev = run_dir / "events.log"
+        assert not ev.exists() or "internal error of the local runtime" not in ev.read_text(), ev.read_text()
+        return r
 
     return go
 

@@ -256,3 +256,26 @@ def test_command_not_found_restarts_with_onfailure(run):
     log = r.logs("nocmd-w-0-0", "c")
     assert log.count("executable file not found") >= 2, log
     assert len(list((r.dir / "logs").iterdir())) == 1
+
+
+def test_nothing_left_to_wait_for_ends_the_run(run):
+    # With replicas 0 the JobSet has no Jobs: on a cluster it would wait for
+    # an edit forever. Locally nothing can change it, so the loop's stall
+    # check reports it and the run ends as Failed instead of blocking.
+    r = run("""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: empty}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 0
+    template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox, command: ["true"]}]}}}}
+""", timeout=30)
+    assert r.rc == 1, r.stdout + r.stderr
+    assert "Stalled" in r.stdout
+    ev = r.events()
+    assert "Warning Stalled jobset/empty: nothing is running or scheduled (0 Jobs, 0 pods" in ev
+    assert "recovered" not in ev
+    assert r.condition("Completed") is None and r.condition("Failed") is None
+    assert r.jobs == []
