@@ -42,6 +42,9 @@ static const char usage[] =
 	"      --backoff-ms N       first pod re-creation / container restart delay,\n"
 	"                           doubling (default 1000; Kubernetes uses 10000)\n"
 	"      --no-namespaces      do not use Linux namespaces (degraded mode)\n"
+	"      --feature-gates G    A=true,B=false: RestartJob, InPlaceRestart,\n"
+	"                           ElasticJobSet (all off by default); they apply to\n"
+	"                           validation and to the reconcile core\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Exit status: 0 Completed, 1 Failed, 2 invalid input, 130 interrupted.\n";
@@ -118,7 +121,7 @@ static void on_view(void *ctx, const struct js_local_view *v)
 }
 
 /** Read the one JobSet of FILE, defaulted and validated. */
-static int load(const char *file, struct js_jobset **ret_js)
+static int load(const char *file, const struct js_gates *gates, struct js_jobset **ret_js)
 {
 	struct js_diag diag;
 	js_diag_init(&diag);
@@ -129,12 +132,11 @@ static int load(const char *file, struct js_jobset **ret_js)
 		js_cli_print_diag(stderr, &diag);
 		goto out;
 	}
-	struct js_gates gates = {0};
 	size_t n = js_docs_count(docs);
 	for (size_t i = 0; i < n; i++) {
 		char desc[512];
 		struct js_jobset *js = NULL;
-		enum js_cli_doc_kind k = js_cli_read_doc(docs, i, &gates, &diag, &js, desc, sizeof(desc));
+		enum js_cli_doc_kind k = js_cli_read_doc(docs, i, gates, &diag, &js, desc, sizeof(desc));
 		if (k == JS_CLI_DOC_OTHER)
 			continue;
 		if (k == JS_CLI_DOC_INVALID) {
@@ -221,12 +223,15 @@ int js_cli_run(int argc, char **argv)
 		{"run-dir", required_argument, NULL, 'd'}, {"namespace", required_argument, NULL, 'n'},
 		{"follow", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
 		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
+		{"feature-gates", required_argument, NULL, 'g'},
 		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	const char *run_dir = NULL, *ns = NULL;
 	struct out o = {.tty = isatty(STDOUT_FILENO) == 1};
 	int64_t backoff = 1000;
 	bool no_ns = false;
+	struct js_gates gates = {0};
+	char err_gates[256];
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:n:fqh", opts, NULL)) != -1) {
@@ -252,6 +257,12 @@ int js_cli_run(int argc, char **argv)
 		case 'N':
 			no_ns = true;
 			break;
+		case 'g':
+			if (js_cli_parse_gates(optarg, &gates, err_gates, sizeof(err_gates)) < 0) {
+				fprintf(stderr, "jobset run: %s\n", err_gates);
+				return RUN_EXIT_INVALID;
+			}
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return JS_EXIT_OK;
@@ -265,7 +276,7 @@ int js_cli_run(int argc, char **argv)
 		return RUN_EXIT_INVALID;
 	}
 	struct js_jobset *js = NULL;
-	if (load(argv[optind], &js) != 0)
+	if (load(argv[optind], &gates, &js) != 0)
 		return RUN_EXIT_INVALID;
 	if (ns) {
 		free(js->meta.namespace_);
@@ -288,7 +299,7 @@ int js_cli_run(int argc, char **argv)
 	char *dir = run_dir ? strdup(run_dir) : default_run_dir(o.name);
 	struct js_local_opts lo = {
 		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
-		.no_namespaces = no_ns, .on_event = on_event, .on_view = on_view, .on_line = on_line, .ctx = &o,
+		.no_namespaces = no_ns, .gates = gates, .on_event = on_event, .on_view = on_view, .on_line = on_line, .ctx = &o,
 	};
 	struct js_local *l = NULL;
 	int r = dir ? js_local_new(js, &lo, &l) : -12;

@@ -569,8 +569,25 @@ static void reconcile(struct js_local *l, int64_t t)
 		if (js_job_from_json(l->jobs[i].obj, &obs[n]) == 0)
 			n++;
 	}
+	/* Pods only matter to the in-place restart step (gate InPlaceRestart):
+	 * their failure and restart counts. No agent restarts pods in place
+	 * locally, so none carries an in-place restart attempt. */
+	size_t n_pods = 0;
+	for (size_t i = 0; l->opts.gates.in_place_restart && i < l->n_jobs; i++)
+		n_pods += l->jobs[i].deleting ? 0 : l->jobs[i].n_pods;
+	struct js_obspod *pods = js_xcalloc(n_pods + 1, sizeof(*pods));
+	size_t np = 0;
+	for (size_t i = 0; n_pods && i < l->n_jobs; i++) {
+		for (size_t k = 0; !l->jobs[i].deleting && k < l->jobs[i].n_pods; k++) {
+			const struct js_pod *p = l->jobs[i].pods[k];
+			pods[np++] = (struct js_obspod){.name = js_pod_name(p),
+							.failed = js_pod_phase(p) == JS_JOBCTL_FAILED,
+							.max_restart_count = js_pod_max_restarts(p)};
+		}
+	}
 	struct js_reconcile_input in = {
-		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .now = t / 1000,
+		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
+		.n_pods = np, .gates = l->opts.gates, .now = t / 1000,
 	};
 	struct js_plan *plan = NULL;
 	char *err = NULL;
@@ -578,6 +595,7 @@ static void reconcile(struct js_local *l, int64_t t)
 	for (size_t i = 0; i < n; i++)
 		js_job_done(&obs[i]);
 	free(obs);
+	free(pods);
 	l->dirty = false;
 	if (r < 0) {
 		event(l, "Warning ReconcileError %s", err ? err : js_strerror(r));

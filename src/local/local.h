@@ -77,6 +77,8 @@ struct js_local_opts {
 	const char *probe_path;     /* program that exits 0, for the namespace
 				       probe (default /bin/true) */
 	bool no_namespaces;         /* force the degraded mode */
+	struct js_gates gates;      /* feature gates for the reconcile core
+				       (the same ones validation used) */
 	void (*on_event)(void *ctx, int64_t now_ms, const char *text);
 	void (*on_view)(void *ctx, const struct js_local_view *view);
 	js_pod_line_fn on_line;     /* every container output line, or NULL */

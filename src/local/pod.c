@@ -784,6 +784,16 @@ int32_t js_pod_restarts(const struct js_pod *pod)
 	return r;
 }
 
+int32_t js_pod_max_restarts(const struct js_pod *pod)
+{
+	int32_t m = 0;
+	for (size_t i = 0; i < pod->n_ctrs; i++) {
+		if (pod->ctrs[i].restarts > m)
+			m = pod->ctrs[i].restarts;
+	}
+	return m;
+}
+
 bool js_pod_ready(const struct js_pod *pod)
 {
 	if (pod->phase != JS_JOBCTL_RUNNING || pod->stopping)

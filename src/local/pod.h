@@ -146,6 +146,8 @@ uint64_t js_pod_id(const struct js_pod *pod);
 int32_t js_pod_index(const struct js_pod *pod);
 enum js_jobctl_phase js_pod_phase(const struct js_pod *pod);
 int32_t js_pod_restarts(const struct js_pod *pod);
+/** Highest restartCount of any one container (init or regular). */
+int32_t js_pod_max_restarts(const struct js_pod *pod);
 bool js_pod_ready(const struct js_pod *pod);
 /** The first start failure ("container 'x': exec: No such file..."), or NULL. */
 const char *js_pod_start_error(const struct js_pod *pod);

@@ -279,3 +279,55 @@ spec:
     assert "recovered" not in ev
     assert r.condition("Completed") is None and r.condition("Failed") is None
     assert r.jobs == []
+
+
+RESTART_JOB = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: rj}
+spec:
+  failurePolicy:
+    maxRestarts: 1
+    rules:
+    - name: one
+      action: RestartJob
+  replicatedJobs:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: c
+              image: busybox
+              command: [sh, -c, 'if [ "$JI" = 0 ] && [ ! -e flag ]; then touch flag; exit 1; fi; echo ok']
+              env:
+              - name: JI
+                valueFrom: {fieldRef: {fieldPath: "metadata.annotations['jobset.sigs.k8s.io/job-index']"}}
+"""
+
+
+def test_feature_gates_reach_validation_and_the_core(run):
+    r = run(RESTART_JOB)
+    assert r.rc == 2
+    assert "RestartJob feature gate" in r.stderr and "nothing was started" in r.stderr
+    assert not r.dir.exists()
+
+    r = run(RESTART_JOB, "--feature-gates", "RestartJob=true", "--backoff-ms", "50")
+    assert r.rc == 0, r.stdout + r.stderr
+    # Only Job 0 was restarted (RestartJob), not the whole JobSet.
+    assert r.status["restarts"] == 0
+    assert r.status["replicatedJobsStatus"][0]["jobRestarts"] == [1, 0]
+    attempts = sorted((j["metadata"]["name"], j["metadata"]["labels"]["jobset.sigs.k8s.io/job-restart-attempt"])
+                      for j in r.jobs)
+    assert attempts == [("rj-w-0", "0"), ("rj-w-0", "1"), ("rj-w-1", "0")]
+    assert "RestartJobFailurePolicyAction" in r.events()
+
+
+def test_unknown_feature_gate_is_a_usage_error(run):
+    r = run(RESTART_JOB, "--feature-gates", "NoSuchGate=true")
+    assert r.rc == 2
+    assert "unknown feature gate 'NoSuchGate'" in r.stderr
