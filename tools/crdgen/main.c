@@ -226,16 +226,17 @@ static void finish(json_t *node)
 static json_t *at(json_t *root, const char *path)
 {
 	json_t *cur = root;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *save = NULL, *seg = strtok_r(buf, ".", &save); seg && cur; seg = strtok_r(NULL, ".", &save)) {
-		size_t n = strlen(seg);
-		bool item = n > 2 && strcmp(seg + n - 2, "[]") == 0;
-		if (item)
-			seg[n - 2] = '\0';
+	for (const char *p = path; *p && cur;) {
+		size_t n = strcspn(p, ".");
+		bool item = n > 2 && strncmp(p + n - 2, "[]", 2) == 0;
+		char seg[128];
+		snprintf(seg, sizeof(seg), "%.*s", (int)(item ? n - 2 : n), p);
 		cur = json_object_get(json_object_get(cur, "properties"), seg);
 		if (item)
 			cur = json_object_get(cur, "items");
+		p += n;
+		if (*p == '.')
+			p++;
 	}
 	if (!cur) {
 		fprintf(stderr, "jobset-crdgen: no schema node at '%s'\n", path);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,28 +117,52 @@ static void log_line(void *ctx, int level, const char *msg)
 		fprintf(stderr, "jobset-webhook: %s\n", msg);
 }
 
+/* "Name[=true|false],..." of the three API gates. Returns 0 or -1. */
 static int parse_gates(const char *spec, struct js_gates *g)
 {
-	char *copy = strdup(spec), *save = NULL;
-	int r = 0;
-	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '=');
-		bool on = !eq || strcmp(eq + 1, "true") == 0;
-		if (eq)
-			*eq = '\0';
-		if (eq && !on && strcmp(eq + 1, "false") != 0)
-			r = -1;
-		else if (strcmp(item, "RestartJob") == 0)
-			g->restart_job = on;
-		else if (strcmp(item, "InPlaceRestart") == 0)
-			g->in_place_restart = on;
-		else if (strcmp(item, "ElasticJobSet") == 0)
-			g->elastic_jobset = on;
-		else
-			r = -1;
+	static const struct {
+		const char *name;
+		size_t off;
+	} names[] = {
+		{"RestartJob", offsetof(struct js_gates, restart_job)},
+		{"InPlaceRestart", offsetof(struct js_gates, in_place_restart)},
+		{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset)},
+	};
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ","), name_n = strcspn(p, "=,");
+		const char *val = name_n < n ? p + name_n + 1 : "true";
+		size_t val_n = name_n < n ? n - name_n - 1 : 4;
+		bool on = val_n == 4 && strncmp(val, "true", 4) == 0;
+		if (!on && !(val_n == 5 && strncmp(val, "false", 5) == 0))
+			return -1;
+		size_t i = 0;
+		while (i < JS_ARRAY_SIZE(names) && !(strlen(names[i].name) == name_n && strncmp(names[i].name, p, name_n) == 0))
+			i++;
+		if (i == JS_ARRAY_SIZE(names))
+			return -1;
+		*(bool *)((char *)g + names[i].off) = on;
+		p += n;
+		if (*p == ',')
+			p++;
 	}
-	free(copy);
-	return r;
+	return 0;
+}
+
+/* A decimal port 0..65535, digits only. Returns 0 or -1. */
+static int parse_port(const char *s, long *ret)
+{
+	long v = 0;
+	if (!*s || strlen(s) > 5)
+		return -1;
+	for (const char *c = s; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -1;
+		v = v * 10 + (*c - '0');
+	}
+	if (v > 65535)
+		return -1;
+	*ret = v;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -153,13 +178,10 @@ int main(int argc, char **argv)
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case 'b': bind = optarg; break;
 		case 'p':
-			errno = 0;
-			port = strtol(optarg, &end, 10);
-			if (errno || *end || port < 0 || port > 65535) {
+			if (parse_port(optarg, &port) < 0) {
 				fprintf(stderr, "jobset-webhook: bad --port '%s'\n", optarg);
 				return 2;
 			}
