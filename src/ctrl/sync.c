@@ -32,6 +32,8 @@
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
 
+#define RUN_MAX 200
+
 /* kube/client.h has no PersistentVolumeClaim resource (yet). */
 static const struct js_resource res_pvcs = {"", "v1", "persistentvolumeclaims", true};
 
@@ -418,7 +420,8 @@ static int apply_actions(struct js_controller *c, const struct observed *o, cons
 		int r;
 		if (a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB) {
 			size_t n = 1;
-			while (i + n < plan->n_actions && plan->actions[i + n].kind == a->kind)
+			/* At most RUN_MAX requests in flight, as upstream's 50 (§6.4). */
+			while (i + n < plan->n_actions && plan->actions[i + n].kind == a->kind && n < RUN_MAX)
 				n++;
 			r = apply_run(c, o, a, n);
 			i += n;
