@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api/render.h"
+#include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
 #include "core/job.h"
@@ -183,15 +184,9 @@ static char *default_run_dir(const char *name)
 	return d;
 }
 
-static int parse_ms(const char *s, int64_t *ret)
-{
-	char *end;
-	long long v = strtoll(s, &end, 10); /* bounded below; a CLI flag only */
-	if (!*s || *end || v < 1 || v > 3600000)
-		return -1;
-	*ret = v;
-	return 0;
-}
+/* Bounds of --backoff-ms: at least a millisecond, at most an hour. */
+#define RUN_BACKOFF_MIN_MS 1
+#define RUN_BACKOFF_MAX_MS 3600000
 
 static int summary(const struct out *o, struct js_local *l, enum js_local_result res, const char *run_dir)
 {
@@ -249,8 +244,9 @@ int js_cli_run(int argc, char **argv)
 			o.quiet = true;
 			break;
 		case 'b':
-			if (parse_ms(optarg, &backoff) < 0) {
-				fprintf(stderr, "jobset run: --backoff-ms takes 1..3600000, not '%s'\n", optarg);
+			if (js_parse_i64_in(optarg, strlen(optarg), RUN_BACKOFF_MIN_MS, RUN_BACKOFF_MAX_MS, &backoff) < 0) {
+				fprintf(stderr, "jobset run: --backoff-ms takes %d..%d, not '%s'\n", RUN_BACKOFF_MIN_MS,
+					RUN_BACKOFF_MAX_MS, optarg);
 				return RUN_EXIT_INVALID;
 			}
 			break;

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "api/template.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/parse.h"
 #include "core/job.h"
 #include "core/reconcile.h"
 #include "local/hosts.h"
@@ -199,7 +201,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	l->home_env = getenv("HOME") ? js_xstrdup(getenv("HOME")) : NULL;
 	char hn[256] = "localhost";
 	if (gethostname(hn, sizeof(hn) - 1) < 0)
-		strcpy(hn, "localhost");
+		snprintf(hn, sizeof(hn), "localhost");
 	l->node_name = js_xstrdup(hn);
 	*ret_local = l;
 	return 0;
@@ -247,7 +249,8 @@ static bool pod_ordinal(const struct js_local *l, const json_t *job, int32_t ind
 	const json_t *labels = js_json_path(job, "metadata.labels");
 	const char *rname = js_json_str(labels, JS_LABEL_RJOB_NAME);
 	const char *jidx = js_json_str(labels, JS_LABEL_JOB_INDEX);
-	if (!rname || !jidx || index < 0)
+	int64_t job_index;
+	if (!rname || !jidx || index < 0 || js_parse_i64_in(jidx, strlen(jidx), 0, INT32_MAX, &job_index) < 0)
 		return false;
 	uint64_t base = 0;
 	for (size_t i = 0; i < l->js->spec.n_replicated_jobs; i++) {
@@ -257,7 +260,7 @@ static bool pod_ordinal(const struct js_local *l, const json_t *job, int32_t ind
 			comp = 1;
 		int32_t reps = r->has_replicas ? r->replicas : 1;
 		if (strcmp(r->name, rname) == 0) {
-			*ret = (uint32_t)(base + (uint64_t)atoi(jidx) * (uint64_t)comp + (uint64_t)index);
+			*ret = (uint32_t)(base + (uint64_t)job_index * (uint64_t)comp + (uint64_t)index);
 			return true;
 		}
 		base += (uint64_t)reps * (uint64_t)comp;
