@@ -810,3 +810,18 @@ const char *js_pod_start_error(const struct js_pod *pod)
 {
 	return pod->start_error;
 }
+
+const char *js_pod_ctr_name(const struct js_pod *pod, size_t i)
+{
+	return pod->ctrs[i].name;
+}
+
+char *const *js_pod_ctr_argv(const struct js_pod *pod, size_t i)
+{
+	return pod->ctrs[i].argv;
+}
+
+char *const *js_pod_ctr_envp(const struct js_pod *pod, size_t i)
+{
+	return pod->ctrs[i].envp;
+}

@@ -151,5 +151,12 @@ int32_t js_pod_max_restarts(const struct js_pod *pod);
 bool js_pod_ready(const struct js_pod *pod);
 /** The first start failure ("container 'x': exec: No such file..."), or NULL. */
 const char *js_pod_start_error(const struct js_pod *pod);
+/* Container `i` of js_pod_n_containers (init containers first, in order,
+ * then the regular ones) as it is exec'd: its name, argv (command + args,
+ * $(VAR) expanded) and whole environment, NULL-terminated. Borrowed until
+ * js_pod_free. */
+const char *js_pod_ctr_name(const struct js_pod *pod, size_t i);
+char *const *js_pod_ctr_argv(const struct js_pod *pod, size_t i);
+char *const *js_pod_ctr_envp(const struct js_pod *pod, size_t i);
 
 #endif

@@ -1,0 +1,232 @@
+/*
+ * hosts_test.c - pod addresses and the hosts files that stand in for the
+ * headless Service, table-driven: ordinal -> address, a pod's own file
+ * (with and without a subdomain, with the shared file appended), and the
+ * shared file of a JobSet (every Indexed pod, none of the NonIndexed ones,
+ * ordinals counted over both).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "api/codec.h"
+#include "api/defaults.h"
+#include "base/diag.h"
+#include "local/hosts.h"
+
+#define HEADER                                                                                        \
+	"# Written by jobset run: the pod's own name and the JobSet's headless Service.\n"           \
+	"127.0.0.1\tlocalhost\n"                                                                      \
+	"::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+struct fixture {
+	char dir[64];
+	char path[96], shared[96];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/js-hosts-test-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/own", f->dir);
+	snprintf(f->shared, sizeof(f->shared), "%s/hosts", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	(void)unlink(f->path);
+	(void)unlink(f->shared);
+	int rc = rmdir(f->dir); /* fails if a temporary file was left behind */
+	free(f);
+	return rc;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		fail_msg("cannot open '%s': %s", path, strerror(errno));
+	char *buf = calloc(1, 65536);
+	size_t n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* ---- addresses ---- */
+
+static const struct {
+	uint32_t ord;
+	const char *ip;
+} ip_cases[] = {
+	{0, "127.10.1.1"},
+	{1, "127.10.1.2"},
+	{253, "127.10.1.254"},   /* never .255 */
+	{254, "127.10.2.1"},     /* never .0 */
+	{254 * 254 - 1, "127.10.254.254"},
+	{254 * 254, "127.11.1.1"},
+	{JS_HOSTS_DYNAMIC_BASE, "127.25.128.3"},
+};
+
+static void test_ip(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(ip_cases); i++) {
+		char got[16];
+		js_hosts_ip(ip_cases[i].ord, got);
+		if (strcmp(got, ip_cases[i].ip) != 0)
+			fail_msg("ordinal %u: want %s, got %s", ip_cases[i].ord, ip_cases[i].ip, got);
+	}
+}
+
+/* ---- a pod's own file ---- */
+
+struct owncase {
+	const char *name;
+	const char *ip, *host, *subdomain, *ns;
+	const char *shared; /* content of the shared file, or NULL for none */
+	const char *want;   /* after the header */
+};
+
+static const struct owncase own_cases[] = {
+	{"no subdomain", "127.10.0.5", "solo-abcde", NULL, "default", NULL, "127.10.0.5\tsolo-abcde\n"},
+	{"subdomain: every DNS form", "127.10.1.1", "js-w-0-0", "js", "team", NULL,
+	 "127.10.1.1\tjs-w-0-0.js.team.svc.cluster.local js-w-0-0.js.team.svc js-w-0-0.js js-w-0-0\n"},
+	{"shared entries follow, without the shared file's header", "127.10.1.1", "h", NULL, "default",
+	 HEADER "127.10.1.2\tpeer.js.default.svc.cluster.local peer.js.default.svc peer.js peer\n",
+	 "127.10.1.1\th\n127.10.1.2\tpeer.js.default.svc.cluster.local peer.js.default.svc peer.js peer\n"},
+};
+
+static void test_own(void **state)
+{
+	struct fixture *f = *state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(own_cases); i++) {
+		const struct owncase *c = &own_cases[i];
+		if (c->shared) {
+			FILE *fp = fopen(f->shared, "we");
+			assert_non_null(fp);
+			assert_int_equal(fputs(c->shared, fp) >= 0, 1);
+			assert_int_equal(fclose(fp), 0);
+		}
+		int rc = js_hosts_write_own(f->path, c->ip, c->host, c->subdomain, c->ns, c->shared ? f->shared : NULL);
+		if (rc != 0)
+			fail_msg("case '%s': js_hosts_write_own: %s", c->name, js_strerror(rc));
+		char *got = slurp(f->path);
+		size_t hn = strlen(HEADER);
+		if (strncmp(got, HEADER, hn) != 0 || strcmp(got + hn, c->want) != 0)
+			fail_msg("case '%s':\nwant:\n%s%s\ngot:\n%s", c->name, HEADER, c->want, got);
+		free(got);
+		(void)unlink(f->shared);
+	}
+}
+
+static void test_own_missing_shared_file(void **state)
+{
+	struct fixture *f = *state;
+	/* The shared file appears only with the Service; a pod started before
+	 * it still gets its own entry. */
+	assert_int_equal(js_hosts_write_own(f->path, "127.10.0.5", "h", NULL, "default", f->shared), 0);
+	char *got = slurp(f->path);
+	assert_string_equal(got, HEADER "127.10.0.5\th\n");
+	free(got);
+}
+
+static void test_unwritable(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/no-such-dir/hosts", f->dir);
+	assert_int_equal(js_hosts_write_own(path, "127.10.0.5", "h", NULL, "default", NULL), -ENOENT);
+}
+
+/* ---- the shared file of a JobSet ---- */
+
+struct svccase {
+	const char *name;
+	const char *jobset; /* JSON of the JobSet, defaulted before use */
+	const char *want;   /* after the header */
+};
+
+#define TMPL(extra)                                                                                   \
+	"\"template\":{\"spec\":{" extra "\"template\":{\"spec\":{\"restartPolicy\":\"Never\","           \
+	"\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"command\":[\"true\"]}]}}}}"
+
+static const struct svccase svc_cases[] = {
+	{"indexed pods in JobSet order; NonIndexed ones keep their ordinals but get no entry",
+	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"js\","
+	 "\"namespace\":\"team\"},\"spec\":{\"replicatedJobs\":["
+	 "{\"name\":\"a\",\"replicas\":2," TMPL("\"completions\":2,\"parallelism\":2,") "},"
+	 "{\"name\":\"b\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":3,\"parallelism\":3,") "},"
+	 "{\"name\":\"c\"," TMPL("") "}]}}",
+	 "127.10.1.1\tjs-a-0-0.js.team.svc.cluster.local js-a-0-0.js.team.svc js-a-0-0.js js-a-0-0\n"
+	 "127.10.1.2\tjs-a-0-1.js.team.svc.cluster.local js-a-0-1.js.team.svc js-a-0-1.js js-a-0-1\n"
+	 "127.10.1.3\tjs-a-1-0.js.team.svc.cluster.local js-a-1-0.js.team.svc js-a-1-0.js js-a-1-0\n"
+	 "127.10.1.4\tjs-a-1-1.js.team.svc.cluster.local js-a-1-1.js.team.svc js-a-1-1.js js-a-1-1\n"
+	 "127.10.1.8\tjs-c-0-0.js.team.svc.cluster.local js-c-0-0.js.team.svc js-c-0-0.js js-c-0-0\n"},
+	{"custom subdomain and default namespace",
+	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"t\"},"
+	 "\"spec\":{\"network\":{\"subdomain\":\"net\"},\"replicatedJobs\":[{\"name\":\"w\"," TMPL("") "}]}}",
+	 "127.10.1.1\tt-w-0-0.net.default.svc.cluster.local t-w-0-0.net.default.svc t-w-0-0.net t-w-0-0\n"},
+	{"replicas 0: only the header",
+	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"z\"},"
+	 "\"spec\":{\"replicatedJobs\":[{\"name\":\"w\",\"replicas\":0," TMPL("") "}]}}",
+	 ""},
+};
+
+static void test_service(void **state)
+{
+	struct fixture *f = *state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(svc_cases); i++) {
+		const struct svccase *c = &svc_cases[i];
+		json_error_t e;
+		json_t *root = json_loads(c->jobset, 0, &e);
+		if (!root)
+			fail_msg("case '%s': bad JSON: %s at %d:%d", c->name, e.text, e.line, e.column);
+		struct js_diag diag;
+		js_diag_init(&diag);
+		struct js_jobset *js = NULL;
+		if (js_codec_decode_jobset(root, JS_CODEC_STRICT, &diag, &js) < 0)
+			fail_msg("case '%s': the JobSet does not decode (%zu problems)", c->name, diag.n);
+		(void)js_default_jobset(js);
+		int rc = js_hosts_write_service(f->shared, js);
+		if (rc != 0)
+			fail_msg("case '%s': js_hosts_write_service: %s", c->name, js_strerror(rc));
+		char *got = slurp(f->shared);
+		size_t hn = strlen(HEADER);
+		if (strncmp(got, HEADER, hn) != 0 || strcmp(got + hn, c->want) != 0)
+			fail_msg("case '%s':\nwant:\n%s%s\ngot:\n%s", c->name, HEADER, c->want, got);
+		free(got);
+		js_jobset_free(js);
+		js_diag_done(&diag);
+		json_decref(root);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ip),
+		cmocka_unit_test_setup_teardown(test_own, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_missing_shared_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
