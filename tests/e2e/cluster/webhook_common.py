@@ -136,11 +136,18 @@ class WebhookHost:
         probe = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "probe"},
                  "spec": {"replicatedJobs": []}}
 
+        last = {}
+
         def defaulted():
             p = self.kube.run("create", "--dry-run=server", "-n", name, "-o", "json", "-f", "-",
                               input=json.dumps(probe), check=False)
+            last["stderr"] = p.stderr
             return p.returncode == 0 and "successPolicy" in json.loads(p.stdout).get("spec", {})
-        wait_until("webhooks active in " + name, defaulted, 30)
+        try:
+            wait_until("webhooks active in " + name, defaulted, 60)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; kubectl: {last.get('stderr')!r}; webhook log: "
+                                 f"{self.log.read_text()[-2000:]!r}") from None
         return name
 
     def stop(self):
