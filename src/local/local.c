@@ -278,7 +278,9 @@ static void pod_finished_event(struct js_local *l, const struct js_pod *p, enum 
 	      ph == JS_JOBCTL_SUCCEEDED ? "Succeeded" : "Failed");
 }
 
-static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t t)
+/** Create a pod of Job `j`. Returns false when its template cannot be run
+ * (a Warning FailedCreate event says why). */
+static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t t)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	char suffix[6];
@@ -334,6 +336,7 @@ static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	};
 	struct js_pod *pod = NULL;
 	char *err = NULL;
+	bool created = false;
 	if (js_pod_new(&init, &l->host, &pod, &err) < 0) {
 		event(l, "Warning FailedCreate job/%s: %s", j->name, err);
 		free(err);
@@ -351,12 +354,14 @@ static void start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		if (js_pod_start_error(pod))
 			event(l, "Warning Failed pod/%s: %s", name, js_pod_start_error(pod));
 		pod_finished_event(l, pod, before);
+		created = true;
 	}
 	free(uid);
 	free(own_hosts);
 	json_decref(tmpl);
 	free(hostname);
 	free(name);
+	return created;
 }
 
 /** Sync one Job with its pods. Returns true when its status changed. */
@@ -399,14 +404,17 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 				js_pod_delete(j->pods[k], &l->host, t, true);
 		}
 	}
+	size_t created = 0;
 	for (size_t i = 0; i < plan.n_create; i++)
-		start_pod(l, j, plan.create[i], t);
+		created += start_pod(l, j, plan.create[i], t);
 	changed = plan.status_changed || plan.n_create || plan.n_delete;
 	/* Pods created or deleted just now are state this sync has not seen
 	 * (a pod whose container could not start is already Failed, a deleted
 	 * pod without processes is gone); nothing else may wake the loop for
-	 * them, so the Job is synced again at once. */
-	if (plan.n_create || plan.n_delete)
+	 * them, so the Job is synced again at once. A pod that could not be
+	 * created changes nothing: syncing again would only fail again, in a
+	 * tight loop (the stall check ends such a run). */
+	if (created || plan.n_delete)
 		l->resync = true;
 	j->wake_ms = plan.wake_ms;
 	if (plan.finished && !j->reported_finish) {
@@ -718,10 +726,15 @@ static void view(struct js_local *l, int64_t t, bool force)
 
 static int64_t next_deadline(const struct js_local *l)
 {
-	int64_t w = l->requeue_ms;
+	/* Only deadlines someone will act on: while interrupted nothing syncs
+	 * or reconciles, and a Job being deleted is not synced, so their
+	 * deadlines are stale; counting them would spin the loop once they
+	 * pass (poll with timeout 0 until the grace periods end). */
+	bool syncing = !l->interrupts;
+	int64_t w = syncing ? l->requeue_ms : -1;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		const struct ljob *j = &l->jobs[i];
-		if (j->wake_ms >= 0 && (w < 0 || j->wake_ms < w))
+		if (syncing && !j->deleting && j->wake_ms >= 0 && (w < 0 || j->wake_ms < w))
 			w = j->wake_ms;
 		for (size_t k = 0; k < j->n_pods; k++) {
 			int64_t p = js_pod_wake(j->pods[k]);

@@ -645,8 +645,12 @@ bool js_pod_gone(const struct js_pod *pod)
 int64_t js_pod_wake(const struct js_pod *pod)
 {
 	int64_t w = -1;
-	if (pod->stopping && pod->kill_at_ms >= 0 && !js_pod_gone(pod))
-		w = pod->kill_at_ms;
+	/* The kill deadline matters until SIGKILL is sent; after that only the
+	 * exits are awaited (SIGCHLD), and a past deadline would spin the loop. */
+	for (size_t i = 0; pod->stopping && pod->kill_at_ms >= 0 && i < pod->n_ctrs; i++) {
+		if (pod->ctrs[i].state == JS_POD_CTR_RUNNING && !pod->ctrs[i].killed)
+			w = pod->kill_at_ms;
+	}
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		int64_t r = pod->ctrs[i].restart_at_ms;
 		if (r >= 0 && !pod->stopping && (w < 0 || r < w))

@@ -1,5 +1,6 @@
 """Runtime behaviour: name resolution, Job semantics, bad input, teardown."""
 import os
+import resource
 import signal
 import subprocess
 import uuid
@@ -331,3 +332,42 @@ def test_unknown_feature_gate_is_a_usage_error(run):
     r = run(RESTART_JOB, "--feature-gates", "NoSuchGate=true")
     assert r.rc == 2
     assert "unknown feature gate 'NoSuchGate'" in r.stderr
+
+
+def test_teardown_waits_without_spinning(jobset_bin, tmp_path):
+    # The Job's activeDeadlineSeconds passes while the runner waits out the
+    # grace period after SIGTERM. A deadline nobody acts on any more used to
+    # make poll() return at once, over and over, until the pods were gone.
+    marker = "m" + uuid.uuid4().hex
+    (tmp_path / "m.yaml").write_text(f"""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {{name: spin}}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        activeDeadlineSeconds: 1
+        template:
+          spec:
+            restartPolicy: Never
+            terminationGracePeriodSeconds: 4
+            containers:
+            - name: main
+              image: busybox
+              command: [sh, -c, 'sleep 600; true']
+              env: [{{name: JS_E2E_MARKER, value: "{marker}"}}]
+""")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.Popen([str(jobset_bin), "run", "-q", "--run-dir", str(tmp_path / "run"), str(tmp_path / "m.yaml")],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(lambda: processes_with_env(marker), what="the container to start")
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=15)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # `sh` ignores SIGTERM, so the run lasts the 4 s grace period; waiting
+    # must cost next to no CPU (a spinning loop burns whatever it can get).
+    assert cpu < 0.3, f"runner used {cpu:.2f}s of CPU during a 4 s teardown"
+    assert not processes_with_env(marker)
