@@ -73,6 +73,7 @@ enum world {
 	W_PVC_OTHER = 16,         /* PVC data-js exists with another spec */
 	W_NODE_NO_LABEL = 32,
 	W_RESTART_JOB_GATE = 64,
+	W_NODE_GONE = 128,        /* the leader's node cannot be read */
 };
 
 struct expect_at {
@@ -129,6 +130,8 @@ static const struct rcase cases[] = {
 	  {"spec.failurePolicy.rules.1.name", "\"failurePolicyRule1\""},
 	  {"spec.failurePolicy.restartStrategy", "\"Recreate\""},
 	  {"spec.volumeClaimPolicies.0.retentionPolicy", "{\"whenDeleted\":\"Delete\"}"}}},
+	{"mutate-generate-name", JSM, "CREATE", false, "{\"metadata\":{\"name\":null,\"generateName\":\"js-\"}}", NULL, 0,
+	 true, 0, NULL, NULL, true, {{"metadata.name", NULL}, {"metadata.generateName", "\"js-\""}, {"spec.network.subdomain", NULL}}},
 	{"mutate-idempotent", JSM, "CREATE", false, DEFAULTED, NULL, 0, true, 0, NULL, NULL, false, {{0}}},
 	{"mutate-update-untouched", JSM, "UPDATE", false, NULL, "", 0, true, 0, NULL, NULL, false, {{0}}},
 	/* vjobset.kb.io CREATE (SPEC §5.3; acceptance WH-030..144). */
@@ -189,6 +192,21 @@ static const struct rcase cases[] = {
 	{"pod-follower-node-unlabelled", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_NO_LABEL, false,
 	 403, "node does not have topology label: topology.kubernetes.io/zone", NULL, false, {{0}}},
 	{"pod-not-exclusive", PDM, "CREATE", true, NO_EXCLUSIVE, NULL, 0, true, 0, NULL, NULL, false, {{0}}},
+	{"pod-not-jobset", PDM, "CREATE", true, "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/jobset-name\":null}},"
+	 "\"spec\":{\"priority\":5}}", NULL, W_LEADER_SCHEDULED, true, 0, NULL, NULL, false, {{0}}}, /* PWH-001 */
+	{"pod-node-selector-strategy", PDM, "CREATE", true,
+	 "{\"metadata\":{\"annotations\":{\"alpha.jobset.sigs.k8s.io/node-selector\":\"true\"}},\"spec\":{\"priority\":5}}",
+	 NULL, W_LEADER_SCHEDULED, true, 0, NULL, NULL, false, {{0}}}, /* PWH-002 */
+	{"pod-leader-keeps-terms", PDM, "CREATE", true,
+	 "{\"metadata\":{\"annotations\":{\"batch.kubernetes.io/job-completion-index\":\"0\"}},\"spec\":{\"affinity\":{"
+	 "\"nodeAffinity\":{\"x\":1},\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"topologyKey\":\"t\"}]}}}}",
+	 NULL, 0, true, 0, NULL, NULL, true,
+	 {{"spec.affinity.nodeAffinity", "{\"x\":1}"},
+	  {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.0", "{\"topologyKey\":\"t\"}"},
+	  {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.1.topologyKey",
+	   "\"topology.kubernetes.io/zone\""}}}, /* PWH-006 */
+	{"pod-follower-node-missing", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_GONE, false, 404,
+	 "not found", NULL, false, {{0}}},
 	/* vpod.kb.io (SPEC §9.3). */
 	{"vpod-no-selector", PDV, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED, false, 403,
 	 "follower pod node selector not set", NULL, false, {{0}}},
@@ -244,7 +262,7 @@ static int fake_list_pods(void *ctx, const char *ns, const json_t *match, json_t
 static int fake_get_node(void *ctx, const char *name, json_t **ret, int *ret_code, char **ret_err)
 {
 	unsigned world = *(unsigned *)ctx;
-	if (strcmp(name, "n1") != 0) {
+	if (strcmp(name, "n1") != 0 || (world & W_NODE_GONE)) {
 		*ret_code = 404;
 		*ret_err = strdup("nodes \"x\" not found");
 		return JS_ENOTFOUND;
