@@ -1,6 +1,6 @@
 # src/webhook: the admission webhook HTTPS server (docs/webhooks.md). Needs
-# libmicrohttpd and GnuTLS (its TLS stack; we hand it reloaded certificates
-# through GnuTLS's retrieve callback) on top of the base and api layers.
+# libmicrohttpd and GnuTLS (its TLS stack: certificates are checked with
+# GnuTLS before a reload) on top of the base and api layers.
 if(NOT TARGET js_webhook)
   pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
   pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
@@ -10,7 +10,7 @@ if(NOT TARGET js_webhook)
 
   # A tiny host for the server until jobset-controller hosts it: serves the
   # admission paths with lookups through src/kube (tests/e2e/cluster).
-  if(TARGET js_kube)
+  if(TARGET js_kube AND EXISTS ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
     add_executable(jobset-webhook ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
     target_compile_options(jobset-webhook PRIVATE ${JS_WARNINGS})
     target_link_libraries(jobset-webhook PRIVATE js_webhook js_kube js_api js_base)
@@ -20,9 +20,19 @@ if(NOT TARGET js_webhook)
   # The CRD generator (tools/crdgen): deploy/crd/jobset.x-k8s.io_jobsets.yaml
   # from our API model and the control plane's OpenAPI documents.
   if(EXISTS ${CMAKE_SOURCE_DIR}/tools/crdgen/main.c)
-  add_executable(jobset-crdgen ${CMAKE_SOURCE_DIR}/tools/crdgen/main.c)
-  target_compile_options(jobset-crdgen PRIVATE ${JS_WARNINGS})
-  target_link_libraries(jobset-crdgen PRIVATE js_api js_base)
-  set_target_properties(jobset-crdgen PROPERTIES LINKER_LANGUAGE CXX)
+    add_executable(jobset-crdgen ${CMAKE_SOURCE_DIR}/tools/crdgen/main.c)
+    target_compile_options(jobset-crdgen PRIVATE ${JS_WARNINGS})
+    target_link_libraries(jobset-crdgen PRIVATE js_api js_base)
+    set_target_properties(jobset-crdgen PROPERTIES LINKER_LANGUAGE CXX)
+  endif()
+
+  # libFuzzer target for AdmissionReview bodies (clang, -DJS_FUZZ=ON);
+  # seeds in tools/fuzz/admission/.
+  if(JS_FUZZ AND EXISTS ${CMAKE_SOURCE_DIR}/tools/fuzz/admission_fuzz.c)
+    add_executable(admission_fuzz ${CMAKE_SOURCE_DIR}/tools/fuzz/admission_fuzz.c)
+    target_compile_options(admission_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(admission_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(admission_fuzz PRIVATE js_webhook js_api js_base)
+    set_target_properties(admission_fuzz PROPERTIES LINKER_LANGUAGE CXX)
   endif()
 endif()

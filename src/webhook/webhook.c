@@ -126,6 +126,7 @@ static void logf_(const struct js_webhook_server *s, int level, const char *fmt,
 	s->log(s->log_ctx, level, line);
 }
 
+static void mhd_logger(void *cls, const char *fmt, va_list ap) JS_PRINTF(2, 0);
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	const struct js_webhook_server *s = cls;
