@@ -130,7 +130,10 @@ def test_init_containers_and_sidecar(run):
             - name: main
               image: busybox
               workingDir: sub
-              command: [sh, -c, 'pwd; cat ../order.txt']
+              # A sidecar counts as started once its process runs (no
+              # startupProbe), so main may start before the sidecar's first
+              # line: wait for it (bounded) rather than race it.
+              command: [sh, -c, 'pwd; for i in $(seq 200); do grep -q "sidecar up" ../order.txt && break; sleep 0.05; done; cat ../order.txt']
 """))
     assert r.rc == 0, r.stderr
     out = r.logs("init-w-0-0", "main").splitlines()
