@@ -4,8 +4,8 @@
  * per ReplicatedJob on a terminal, timestamped event lines otherwise,
  * `pod/container | line` with --follow, and a summary at the end.
  *
- * Exit status: 0 Completed, 1 Failed, 2 invalid input or usage, 130
- * interrupted.
+ * Exit status: 0 Completed, 1 Failed (or stalled: nothing left that could
+ * change the state), 2 invalid input or usage, 130 interrupted.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -48,7 +48,8 @@ static const char usage[] =
 	"                           validation and to the reconcile core\n"
 	"  -h, --help               this help\n"
 	"\n"
-	"Exit status: 0 Completed, 1 Failed, 2 invalid input, 130 interrupted.\n";
+	"Exit status: 0 Completed, 1 Failed (or stalled), 2 invalid input,\n"
+	"130 interrupted.\n";
 
 struct out {
 	bool tty, quiet, follow;
