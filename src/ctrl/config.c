@@ -53,7 +53,14 @@ void js_config_defaults(struct js_config *cfg)
 	cfg->health_addr = js_xstrdup(":8081");
 	cfg->readyz_path = js_xstrdup("readyz");
 	cfg->healthz_path = js_xstrdup("healthz");
+	cfg->webhooks = true;
 	cfg->webhook_port = 9443;
+	cfg->webhook_cert_dir = js_xstrdup(JS_CONFIG_CERT_DIR);
+	cfg->service_name = js_xstrdup(JS_CONFIG_SERVICE_NAME);
+	cfg->secret_name = js_xstrdup(JS_CONFIG_SECRET_NAME);
+	cfg->mutating_name = js_xstrdup(JS_CONFIG_MUTATING_NAME);
+	cfg->validating_name = js_xstrdup(JS_CONFIG_VALIDATING_NAME);
+	cfg->cert_interval_ms = 60000;
 }
 
 void js_config_done(struct js_config *cfg)
@@ -62,7 +69,9 @@ void js_config_done(struct js_config *cfg)
 		return;
 	char **strs[] = {&cfg->config_file,  &cfg->kubeconfig,	  &cfg->context,      &cfg->lease_namespace,
 			 &cfg->lease_name,   &cfg->identity,	  &cfg->metrics_addr, &cfg->health_addr,
-			 &cfg->readyz_path,  &cfg->healthz_path,  &cfg->webhook_host, &cfg->webhook_cert_dir};
+			 &cfg->readyz_path,  &cfg->healthz_path,  &cfg->webhook_host, &cfg->webhook_cert_dir,
+			 &cfg->cert_management, &cfg->cert_namespace, &cfg->service_name, &cfg->secret_name,
+			 &cfg->mutating_name, &cfg->validating_name, &cfg->cert_extra_sans};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	memset(cfg, 0, sizeof(*cfg));
@@ -250,9 +259,9 @@ static const struct field fields[] = {
 	F("health.livenessEndpointName", K_STR, healthz_path),
 	{"tls.minVersion", K_IGNORED_STR, 0},
 	{"tls.cipherSuites", K_STRLIST, 0},
-	{"internalCertManagement.enable", K_IGNORED_BOOL, 0},
-	{"internalCertManagement.webhookServiceName", K_IGNORED_STR, 0},
-	{"internalCertManagement.webhookSecretName", K_IGNORED_STR, 0},
+	{"internalCertManagement.enable", K_IGNORED_BOOL, 0}, /* read in apply_root */
+	F("internalCertManagement.webhookServiceName", K_STR, service_name),
+	F("internalCertManagement.webhookSecretName", K_STR, secret_name),
 	F("clientConnection.qps", K_FLOAT, qps),
 	F("clientConnection.burst", K_INT, burst),
 };
@@ -372,6 +381,9 @@ static int apply_root(struct js_config *cfg, const json_t *root, char **reterr_m
 				return r;
 		}
 	}
+	const json_t *icm = js_json_path(root, "internalCertManagement.enable");
+	if (json_is_boolean(icm))
+		set_str(&cfg->cert_management, json_is_true(icm) ? "internal" : "none");
 	/* SPEC §12.2 startup validation of the TLS section. */
 	const char *minv = js_json_str(js_json_path(root, "tls"), "minVersion");
 	if (minv && *minv && strcmp(minv, "VersionTLS12") != 0 && strcmp(minv, "VersionTLS13") != 0)
@@ -399,8 +411,9 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 	}
 	/* Work on a copy so a bad file leaves `cfg` as it was. */
 	struct js_config tmp = *cfg;
-	char **strs[] = {&tmp.webhook_host, &tmp.webhook_cert_dir, &tmp.lease_name, &tmp.lease_namespace,
-			 &tmp.metrics_addr, &tmp.health_addr,	   &tmp.readyz_path, &tmp.healthz_path};
+	char **strs[] = {&tmp.webhook_host, &tmp.webhook_cert_dir, &tmp.lease_name,   &tmp.lease_namespace,
+			 &tmp.metrics_addr, &tmp.health_addr,	   &tmp.readyz_path,  &tmp.healthz_path,
+			 &tmp.cert_management, &tmp.service_name, &tmp.secret_name};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		*strs[i] = *strs[i] ? js_xstrdup(*strs[i]) : NULL;
 	char *msg = NULL;
@@ -414,8 +427,9 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 		return r;
 	}
 	/* Swap: free the old strings that tmp replaced. */
-	char **olds[] = {&cfg->webhook_host, &cfg->webhook_cert_dir, &cfg->lease_name, &cfg->lease_namespace,
-			 &cfg->metrics_addr, &cfg->health_addr,	     &cfg->readyz_path, &cfg->healthz_path};
+	char **olds[] = {&cfg->webhook_host, &cfg->webhook_cert_dir, &cfg->lease_name,   &cfg->lease_namespace,
+			 &cfg->metrics_addr, &cfg->health_addr,	     &cfg->readyz_path,  &cfg->healthz_path,
+			 &cfg->cert_management, &cfg->service_name, &cfg->secret_name};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(olds); i++)
 		free(*olds[i]);
 	*cfg = tmp;
@@ -424,7 +438,7 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 
 /* ---- flags (SPEC §12.1 plus ours) ---- */
 
-enum fkind { FL_STR, FL_BOOL, FL_INT, FL_FLOAT, FL_GATES, FL_LEVEL };
+enum fkind { FL_STR, FL_BOOL, FL_INT, FL_FLOAT, FL_GATES, FL_LEVEL, FL_DURATION };
 
 struct flag {
 	const char *name;
@@ -451,6 +465,15 @@ static const struct flag flags[] = {
 	FL("enable-webhooks", FL_BOOL, webhooks, 0, 0),
 	FL("webhook-port", FL_INT, webhook_port, 1, 65535),
 	FL("webhook-cert-dir", FL_STR, webhook_cert_dir, 0, 0),
+	FL("webhook-host", FL_STR, webhook_host, 0, 0),
+	FL("cert-management", FL_STR, cert_management, 0, 0),
+	FL("cert-namespace", FL_STR, cert_namespace, 0, 0),
+	FL("webhook-service-name", FL_STR, service_name, 0, 0),
+	FL("webhook-secret-name", FL_STR, secret_name, 0, 0),
+	FL("mutating-webhook-configuration", FL_STR, mutating_name, 0, 0),
+	FL("validating-webhook-configuration", FL_STR, validating_name, 0, 0),
+	FL("cert-extra-sans", FL_STR, cert_extra_sans, 0, 0),
+	FL("cert-check-interval", FL_DURATION, cert_interval_ms, 1000, 24 * 3600 * 1000),
 	FL("zap-log-level", FL_LEVEL, verbosity, 0, 0),
 	FL("v", FL_INT, verbosity, 0, 10),
 	FL("help", FL_BOOL, help, 0, 0),
@@ -496,6 +519,12 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 		*(double *)(base + f->off) = d;
 		return 0;
 	}
+	case FL_DURATION:
+		if (js_config_parse_duration_ms(v, &i) < 0 || i < f->lo || i > f->hi)
+			return fail(reterr_msg, "--%s: expected a duration from 1s to 24h such as \"1m\", got '%s'",
+				    f->name, v);
+		*(int *)(base + f->off) = (int)i;
+		return 0;
 	case FL_GATES:
 		return js_config_parse_gates(v, (struct js_gates *)(base + f->off), reterr_msg);
 	case FL_LEVEL: {
@@ -583,6 +612,41 @@ static int read_file(const char *path, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/* A DNS-1035 label, or with `subdomain` a DNS-1123 subdomain. */
+static bool dns_name(const char *s, bool subdomain)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > (subdomain ? 253u : 63u))
+		return false;
+	if (!subdomain && !(s[0] >= 'a' && s[0] <= 'z'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		bool edge = i == 0 || i == n - 1 || (subdomain && (s[i - 1] == '.' || s[i + 1] == '.'));
+		if (!alnum && !(c == '-' && !edge) && !(subdomain && c == '.' && !edge))
+			return false;
+	}
+	return true;
+}
+
+/* SPEC §12.2: the names are only checked when internal management is on. */
+static int check_certs(struct js_config *cfg, char **reterr_msg)
+{
+	const char *m = cfg->cert_management;
+	if (m && strcmp(m, "internal") != 0 && strcmp(m, "none") != 0)
+		return fail(reterr_msg, "--cert-management: expected internal or none, got '%s'", m);
+	if (!cfg->webhook_cert_dir || !*cfg->webhook_cert_dir)
+		set_str(&cfg->webhook_cert_dir, JS_CONFIG_CERT_DIR);
+	if (m && strcmp(m, "none") == 0)
+		return 0;
+	if (!dns_name(cfg->service_name, false))
+		return fail(reterr_msg, "webhookServiceName: '%s' is not a DNS-1035 label", cfg->service_name);
+	if (!dns_name(cfg->secret_name, true))
+		return fail(reterr_msg, "webhookSecretName: '%s' is not a DNS-1123 subdomain", cfg->secret_name);
+	return 0;
+}
+
 int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, char **reterr_msg)
 {
 	int r = walk(cfg, argc, argv, 0, reterr_msg);
@@ -605,7 +669,7 @@ int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, cha
 	if (!(cfg->lease_duration_ms > cfg->renew_deadline_ms &&
 	      cfg->renew_deadline_ms * 10 > cfg->retry_period_ms * 12))
 		return fail(reterr_msg, "leader election: need leaseDuration > renewDeadline > 1.2 * retryPeriod");
-	return 0;
+	return check_certs(cfg, reterr_msg);
 }
 
 const char *js_config_usage(void)
@@ -627,8 +691,19 @@ const char *js_config_usage(void)
 	       "  --metrics-bind-address ADDR       /metrics listen address (:8443; 0 disables)\n"
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
 	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet\n"
-	       "  --enable-webhooks[=BOOL]          serve the admission webhooks (false)\n"
-	       "  --webhook-port N, --webhook-cert-dir DIR\n"
+	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
+	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
+	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"
+	       "  --webhook-cert-dir DIR            tls.crt, tls.key (" JS_CONFIG_CERT_DIR ")\n"
+	       "  --cert-management internal|none   generate and rotate the certificates (internal, unless\n"
+	       "                                    the cert dir already holds them)\n"
+	       "  --cert-namespace NS               Secret and Service namespace (the pod's, else jobset-system)\n"
+	       "  --webhook-service-name NAME       (" JS_CONFIG_SERVICE_NAME ")\n"
+	       "  --webhook-secret-name NAME        (" JS_CONFIG_SECRET_NAME ")\n"
+	       "  --mutating-webhook-configuration NAME, --validating-webhook-configuration NAME\n"
+	       "                                    where the CA bundle goes (deploy/'s names; \"\" = none)\n"
+	       "  --cert-extra-sans A,B             more DNS names or IPs in the serving certificate\n"
+	       "  --cert-check-interval DURATION    how often certificates and CA bundles are checked (1m)\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

@@ -22,6 +22,13 @@
 #include "base/common.h"
 
 #define JS_CONFIG_LEASE_NAME "6d4f6a47.jobset.x-k8s.io"
+/* deploy/'s names (SPEC §12.5, §12.10). */
+#define JS_CONFIG_CERT_DIR "/tmp/k8s-webhook-server/serving-certs"
+#define JS_CONFIG_CERT_NAMESPACE "jobset-system"
+#define JS_CONFIG_SERVICE_NAME "jobset-webhook-service"
+#define JS_CONFIG_SECRET_NAME "jobset-webhook-server-cert"
+#define JS_CONFIG_MUTATING_NAME "jobset-mutating-webhook-configuration"
+#define JS_CONFIG_VALIDATING_NAME "jobset-validating-webhook-configuration"
 
 /** Every setting. Strings are owned (js_config_done); NULL = unset. */
 struct js_config {
@@ -47,10 +54,21 @@ struct js_config {
 
 	struct js_gates gates;  /* featureGates, --feature-gates */
 
-	bool webhooks;          /* --enable-webhooks (false until src/webhook lands) */
-	int webhook_port;       /* webhook.port (9443) */
-	char *webhook_host;     /* webhook.host */
-	char *webhook_cert_dir; /* webhook.certDir, --webhook-cert-dir */
+	bool webhooks;          /* --enable-webhooks (true) */
+	int webhook_port;       /* webhook.port, --webhook-port (9443) */
+	char *webhook_host;     /* webhook.host, --webhook-host */
+	char *webhook_cert_dir; /* webhook.certDir, --webhook-cert-dir (JS_CONFIG_CERT_DIR) */
+
+	/* Internal certificate management (SPEC §12.5, ctrl/rotator.h). */
+	char *cert_management;  /* --cert-management "internal"|"none", internalCertManagement.enable;
+				 * NULL = internal unless the cert dir already holds tls.crt and tls.key */
+	char *cert_namespace;   /* --cert-namespace; NULL = the service account's namespace, else jobset-system */
+	char *service_name;     /* internalCertManagement.webhookServiceName, --webhook-service-name */
+	char *secret_name;      /* internalCertManagement.webhookSecretName, --webhook-secret-name */
+	char *mutating_name;    /* --mutating-webhook-configuration ("" = none) */
+	char *validating_name;  /* --validating-webhook-configuration ("" = none) */
+	char *cert_extra_sans;  /* --cert-extra-sans "127.0.0.1,host.example" */
+	int cert_interval_ms;   /* --cert-check-interval (1m) */
 
 	int verbosity;          /* -v, --zap-log-level N (0); debug = 4 */
 	bool help, version;

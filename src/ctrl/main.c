@@ -20,6 +20,7 @@
 #include "base/diag.h"
 #include "ctrl/config.h"
 #include "ctrl/controller.h"
+#include "ctrl/hooks.h"
 #include "ctrl/httpd.h"
 #include "ctrl/metrics.h"
 #include "kube/client.h"
@@ -55,6 +56,7 @@ static void ctrl_log(void *user, int level, const char *msg)
 
 struct serve {
 	struct js_controller *c;
+	struct js_hooks *hooks; /* NULL without --enable-webhooks */
 	const char *healthz, *readyz; /* paths without the leading '/' */
 	bool metrics, probes;
 };
@@ -73,6 +75,11 @@ static int handler(void *user, const char *path, struct js_buf *body, const char
 		return 200;
 	}
 	if (s->probes && strcmp(p, s->readyz) == 0) {
+		const char *why = NULL;
+		if (s->hooks && !js_hooks_ready(s->hooks, &why)) {
+			(void)!js_buf_printf(body, "%s\n", why);
+			return 503;
+		}
 		if (js_controller_ready(s->c)) {
 			(void)!js_buf_puts(body, "ok\n");
 			return 200;
@@ -148,6 +155,108 @@ static char *default_identity(void)
 	return strdup(buf);
 }
 
+/* SPEC §12.5: the operator namespace is the service account's, trimmed,
+ * else jobset-system. */
+static char *operator_namespace(void)
+{
+	FILE *f = fopen("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "re");
+	char buf[256] = "";
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n] = '\0';
+		fclose(f);
+	}
+	char *p = buf;
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	size_t n = strlen(p);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\n' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		p[--n] = '\0';
+	return strdup(*p ? p : JS_CONFIG_CERT_NAMESPACE);
+}
+
+static bool file_readable(const char *dir, const char *name)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return access(p, R_OK) == 0;
+}
+
+struct sans {
+	char *copy;      /* --cert-extra-sans, cut at the commas */
+	const char *v[64];
+	size_t n;
+};
+
+/* Split "a,b,c" (empty items skipped). Returns 0 or -1 (too many). */
+static int split_sans(const char *s, struct sans *ret)
+{
+	ret->copy = strdup(s ? s : "");
+	ret->n = 0;
+	for (char *p = ret->copy; p && *p;) {
+		size_t k = strcspn(p, ",");
+		char *next = p[k] ? p + k + 1 : NULL;
+		p[k] = '\0';
+		if (*p) {
+			if (ret->n == JS_ARRAY_SIZE(ret->v))
+				return -1;
+			ret->v[ret->n++] = p;
+		}
+		p = next;
+	}
+	return 0;
+}
+
+/* The admission webhooks and, when on, internal certificate management. */
+static int start_hooks(struct js_client *client, struct sans *sans, char **cert_ns, struct js_hooks **ret)
+{
+	const char *dir = arg_cfg.webhook_cert_dir;
+	const char *mode = arg_cfg.cert_management;
+	/* Default: internal, unless certificates were provided (cert-manager,
+	 * a mounted Secret someone else fills). deploy/ says internal. */
+	bool internal = mode ? strcmp(mode, "internal") == 0
+			     : !(file_readable(dir, "tls.crt") && file_readable(dir, "tls.key"));
+	if (split_sans(arg_cfg.cert_extra_sans, sans) < 0) {
+		logf_(0, "--cert-extra-sans: at most %zu names", JS_ARRAY_SIZE(sans->v));
+		return -1;
+	}
+	*cert_ns = arg_cfg.cert_namespace && *arg_cfg.cert_namespace ? strdup(arg_cfg.cert_namespace)
+								     : operator_namespace();
+	struct js_hooks_opts ho = {
+		.client = client,
+		.host = arg_cfg.webhook_host,
+		.port = arg_cfg.webhook_port,
+		.cert_dir = dir,
+		.gates = arg_cfg.gates,
+		.strict = true,
+		.internal = internal,
+		.rotator = {.namespace_ = *cert_ns,
+			    .secret_name = arg_cfg.secret_name,
+			    .service_name = arg_cfg.service_name,
+			    .mutating_name = arg_cfg.mutating_name,
+			    .validating_name = arg_cfg.validating_name,
+			    .extra_sans = sans->v,
+			    .n_extra_sans = sans->n,
+			    .interval_ms = arg_cfg.cert_interval_ms},
+		.log = ctrl_log,
+	};
+	int r = js_hooks_new(&ho, ret);
+	if (r == 0)
+		r = js_hooks_start(*ret);
+	if (r < 0) {
+		logf_(0, "webhooks: %s", r == JS_EINVALID ? "invalid options (a --cert-extra-sans name?)" : js_strerror(r));
+		return -1;
+	}
+	if (internal)
+		logf_(1, "webhooks: internal certificate management: secret '%s/%s', service '%s', CA bundle into '%s' "
+			 "and '%s', every %d s",
+		      *cert_ns, arg_cfg.secret_name, arg_cfg.service_name, arg_cfg.mutating_name,
+		      arg_cfg.validating_name, arg_cfg.cert_interval_ms / 1000);
+	else
+		logf_(1, "webhooks: certificates provided in '%s' (no internal certificate management)", dir);
+	return 0;
+}
+
 /* Wait for SIGTERM/SIGINT, or for leadership to be lost. Returns the signal
  * number, or 0 when the lease was lost. */
 static int wait_stop(struct js_controller *c, const sigset_t *set)
@@ -178,8 +287,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	arg_verbosity = arg_cfg.verbosity;
-	if (arg_cfg.webhooks)
-		logf_(0, "--enable-webhooks: the webhook server is not built into this binary yet, ignoring");
 
 	/* Signals are taken synchronously by main; every thread inherits the mask. */
 	sigset_t set;
@@ -195,6 +302,9 @@ int main(int argc, char **argv)
 	struct js_client *client = NULL;
 	struct js_controller *ctl = NULL;
 	struct js_httpd *metrics = NULL, *probes = NULL;
+	struct js_hooks *hooks = NULL;
+	struct sans sans = {0};
+	char *cert_ns = NULL;
 	char *identity = arg_cfg.identity ? strdup(arg_cfg.identity) : default_identity();
 	if (load_config(&kc) < 0)
 		goto out;
@@ -226,8 +336,15 @@ int main(int argc, char **argv)
 		logf_(0, "controller: %s", js_strerror(r));
 		goto out;
 	}
+	/* Webhooks run on every replica, leader or not (SPEC §12). */
+	if (arg_cfg.webhooks && start_hooks(client, &sans, &cert_ns, &hooks) < 0)
+		goto out;
 	struct serve sm = {.c = ctl, .metrics = true};
-	struct serve sp = {.c = ctl, .probes = true, .healthz = arg_cfg.healthz_path, .readyz = arg_cfg.readyz_path};
+	struct serve sp = {.c = ctl,
+			   .hooks = hooks,
+			   .probes = true,
+			   .healthz = arg_cfg.healthz_path,
+			   .readyz = arg_cfg.readyz_path};
 	if (start_http("metrics", arg_cfg.metrics_addr, &sm, &metrics) < 0 ||
 	    start_http("health probes", arg_cfg.health_addr, &sp, &probes) < 0)
 		goto out;
@@ -253,6 +370,9 @@ int main(int argc, char **argv)
 out:
 	probes = js_httpd_free(probes);
 	metrics = js_httpd_free(metrics);
+	hooks = js_hooks_free(hooks);
+	free(sans.copy);
+	free(cert_ns);
 	ctl = js_controller_free(ctl);
 	client = js_client_free(client);
 	js_kubeconfig_done(&kc);
