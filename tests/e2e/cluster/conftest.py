@@ -127,12 +127,44 @@ def _crd_path():
     return d / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
 
 
+def wait_crd_served(kube, timeout=60):
+    """Wait until the JobSet CRD is usable, not merely stored: the CRD has
+    Established=True *for its current generation's schema* (a re-apply of a
+    changed CRD flips NamesAccepted/Established again), and the API server
+    answers a LIST and a server-side dry-run create of a JobSet (discovery
+    and the storage for the resource are in place). Creating JobSets earlier
+    fails with "the server could not find the requested resource", or is
+    routed to a CRD version still being swapped in."""
+    def established():
+        obj = kube.get("crd", "jobsets.jobset.x-k8s.io", "default")
+        st = (obj or {}).get("status", {})
+        served = "v1alpha2" in (st.get("storedVersions") or [])
+        return condition(obj, "Established") and condition(obj, "NamesAccepted") and served
+    wait_for("CRD jobsets.jobset.x-k8s.io Established and NamesAccepted", established, timeout)
+    probe = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+             "metadata": {"name": "crd-probe", "namespace": "default"},
+             "spec": {"replicatedJobs": [{"name": "r", "template": {"spec": {"template": {"spec": {
+                 "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}]}}
+    last = {}
+
+    def serving():
+        p = kube.run("get", "jobsets.jobset.x-k8s.io", "-A", "-o", "name", check=False)
+        q = kube.run("create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False)
+        last["err"] = (p.stderr + q.stderr).strip()
+        # A denial by an admission webhook registered by another test also
+        # proves the resource is served: the request got past routing.
+        return p.returncode == 0 and (q.returncode == 0 or "admission webhook" in q.stderr)
+    try:
+        wait_for("the API server serving jobsets.jobset.x-k8s.io", serving, timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; kubectl: {last.get('err')!r}") from None
+
+
 @pytest.fixture(scope="session")
 def crd(kube):
     path = _crd_path()
     kube.run("apply", "--server-side", "--force-conflicts", "-f", str(path))
-    wait_for("CRD Established", lambda: condition(
-        kube.get("crd", "jobsets.jobset.x-k8s.io", "default"), "Established"))
+    wait_crd_served(kube)
     return path
 
 
@@ -159,15 +191,16 @@ def controller_binary():
 class Controller:
     """One jobset-controller process, out of cluster."""
 
-    def __init__(self, kube, lease_ns, lease_name, logdir):
+    def __init__(self, kube, lease_ns, lease_name, logdir, webhooks=False):
         self.kube = kube
+        self.webhooks = webhooks
         self.lease_ns = lease_ns
         self.lease_name = lease_name
         self.logdir = logdir
         self.proc = None
         self.n = 0
 
-    def start(self, *extra, wait_leader=True):
+    def start(self, *extra, wait_leader=True, wait_ready=True):
         self.metrics_port = _free_port()
         self.health_port = _free_port()
         self.n += 1
@@ -178,9 +211,14 @@ class Controller:
                 f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
                 f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
                 f"--leader-elect-namespace={self.lease_ns}", f"--leader-elect-name={self.lease_name}",
-                f"--leader-elect-identity={self.identity}", "--concurrency=4", "-v", "1", *extra]
+                f"--leader-elect-identity={self.identity}", "--concurrency=4", "-v", "1",
+                # The admission webhooks (on by default) are tested by
+                # test_controller_webhooks.py; the controller tests run
+                # without them, so they need no certificates or Secret.
+                *([] if self.webhooks else ["--enable-webhooks=false"]), *extra]
         self.proc = subprocess.Popen(args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
-        wait_for("controller /readyz", lambda: self.http("readyz")[0] == 200 or self._died(), 30)
+        if wait_ready:
+            wait_for("controller /readyz", lambda: self.http("readyz")[0] == 200 or self._died(), 30)
         if wait_leader:
             wait_for("controller to lead", lambda: self.leader() == self.identity or self._died(), 30)
         return self
@@ -233,8 +271,9 @@ def controller(kube, crd, tmp_path_factory):
     c = Controller(kube, ns, f"jobset-e2e-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("controller"))
     c.start()
     yield c
-    rc = c.stop()
-    assert rc == 0, f"controller exit status {rc} on SIGTERM; log {c.log}"
+    if c.proc is not None:  # a test may have stopped it (test_controller_webhooks.py)
+        rc = c.stop()
+        assert rc == 0, f"controller exit status {rc} on SIGTERM; log {c.log}"
 
 
 @pytest.fixture
@@ -248,11 +287,22 @@ def ctl(controller):
     return controller
 
 
+def wait_default_sa(kube, ns, timeout=60):
+    """Pods are refused until the namespace's `default` ServiceAccount exists
+    (ServiceAccount admission), and the Job controller then retries pod
+    creation with a backoff that doubles from 10 s: a test that creates
+    JobSets before the serviceaccount controller caught up (the first test
+    after `hack/cluster up`, while kube-controller-manager is still syncing)
+    can lose a minute or more. Wait for it first."""
+    wait_for(f"ServiceAccount {ns}/default", lambda: kube.get("serviceaccount", "default", ns), timeout)
+
+
 @pytest.fixture
 def ns(kube, request):
     name = f"e2e-{request.node.name[:30].lower().replace('_', '-').strip('-')}-{uuid.uuid4().hex[:5]}"
     name = "".join(ch for ch in name if ch.isalnum() or ch == "-")[:63].strip("-")
     kube.run("create", "namespace", name)
+    wait_default_sa(kube, name)
     yield name
     kube.run("delete", "namespace", name, "--wait=false", check=False)
 

@@ -1,0 +1,243 @@
+"""jobset-controller hosting the admission webhooks with internal certificate
+management (SPEC §12.5, docs/controller.md "Webhooks"), out of cluster on
+hack/cluster.
+
+The test registers deploy/webhook/manifests.yaml's two configurations under
+names of its own, rewritten from the in-cluster Service to
+`url: https://127.0.0.1:<port>/...` with an empty caBundle, and scoped to
+namespaces labelled with this run's id (nothing else on the cluster goes
+through them). The controller runs with --cert-management=internal: it must
+create the Secret, write the serving pair to its cert dir, fill both
+caBundles, and then admit, default, reject and reconcile JobSets itself.
+kubectl is the independent client; every wait polls with a deadline.
+"""
+import base64
+import json
+import os
+import socket
+import ssl
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import Controller, condition, wait_for, wait_terminal
+from webhook_common import api_post
+
+ROOT = Path(__file__).resolve().parents[3]
+TOPO = "topology.kubernetes.io/zone"
+
+pytestmark = pytest.mark.skipif(not os.environ.get("JOBSET_TEST_KUBECONFIG"),
+                                reason="JOBSET_TEST_KUBECONFIG unset: run hack/cluster up and eval hack/cluster env")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Setup:
+    def __init__(self, kube, tmp):
+        self.kube = kube
+        self.id = uuid.uuid4().hex[:6]
+        self.label = ("jobset-controller-webhooks-e2e", self.id)
+        self.system_ns = f"whc-system-{self.id}"
+        self.secret = "jobset-webhook-server-cert"
+        self.service = "jobset-webhook-service"
+        self.port = _free_port()
+        self.cert_dir = Path(tmp) / "certs"
+        self.configs = {}  # kind -> name
+
+    def register(self):
+        """deploy/'s configurations, renamed, pointed at 127.0.0.1 and with
+        an empty caBundle, only for namespaces with our label."""
+        docs = [d for d in yaml.safe_load_all((ROOT / "deploy/webhook/manifests.yaml").read_text()) if d]
+        assert {d["kind"] for d in docs} == {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+        for d in docs:
+            d["metadata"]["name"] = f'{d["metadata"]["name"]}-{self.id}'
+            for h in d["webhooks"]:
+                path = h["clientConfig"]["service"]["path"]
+                h["clientConfig"] = {"url": f"https://127.0.0.1:{self.port}{path}", "caBundle": ""}
+                h["namespaceSelector"] = {"matchLabels": {self.label[0]: self.label[1]}}
+                h["timeoutSeconds"] = 10
+            self.kube.run("create", "-f", "-", input=json.dumps(d))
+            self.configs[d["kind"]] = d["metadata"]["name"]
+
+    def config(self, kind):
+        return json.loads(self.kube.run("get", kind, self.configs[kind], "-o", "json").stdout)
+
+    def namespace(self, name):
+        self.kube.run("create", "namespace", name)
+        self.kube.run("label", "namespace", name, f"{self.label[0]}={self.label[1]}")
+        wait_for(f"ServiceAccount {name}/default", lambda: self.kube.get("serviceaccount", "default", name))
+        return name
+
+    def cleanup(self):
+        for kind, name in self.configs.items():
+            self.kube.run("delete", kind, name, "--ignore-not-found", check=False)
+        self.kube.run("delete", "namespace", self.system_ns, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def setup(kube, crd, controller, tmp_path_factory):
+    # One controller at a time reconciles: the session controller steps
+    # aside (the `ctl` fixture restarts it for later tests).
+    controller.stop()
+    tmp = tmp_path_factory.mktemp("controller-webhooks")
+    s = Setup(kube, tmp)
+    kube.run("create", "namespace", s.system_ns)
+    s.register()
+    c = Controller(kube, s.system_ns, f"jobset-whc-{s.id}", tmp, webhooks=True)
+    s.args = ("--cert-management=internal", f"--cert-namespace={s.system_ns}",
+              f"--webhook-host=127.0.0.1", f"--webhook-port={s.port}", f"--webhook-cert-dir={s.cert_dir}",
+              f"--mutating-webhook-configuration={s.configs['MutatingWebhookConfiguration']}",
+              f"--validating-webhook-configuration={s.configs['ValidatingWebhookConfiguration']}",
+              "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
+    s.ctl = c.start(*s.args)
+    yield s
+    rc = c.stop()
+    s.cleanup()
+    assert rc == 0, f"controller exit status {rc} on SIGTERM; log {c.log}"
+
+
+def secret_certs(kube, s):
+    sec = kube.get("secret", s.secret, s.system_ns)
+    data = (sec or {}).get("data") or {}
+    return {k: base64.b64decode(v).decode() for k, v in data.items()}
+
+
+def test_secret_cert_dir_and_ca_bundles(kube, setup):
+    s = setup
+    certs = wait_for("Secret with ca.crt, ca.key, tls.crt, tls.key",
+                     lambda: (lambda c: c if set(c) == {"ca.crt", "ca.key", "tls.crt", "tls.key"} else None)(
+                         secret_certs(kube, s)), 30)
+    # /readyz was 200 (Controller.start waited), so the pair is in the cert dir.
+    assert (s.cert_dir / "tls.crt").read_text() == certs["tls.crt"]
+    assert (s.cert_dir / "tls.key").read_text() == certs["tls.key"]
+    want = base64.b64encode(certs["ca.crt"].encode()).decode()
+
+    def bundles():
+        got = [h["clientConfig"].get("caBundle") for kind in s.configs for h in s.config(kind)["webhooks"]]
+        return got if len(got) == 4 and all(b == want for b in got) else None
+    wait_for("caBundle of all four webhooks = the Secret's ca.crt", bundles, 30)
+
+    # The server presents that certificate: it verifies against the Secret's
+    # CA for 127.0.0.1 (the extra SAN) and names the in-cluster Service.
+    ctx = ssl.create_default_context(cadata=certs["ca.crt"])
+    with socket.create_connection(("127.0.0.1", s.port), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            peer = tls.getpeercert()
+    sans = {v for k, v in peer["subjectAltName"]}
+    assert {f"{s.service}.{s.system_ns}.svc", f"{s.service}.{s.system_ns}.svc.cluster.local",
+            "127.0.0.1"} <= sans, sans
+    issuer = dict(x[0] for x in peer["issuer"])
+    assert issuer == {"organizationName": "jobset", "commonName": "jobset-ca"}
+
+
+def test_defaulted_rejected_and_completed(kube, setup):
+    s = setup
+    ns = s.namespace(f"whc-{s.id}")
+    rj = {"name": "workers", "replicas": 1,
+          "template": {"spec": {"parallelism": 2, "completions": 2, "backoffLimit": 0,
+                                "template": {"metadata": {"annotations": {
+                                    "alpha.jobset.sigs.k8s.io/exclusive-topology": TOPO}},
+                                             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}}
+    js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "hooked"},
+          "spec": {"replicatedJobs": [rj]}}
+    last = {}
+
+    def create():
+        p = kube.run("create", "-n", ns, "-o", "json", "-f", "-", input=json.dumps(js), check=False)
+        last["err"] = p.stderr
+        return json.loads(p.stdout) if p.returncode == 0 else None
+    # The API server's webhook configuration cache may lag the registration.
+    obj = wait_for("JobSet created through the webhooks", create, 60)
+    spec = obj["spec"]
+    job = spec["replicatedJobs"][0]["template"]["spec"]
+    assert job["completionMode"] == "Indexed"
+    assert job["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert spec["successPolicy"] == {"operator": "All"}
+    assert spec["startupPolicy"] == {"startupPolicyOrder": "AnyOrder"}
+    assert spec["network"] == {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
+    assert spec["replicatedJobs"][0]["groupName"] == "default"
+
+    bad = json.loads(json.dumps(js))
+    bad["metadata"]["name"] = "bad"
+    # A name the CRD schema lets through and our validation does not (WH-040).
+    bad["spec"]["replicatedJobs"][0]["name"] = "username.llama65b"
+    p = kube.run("create", "-n", ns, "-f", "-", input=json.dumps(bad), check=False)
+    assert p.returncode != 0, "a dotted replicatedJob name was accepted"
+    assert "spec.replicatedJobs[0].name" in p.stderr and "DNS-1035" in p.stderr, p.stderr
+    # The raw answer names our webhook and carries the field path as a cause.
+    code, status = api_post(f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets", bad)
+    assert code == 422, status
+    assert status["message"].startswith('admission webhook "vjobset.kb.io" denied the request'), status
+    assert "spec.replicatedJobs[0].name" in {c.get("field") for c in status["details"]["causes"]}, status
+    assert kube.jobset("bad", ns) is None
+
+    # The same controller reconciles it; the pods went through mpod/vpod,
+    # whose lookups (pods by label, the leader's node) are the controller's.
+    done = wait_terminal(kube, "hooked", ns, "Completed", timeout=150)
+    assert condition(done, "Completed")
+    pods = kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=hooked")
+    by_index = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p for p in pods
+                if p["status"].get("phase") == "Succeeded"}
+    assert set(by_index) == {"0", "1"}, [p["metadata"]["name"] for p in pods]
+    leader, follower = by_index["0"], by_index["1"]
+    assert leader["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+        "topologyKey"] == TOPO
+    node = json.loads(kube.run("get", "node", leader["spec"]["nodeName"], "-o", "json").stdout)
+    assert follower["spec"]["nodeSelector"] == {TOPO: node["metadata"]["labels"][TOPO]}
+    kube.run("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def test_ca_bundle_restored_after_reset(kube, setup):
+    s = setup
+    kind = "ValidatingWebhookConfiguration"
+    want = s.config(kind)["webhooks"][0]["clientConfig"]["caBundle"]
+    assert want
+    patch = [{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": ""}]
+    kube.run("patch", kind, s.configs[kind], "--type=json", "-p", json.dumps(patch))
+    wait_for("caBundle injected again", lambda: s.config(kind)["webhooks"][0]["clientConfig"].get("caBundle") == want,
+             30)
+
+
+def test_restart_reuses_valid_secret(kube, setup):
+    s = setup
+    before = secret_certs(kube, s)
+    rv = kube.get("secret", s.secret, s.system_ns)["metadata"]["resourceVersion"]
+    s.ctl.restart(*s.args)
+    code, body = s.ctl.http("readyz")
+    assert code == 200, body
+    assert secret_certs(kube, s) == before
+    assert kube.get("secret", s.secret, s.system_ns)["metadata"]["resourceVersion"] == rv
+    assert (s.cert_dir / "tls.crt").read_text() == before["tls.crt"]
+
+
+def test_readyz_waits_for_certificates(kube, setup, tmp_path):
+    """A replica that cannot put the serving pair into its cert dir (here a
+    path below a regular file; in cluster, deploy/'s read-only Secret mount
+    before the kubelet synced it) stays unready with SPEC §12.5's reason,
+    while the first replica keeps serving: webhooks and probes run on every
+    replica, not only the leader."""
+    s = setup
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    ro = blocker / "certs"
+    other = Controller(kube, s.system_ns, f"jobset-whc-{s.id}", tmp_path, webhooks=True)
+    args = [a for a in s.args if not a.startswith(("--webhook-port", "--webhook-cert-dir"))]
+    try:
+        other.start(*args, f"--webhook-port={_free_port()}", f"--webhook-cert-dir={ro}", wait_leader=False,
+                    wait_ready=False)
+        wait_for("second replica's /healthz", lambda: other.http("healthz")[0] == 200 or other._died(), 30)
+        # It has read the (valid) Secret and tried the cert dir at least once.
+        wait_for("second replica failing to write its cert dir",
+                 lambda: "cannot write to" in other.log.read_text() or other._died(), 30)
+        code, body = other.http("readyz")
+        assert code == 503 and "certificates are not ready" in body, (code, body)
+        assert s.ctl.http("readyz")[0] == 200
+        assert s.ctl.leader() == s.ctl.identity
+    finally:
+        assert other.stop() == 0
