@@ -45,6 +45,26 @@
 /* Longest message kept in a diagnostic, bytes. */
 #define JS_LIMIT_DIAG_MSG 4096
 
+/* An AdmissionReview request body (src/webhook). It carries the object and
+ * the old object; the API server refuses request bodies over 3 MiB, so two
+ * of them plus the envelope stay well under 16 MiB. Larger bodies are
+ * answered 413 before anything is buffered. */
+#define JS_LIMIT_WEBHOOK_BODY (16u * 1024u * 1024u)
+
+/* A PEM certificate chain or key file the webhook server loads: a few KiB in
+ * practice; 1 MiB bounds a wrong path (a log file, a device). */
+#define JS_LIMIT_WEBHOOK_PEM (1u * 1024u * 1024u)
+
+/* Seconds before an idle webhook connection is closed, so clients that
+ * connect and go quiet cannot hold connection slots forever. */
+#define JS_LIMIT_WEBHOOK_IDLE_S 30u
+
+/* Concurrent webhook connections: the API server keeps a handful open per
+ * webhook (per API server replica); 512 caps memory and fds under a flood. */
+#define JS_LIMIT_WEBHOOK_CONNS 512u
+
+_Static_assert(JS_LIMIT_WEBHOOK_BODY >= 2u * 3u * 1024u * 1024u + 64u * 1024u,
+	       "a review holds two objects of the API server's 3 MiB maximum");
 _Static_assert(JS_LIMIT_LABEL_LEN < JS_LIMIT_SUBDOMAIN_LEN, "label fits in a subdomain");
 _Static_assert(JS_LIMIT_NESTING_DEPTH < 1000, "tree walks recurse once per level");
 

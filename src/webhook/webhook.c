@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/limits.h"
 #include "webhook/webhook_int.h"
 
 /* Appends whose buffers have ceilings far above anything bounded input
@@ -38,20 +39,6 @@ static void best_effort(int r)
 {
 	(void)r;
 }
-
-/* An AdmissionReview carries the object and the old object; the API server
- * refuses request bodies over 3 MiB, so two of them plus the envelope stay
- * well under 16 MiB. Larger bodies are answered 413 before buffering. */
-#define WEBHOOK_MAX_BODY (16u * 1024u * 1024u)
-
-/* PEM certificate chains and keys are a few KiB; 1 MiB bounds a wrong path. */
-#define WEBHOOK_MAX_PEM (1u * 1024u * 1024u)
-
-/* Idle connections are closed after this many seconds. */
-#define WEBHOOK_CONN_TIMEOUT_S 30u
-
-/* Concurrent connections; the API server keeps a handful open per webhook. */
-#define WEBHOOK_MAX_CONNS 512u
 
 /* TLS 1.2 and 1.3 only (SPEC §12.6 leaves the minimum to configuration;
  * controller-runtime's default is TLS 1.2). */
@@ -164,7 +151,7 @@ static int read_pem(const char *path, char **ret)
 	if (fd < 0)
 		return -errno;
 	struct js_buf b;
-	js_buf_init(&b, WEBHOOK_MAX_PEM);
+	js_buf_init(&b, JS_LIMIT_WEBHOOK_PEM);
 	char chunk[4096];
 	int r = 0;
 	for (;;) {
@@ -306,7 +293,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->conn = conn;
 		rq->method = method;
 		rq->path = url;
-		js_buf_init(&rq->body, WEBHOOK_MAX_BODY);
+		js_buf_init(&rq->body, JS_LIMIT_WEBHOOK_BODY);
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strlen(cl) > 9)
 			rq->too_large = true;
@@ -356,8 +343,8 @@ static struct MHD_Daemon *start_daemon(struct js_webhook_server *s, const char *
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->fd,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->threads,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEBHOOK_CONN_TIMEOUT_S,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEBHOOK_MAX_CONNS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)JS_LIMIT_WEBHOOK_IDLE_S,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)JS_LIMIT_WEBHOOK_CONNS,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				MHD_OPTION_ARRAY, s->tls ? tls_opts : no_opts,
 				MHD_OPTION_END);
