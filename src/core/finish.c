@@ -75,7 +75,7 @@ int js__finish_ttl(struct js__ctx *c)
 	if (!fin)
 		return js__ctx_fail(c, "unable to find the status of the finished JobSet %s/%s",
 				    js_jobset_namespace(js), js_jobset_name(js));
-	if (js_job_parse_time(fin->last_transition_time, &at) < 0 || at <= GO_ZERO_TIME)
+	if (js_time_parse_rfc3339(fin->last_transition_time, &at) < 0 || at <= GO_ZERO_TIME)
 		return js__ctx_fail(c, "unable to find the time when the JobSet %s/%s finished",
 				    js_jobset_namespace(js), js_jobset_name(js));
 	int64_t remaining = at + js->spec.ttl_seconds_after_finished - c->in->now;

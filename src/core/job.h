@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/common.h"
+#include "base/time.h"
 
 /** One batch/v1 JobCondition (Complete, Failed, FailureTarget,
  * SuccessCriteriaMet, Suspended, ...). */
@@ -83,15 +84,5 @@ const char *js_job_label(const struct js_obsjob *j, const char *key);
 /** The first condition of `type` with status "True", or NULL. Borrowed. */
 const struct js_jobcond *js_job_condition_true(const struct js_obsjob *j, const char *type);
 
-/**
- * Parse an RFC 3339 timestamp ("2024-05-01T10:00:00Z", fractions and
- * numeric offsets accepted) into Unix seconds. Returns 0 and *ret, or
- * JS_EINVALID.
- */
-JS_WARN_UNUSED int js_job_parse_time(const char *s, int64_t *ret);
-
-/** Format Unix seconds as RFC 3339 UTC ("2024-05-01T10:00:00Z"); writes 21
- * bytes including the NUL. */
-void js_job_format_time(int64_t t, char out[21]);
 
 #endif

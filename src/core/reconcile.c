@@ -234,7 +234,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 
 	c.plan = js_xcalloc(1, sizeof(*c.plan));
 	c.js = js_jobset_copy(in->jobset);
-	js_job_format_time(in->now, c.now);
+	js_time_format_rfc3339(in->now, c.now);
 
 	if (c.js->meta.deletion_timestamp) {
 		/* R2: children go by garbage collection; recreating them now

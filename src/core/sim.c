@@ -120,7 +120,7 @@ static bool job_deleting(const json_t *job)
 
 static void now_str(const struct js_sim *s, char out[21])
 {
-	js_job_format_time(s->now, out);
+	js_time_format_rfc3339(s->now, out);
 }
 
 /* ---- the world ---- */
@@ -134,7 +134,7 @@ struct js_sim *js_sim_new(const struct js_jobset *js, struct js_gates gates, int
 		s->js->meta.uid = js_xstrdup("00000000-0000-0000-0000-00000000js01");
 	if (!s->js->meta.namespace_)
 		s->js->meta.namespace_ = js_xstrdup("default");
-	js_job_format_time(now, t);
+	js_time_format_rfc3339(now, t);
 	if (!s->js->meta.creation_timestamp)
 		s->js->meta.creation_timestamp = js_xstrdup(t);
 	s->jobs = json_array();

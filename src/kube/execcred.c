@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/time.h"
 #include "base/json.h"
 #include "kube/kube_int.h"
 
@@ -68,7 +69,7 @@ int js_execcred_parse(const char *out, size_t len, const char *api_version, stru
 		say(why, why_len, "plugin gave neither a token nor a client certificate");
 		goto out;
 	}
-	if (exp && js__kutil_rfc3339_parse(exp, &c.expires_s) < 0) {
+	if (exp && js_time_parse_rfc3339(exp, &c.expires_s) < 0) {
 		say(why, why_len, "plugin expirationTimestamp is not RFC 3339");
 		goto out;
 	}

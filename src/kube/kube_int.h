@@ -48,8 +48,7 @@ void js__kutil_microtime(uint64_t ns, char out[48]);
 
 /** Parse an RFC 3339 time ("...Z" or "+hh:mm", fractional seconds allowed)
  * into seconds since the epoch. Returns 0 or JS_EINVALID. */
-JS_WARN_UNUSED int js__kutil_rfc3339_parse(const char *s, int64_t *ret_s);
-
+JS_WARN_UNUSED 
 /** Read a whole file (at most `max` bytes) into a malloc'd NUL-terminated
  * buffer. Returns 0, -errno, or JS_ETOOLARGE. */
 JS_WARN_UNUSED int js__kutil_read_file(const char *path, size_t max, char **ret, size_t *ret_len);

@@ -99,55 +99,6 @@ void js__kutil_microtime(uint64_t ns, char out[48])
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u / 1000u));
 }
 
-static bool digits(const char *s, int n, int *ret)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	*ret = v;
-	return true;
-}
-
-int js__kutil_rfc3339_parse(const char *s, int64_t *ret_s)
-{
-	int Y, M, D, h, m, sec;
-	if (strlen(s) < 20 || !digits(s, 4, &Y) || s[4] != '-' || !digits(s + 5, 2, &M) || s[7] != '-' ||
-	    !digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || !digits(s + 11, 2, &h) || s[13] != ':' ||
-	    !digits(s + 14, 2, &m) || s[16] != ':' || !digits(s + 17, 2, &sec))
-		return JS_EINVALID;
-	if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
-		return JS_EINVALID;
-	const char *p = s + 19;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return JS_EINVALID;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	int64_t off = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int oh, om;
-		if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om))
-			return JS_EINVALID;
-		off = (int64_t)(oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
-		p += 6;
-	} else {
-		return JS_EINVALID;
-	}
-	if (*p)
-		return JS_EINVALID;
-	struct tm tm = {.tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m,
-			.tm_sec = sec};
-	*ret_s = (int64_t)timegm(&tm) - off;
-	return 0;
-}
-
 int js__kutil_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

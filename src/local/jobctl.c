@@ -534,7 +534,7 @@ int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods,
 		json_object_set_new(job, "status", st);
 	}
 	char now[21];
-	js_job_format_time(now_ms / 1000, now);
+	js_time_format_rfc3339(now_ms / 1000, now);
 
 	struct js_jobctl_plan plan = {.wake_ms = -1};
 	struct tally t;
@@ -574,7 +574,7 @@ int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods,
 	if (!js_json_str(st, "startTime"))
 		ch |= set_str(st, "startTime", now);
 	int64_t start_s = 0;
-	int64_t start_ms = js_job_parse_time(js_json_str(st, "startTime"), &start_s) == 0 ? start_s * 1000 : -1;
+	int64_t start_ms = js_time_parse_rfc3339(js_json_str(st, "startTime"), &start_s) == 0 ? start_s * 1000 : -1;
 
 	struct js_buf msg;
 	js_buf_init(&msg, 4096);

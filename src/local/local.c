@@ -116,7 +116,7 @@ static void event(struct js_local *l, const char *f, ...)
 	int64_t t = now_ms();
 	if (l->events_fd >= 0) {
 		char ts[21];
-		js_job_format_time(t / 1000, ts);
+		js_time_format_rfc3339(t / 1000, ts);
 		char *line = fmt("%s %s\n", ts, js_buf_str(&b));
 		if (write(l->events_fd, line, strlen(line)) < 0) {
 			/* events.log is best effort */
@@ -193,7 +193,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	l->start_ms = now_ms();
 	if (!l->js->meta.creation_timestamp) {
 		char ts[21];
-		js_job_format_time(l->start_ms / 1000, ts);
+		js_time_format_rfc3339(l->start_ms / 1000, ts);
 		l->js->meta.creation_timestamp = js_xstrdup(ts);
 	}
 	const char *path = getenv("PATH");
@@ -499,7 +499,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 		return;
 	j->deleting = true;
 	char ts[21];
-	js_job_format_time(t / 1000, ts);
+	js_time_format_rfc3339(t / 1000, ts);
 	json_object_set_new(js_json_path_make(j->obj, "metadata"), "deletionTimestamp", json_string(ts));
 	for (size_t i = 0; i < j->n_pods; i++)
 		js_pod_delete(j->pods[i], &l->host, t, false);
@@ -520,7 +520,7 @@ static int apply(struct js_local *l, const struct js_action *a, int64_t t)
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
-		js_job_format_time(t / 1000, ts);
+		js_time_format_rfc3339(t / 1000, ts);
 		json_object_set_new(meta, "uid", json_string(uid));
 		json_object_set_new(meta, "creationTimestamp", json_string(ts));
 		free(uid);

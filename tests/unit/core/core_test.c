@@ -55,21 +55,21 @@ static void test_times(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int64_t t = 0;
-		int r = js_job_parse_time(cases[i].in, &t);
+		int r = js_time_parse_rfc3339(cases[i].in, &t);
 		if ((r == 0) != cases[i].ok || (r == 0 && t != cases[i].want))
 			fail_msg("case %zu (%s): r=%d t=%lld", i, cases[i].in ? cases[i].in : "NULL", r, (long long)t);
 		if (r == 0 && cases[i].want >= 0) {
 			char out[21];
-			js_job_format_time(t, out);
+			js_time_format_rfc3339(t, out);
 			int64_t back;
-			assert_int_equal(js_job_parse_time(out, &back), 0);
+			assert_int_equal(js_time_parse_rfc3339(out, &back), 0);
 			assert_true(back == t);
 		}
 	}
 	char out[21];
-	js_job_format_time(-62135596800LL - 86400LL * 400, out);
+	js_time_format_rfc3339(-62135596800LL - 86400LL * 400, out);
 	assert_string_equal(out, "0000-01-01T00:00:00Z");
-	js_job_format_time(253402300800LL, out);
+	js_time_format_rfc3339(253402300800LL, out);
 	assert_string_equal(out, "9999-12-31T23:59:59Z");
 }
 
