@@ -188,6 +188,59 @@ static void test_file(void **state)
 	}
 }
 
+static void test_cert_management(void **state)
+{
+	(void)state;
+	static const char file[] = "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n"
+				   "internalCertManagement:\n  enable: false\n  webhookServiceName: svc\n"
+				   "  webhookSecretName: sec.ret\n";
+	static const struct {
+		const char *name;
+		const char *args[4];
+		bool with_file;
+		const char *mode; /* NULL = decided at start-up */
+		const char *service, *secret;
+	} cases[] = {
+		{"defaults", {NULL}, false, NULL, JS_CONFIG_SERVICE_NAME, JS_CONFIG_SECRET_NAME},
+		{"file", {NULL}, true, "none", "svc", "sec.ret"},
+		{"flag beats file", {"--cert-management=internal", "--webhook-secret-name=s2"}, true, "internal", "svc", "s2"},
+		{"all flags",
+		 {"--cert-management", "none", "--webhook-service-name=x", "--mutating-webhook-configuration="},
+		 false, "none", "x", JS_CONFIG_SECRET_NAME},
+	};
+	char path[] = "/tmp/js-config-certs-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, file, strlen(file)), (ssize_t)strlen(file));
+	close(fd);
+	char cfgflag[128];
+	snprintf(cfgflag, sizeof(cfgflag), "--config=%s", path);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *av[8] = {"jobset-controller"};
+		int n = 1;
+		if (cases[i].with_file)
+			av[n++] = strdup(cfgflag);
+		for (int k = 0; k < 4 && cases[i].args[k]; k++)
+			av[n++] = strdup(cases[i].args[k]);
+		struct js_config c;
+		js_config_defaults(&c);
+		char *err = NULL;
+		int r = js_config_parse_args(&c, n, av, &err);
+		if (r < 0)
+			fail_msg("%s: %s", cases[i].name, err);
+		if ((cases[i].mode == NULL) != (c.cert_management == NULL) ||
+		    (c.cert_management && strcmp(c.cert_management, cases[i].mode) != 0))
+			fail_msg("%s: cert_management %s, want %s", cases[i].name,
+				 c.cert_management ? c.cert_management : "(unset)", cases[i].mode ? cases[i].mode : "(unset)");
+		assert_string_equal(c.service_name, cases[i].service);
+		assert_string_equal(c.secret_name, cases[i].secret);
+		js_config_done(&c);
+		for (int k = 1; k < n; k++)
+			free(av[k]);
+	}
+	unlink(path);
+}
+
 static void test_flags_and_precedence(void **state)
 {
 	(void)state;
@@ -231,6 +284,16 @@ static void test_flags_and_precedence(void **state)
 	assert_string_equal(c.lease_name, JS_CONFIG_LEASE_NAME);
 	assert_true(c.qps == 500);
 	assert_int_equal(c.burst, 500);
+	/* Webhooks on, deploy/'s names, certificate management decided later. */
+	assert_true(c.webhooks);
+	assert_int_equal(c.webhook_port, 9443);
+	assert_string_equal(c.webhook_cert_dir, JS_CONFIG_CERT_DIR);
+	assert_null(c.cert_management);
+	assert_string_equal(c.service_name, JS_CONFIG_SERVICE_NAME);
+	assert_string_equal(c.secret_name, JS_CONFIG_SECRET_NAME);
+	assert_string_equal(c.mutating_name, JS_CONFIG_MUTATING_NAME);
+	assert_string_equal(c.validating_name, JS_CONFIG_VALIDATING_NAME);
+	assert_int_equal(c.cert_interval_ms, 60000);
 	js_config_done(&c);
 
 	static const struct {
@@ -244,6 +307,11 @@ static void test_flags_and_precedence(void **state)
 		{{"--config=/nonexistent/x.yaml"}, "cannot read"},
 		{{"positional"}, "unexpected argument"},
 		{{"--feature-gates=Foo=true"}, "unknown feature gate"},
+		{{"--cert-management=cert-manager"}, "expected internal or none"},
+		{{"--webhook-service-name=Svc_1"}, "DNS-1035 label"},
+		{{"--webhook-secret-name=-bad"}, "DNS-1123 subdomain"},
+		{{"--cert-check-interval=100ms"}, "--cert-check-interval"},
+		{{"--webhook-port=0"}, "--webhook-port"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *av[6] = {"jobset-controller"};
@@ -270,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_gates),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_flags_and_precedence),
+		cmocka_unit_test(test_cert_management),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
