@@ -14,6 +14,7 @@
 
 #include "api/scalar.h"
 #include "base/buf.h"
+#include "base/file.h"
 #include "base/json.h"
 #include "base/limits.h"
 
@@ -477,25 +478,9 @@ int js_docs_load_file(const char *path, struct js_diag *diag, struct js_docs **r
 		js_diag_set_pos(e, name, 0, 0);
 		return err;
 	}
-	struct js_buf buf;
-	js_buf_init(&buf, JS_LIMIT_MANIFEST_BYTES + 1);
-	char chunk[65536];
-	int err = 0;
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		if (js_buf_add(&buf, chunk, (size_t)n) < 0) {
-			err = JS_ETOOLARGE;
-			break;
-		}
-	}
+	char *data = NULL;
+	size_t len = 0;
+	int err = js_file_read_fd(fd, JS_LIMIT_MANIFEST_BYTES, &data, &len);
 	if (!is_stdin)
 		close(fd);
 	if (err == JS_ETOOLARGE) {
@@ -508,9 +493,9 @@ int js_docs_load_file(const char *path, struct js_diag *diag, struct js_docs **r
 						      strerror(-err));
 		js_diag_set_pos(e, name, 0, 0);
 	} else {
-		err = js_docs_load(name, js_buf_str(&buf), buf.len, diag, ret_docs);
+		err = js_docs_load(name, data, len, diag, ret_docs);
 	}
-	js_buf_done(&buf);
+	free(data);
 	return err;
 }
 

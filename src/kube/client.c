@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/file.h"
 #include "base/json.h"
 #include "kube/execcred.h"
 #include "kube/kube_int.h"
@@ -170,7 +171,7 @@ static int creds_get(struct js_client *c, bool refresh, struct js_client_xfer *x
 		if (refresh || !c->tok || now - c->tok_read_ns > TOKEN_FILE_REREAD_NS) {
 			char *t = NULL;
 			size_t n = 0;
-			r = js__kutil_read_file(c->kc.token_file, JS__KUBE_MAX_FILE, &t, &n);
+			r = js_file_read(c->kc.token_file, JS__KUBE_MAX_FILE, &t, &n);
 			if (r == 0) {
 				while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))
 					t[--n] = '\0';

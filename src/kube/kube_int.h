@@ -46,11 +46,5 @@ JS_WARN_UNUSED int js__kutil_escape(struct js_buf *b, const char *s);
  * ("2006-01-02T15:04:05.000000Z") into `out` (48 bytes). */
 void js__kutil_microtime(uint64_t ns, char out[48]);
 
-/** Parse an RFC 3339 time ("...Z" or "+hh:mm", fractional seconds allowed)
- * into seconds since the epoch. Returns 0 or JS_EINVALID. */
-JS_WARN_UNUSED 
-/** Read a whole file (at most `max` bytes) into a malloc'd NUL-terminated
- * buffer. Returns 0, -errno, or JS_ETOOLARGE. */
-JS_WARN_UNUSED int js__kutil_read_file(const char *path, size_t max, char **ret, size_t *ret_len);
 
 #endif

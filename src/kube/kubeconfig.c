@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/load.h"
+#include "base/file.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "kube/kube_int.h"
@@ -121,7 +122,7 @@ static int load_blob(const json_t *body, const char *dir, const char *data_key, 
 	}
 	if (file && *file) {
 		char *p = join_path(dir, file);
-		int r = js__kutil_read_file(p, JS__KUBE_MAX_FILE, ret, ret_len);
+		int r = js_file_read(p, JS__KUBE_MAX_FILE, ret, ret_len);
 		if (r < 0)
 			js_diag_add(diag, JS_DIAG_INVALID, file_key, p, "%s: cannot read '%s': %s", what, p, js_strerror(r));
 		free(p);
@@ -346,7 +347,7 @@ int js_kubeconfig_load(const char *paths, const char *context, struct js_diag *d
 			continue;
 		char *data = NULL;
 		size_t len = 0;
-		int rr = js__kutil_read_file(p, JS__KUBE_MAX_FILE, &data, &len);
+		int rr = js_file_read(p, JS__KUBE_MAX_FILE, &data, &len);
 		if (rr == -ENOENT)
 			continue;
 		if (rr < 0) {
@@ -400,19 +401,19 @@ int js_kubeconfig_in_cluster(const char *sa_dir, struct js_kubeconfig *ret)
 	/* Read once now so a missing token is reported here, not on first use. */
 	char *tok = NULL;
 	size_t tlen = 0;
-	r = js__kutil_read_file(kc.token_file, JS__KUBE_MAX_FILE, &tok, &tlen);
+	r = js_file_read(kc.token_file, JS__KUBE_MAX_FILE, &tok, &tlen);
 	if (r < 0)
 		goto fail;
 	free(tok);
 	char *ca = join_path(sa_dir, "ca.crt");
-	r = js__kutil_read_file(ca, JS__KUBE_MAX_FILE, &kc.ca, &kc.ca_len);
+	r = js_file_read(ca, JS__KUBE_MAX_FILE, &kc.ca, &kc.ca_len);
 	free(ca);
 	if (r < 0)
 		goto fail;
 	char *nsf = join_path(sa_dir, "namespace");
 	char *ns = NULL;
 	size_t nslen = 0;
-	if (js__kutil_read_file(nsf, 4096, &ns, &nslen) == 0) {
+	if (js_file_read(nsf, 4096, &ns, &nslen) == 0) {
 		while (nslen && (ns[nslen - 1] == '\n' || ns[nslen - 1] == ' '))
 			ns[--nslen] = '\0';
 		if (nslen)

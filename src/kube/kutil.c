@@ -99,36 +99,3 @@ void js__kutil_microtime(uint64_t ns, char out[48])
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u / 1000u));
 }
 
-int js__kutil_read_file(const char *path, size_t max, char **ret, size_t *ret_len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct js_buf b;
-	js_buf_init(&b, max);
-	char chunk[65536];
-	int r = 0;
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof chunk);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		if (js_buf_add(&b, chunk, (size_t)n) < 0) {
-			r = JS_ETOOLARGE;
-			break;
-		}
-	}
-	close(fd);
-	if (r < 0) {
-		js_buf_done(&b);
-		return r;
-	}
-	*ret_len = b.len;
-	*ret = js_buf_take(&b);
-	return 0;
-}

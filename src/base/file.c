@@ -1,0 +1,50 @@
+/*
+ * file.c - bounded whole-file reads.
+ */
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+
+int js_file_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	struct js_buf b;
+	js_buf_init(&b, max);
+	char chunk[65536];
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (js_buf_add(&b, chunk, (size_t)n) < 0) {
+			r = JS_ETOOLARGE;
+			break;
+		}
+	}
+	if (r < 0) {
+		js_buf_done(&b);
+		return r;
+	}
+	*ret_len = b.len;
+	*ret = js_buf_take(&b);
+	return 0;
+}
+
+int js_file_read(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = js_file_read_fd(fd, max, ret, ret_len);
+	close(fd);
+	return r;
+}
