@@ -459,6 +459,8 @@ def run_one(args, kind):
         watch.start()
         s0 = snapshot(cl, pid)
         load0 = os.getloadavg()[0]
+        if pid:
+            result["rss_ready_mb"] = round(proc_status(pid, "VmRSS") / 1024, 1)
         if kind == "controller":
             with open(args.jobset) as f:
                 js = f.read()
