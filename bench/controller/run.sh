@@ -105,7 +105,7 @@ run_target() {
 			--scrape-url "http://127.0.0.1:$mp/metrics" \
 			--log "$lg" --out "$res" -- \
 			"$CONTROLLER" --kubeconfig='{kubeconfig}' --kube-api-qps="$QPS" --kube-api-burst="$BURST" \
-			--leader-elect=false --health-probe-bind-address="127.0.0.1:$hp" \
+			--leader-elect=false --enable-webhooks=false --health-probe-bind-address="127.0.0.1:$hp" \
 			--metrics-bind-address="127.0.0.1:$mp" >/dev/null
 		;;
 	raw)
