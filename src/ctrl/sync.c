@@ -32,7 +32,10 @@
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
 
-#define RUN_MAX 200
+/* Creates and deletes in flight per run of actions: upstream allows 50
+ * (SPEC §6.4), and one HTTP/2 connection carries 100 streams, so more would
+ * open extra TLS connections (measured in BENCHMARKS.md). */
+#define RUN_MAX 50
 
 /* kube/client.h has no PersistentVolumeClaim resource (yet). */
 static const struct js_resource res_pvcs = {"", "v1", "persistentvolumeclaims", true};
@@ -420,7 +423,7 @@ static int apply_actions(struct js_controller *c, const struct observed *o, cons
 		int r;
 		if (a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB) {
 			size_t n = 1;
-			/* At most RUN_MAX requests in flight, as upstream's 50 (§6.4). */
+			/* At most RUN_MAX requests in flight. */
 			while (i + n < plan->n_actions && plan->actions[i + n].kind == a->kind && n < RUN_MAX)
 				n++;
 			r = apply_run(c, o, a, n);
