@@ -88,6 +88,36 @@ static int32_t replicas_of(const struct js_rjob *r)
 	return r->has_replicas ? r->replicas : 1;
 }
 
+/* ObjectMeta rules the API server applies to every object (and so to the
+ * Jobs and pods built from these templates): label keys are qualified names
+ * and values label values; annotation keys are qualified names. */
+static void check_labels(struct js_vctx *v, const char *meta_path, const json_t *labels, const json_t *annotations)
+{
+	const char *k;
+	json_t *val;
+	json_object_foreach(js_json_unconst(labels), k, val) {
+		char *p = pathf("%s.labels[%s]", meta_path, k);
+		if (!js_is_qualified_name(k))
+			vadd_str(v, JS_DIAG_INVALID, p, k,
+				 "a label key is an optional DNS subdomain prefix and '/', then at most 63 letters, "
+				 "digits, '-', '_' or '.', starting and ending with a letter or digit");
+		else if (json_is_string(val) && !js_is_label_value(json_string_value(val)))
+			vadd_str(v, JS_DIAG_INVALID, p, json_string_value(val),
+				 "a label value is empty or at most 63 letters, digits, '-', '_' or '.', starting and "
+				 "ending with a letter or digit");
+		free(p);
+	}
+	json_object_foreach(js_json_unconst(annotations), k, val) {
+		if (js_is_qualified_name(k))
+			continue;
+		char *p = pathf("%s.annotations[%s]", meta_path, k);
+		vadd_str(v, JS_DIAG_INVALID, p, k,
+			 "an annotation key is an optional DNS subdomain prefix and '/', then at most 63 letters, "
+			 "digits, '-', '_' or '.', starting and ending with a letter or digit");
+		free(p);
+	}
+}
+
 /* SPEC §5.2: what the API server checks from the CRD schema. */
 static void check_schema(struct js_vctx *v)
 {
@@ -99,10 +129,23 @@ static void check_schema(struct js_vctx *v)
 	else if (js->meta.name && !js_is_dns1123_subdomain(js->meta.name))
 		vadd_str(v, JS_DIAG_INVALID, "metadata.name", js->meta.name, "%s", MSG_DNS1123_SUB);
 
+	if (js->meta.namespace_ && js->meta.namespace_[0] && !js_is_dns1123_label(js->meta.namespace_))
+		vadd_str(v, JS_DIAG_INVALID, "metadata.namespace", js->meta.namespace_,
+			 "a namespace is a DNS-1123 label: at most 63 lower-case letters, digits or '-', starting "
+			 "and ending with a letter or digit");
+	check_labels(v, "metadata", js->meta.labels, js->meta.annotations);
 	bool any_depends = false;
 	for (size_t i = 0; i < s->n_replicated_jobs; i++) {
 		const struct js_rjob *r = &s->replicated_jobs[i];
 		any_depends |= r->has_depends_on;
+		char *mp = pathf("spec.replicatedJobs[%zu].template.metadata", i);
+		check_labels(v, mp, js_json_path(r->template_, "metadata.labels"),
+			     js_json_path(r->template_, "metadata.annotations"));
+		free(mp);
+		mp = pathf("spec.replicatedJobs[%zu].template.spec.template.metadata", i);
+		check_labels(v, mp, js_json_path(r->template_, "spec.template.metadata.labels"),
+			     js_json_path(r->template_, "spec.template.metadata.annotations"));
+		free(mp);
 		char *p = pathf("spec.replicatedJobs[%zu]", i);
 		for (size_t j = 0; j < i; j++) {
 			const char *a = s->replicated_jobs[j].name, *b = r->name;
@@ -203,14 +246,18 @@ static void check_managed_by(struct js_vctx *v, const char *mb)
 static void check_generated_names(struct js_vctx *v, size_t i)
 {
 	const struct js_rjob *r = &v->js->spec.replicated_jobs[i];
-	if (!r->name)
+	/* Without a JobSet name there is nothing to build names from; the
+	 * missing name is reported on its own. */
+	if (!r->name || !v->name[0])
 		return;
 	char *p = pathf("spec.replicatedJobs[%zu].name", i);
 	int32_t n = replicas_of(r);
 	char *job = pathf("%s-%s-%" PRId32, v->name, r->name, n - 1);
-	if (!dns1035_shape(job))
+	bool job_ok = dns1035_shape(job);
+	if (!job_ok)
 		vadd_str(v, JS_DIAG_INVALID, p, job,
-			 "the child Job name built from it is not a valid DNS-1035 label; it %s", MSG_DNS1035 + 5);
+			 "the child Job name built from the JobSet and ReplicatedJob names is not a DNS-1035 "
+			 "label: use lower-case letters, digits and '-', starting with a letter");
 	if (strlen(job) > 63)
 		vadd_str(v, JS_DIAG_INVALID, p, job,
 			 "JobSet name is too long: child Job names would be %zu characters, over the limit of 63 "
@@ -226,7 +273,8 @@ static void check_generated_names(struct js_vctx *v, size_t i)
 	}
 	if (js_tmpl_indexed(r) && has_c) {
 		char *pod = pathf("%s-%" PRId32 "-abcde", job, completions - 1);
-		if (strlen(pod) > 63 || !dns1035_shape(pod))
+		/* A bad shape is reported once, above; here only the length. */
+		if (job_ok && strlen(pod) > 63)
 			vadd_str(v, JS_DIAG_INVALID, p, job,
 				 "JobSet name is too long: pod names would be %zu characters, over the limit of 63 "
 				 "(longest: %s, of which the hostname %.*s is %zu)",

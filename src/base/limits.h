@@ -42,6 +42,11 @@
 /* jobRestarts lists (SPEC 5.2 S20) and the RestartJob replicas bound (F2). */
 #define JS_LIMIT_JOB_RESTARTS 1024
 
+/* Objects `jobset render` prints in one call. Each child Job is a few KiB of
+ * output and tens of KiB of tree while it is built; past this the output is
+ * no longer something a person reads (use `jobset simulate` instead). */
+#define JS_LIMIT_RENDER_OBJECTS 10000
+
 /* Longest message kept in a diagnostic, bytes. */
 #define JS_LIMIT_DIAG_MSG 4096
 

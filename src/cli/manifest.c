@@ -90,8 +90,21 @@ enum js_cli_doc_kind js_cli_read_doc(const struct js_docs *docs, size_t i, const
 		js_docs_locate(docs, i, diag, from);
 		return JS_CLI_DOC_INVALID;
 	}
-	if (strcmp(kind, JS_KIND) != 0)
+	if (strcmp(kind, JS_KIND) != 0) {
+		/* Our API group has one kind: a near miss ("Jobset") is a typo, not
+		 * another object to skip. */
+		if (strncmp(api, JS_API_GROUP "/", strlen(JS_API_GROUP) + 1) == 0) {
+			json_t *v = json_string(kind);
+			char *vs = json_dumps(v, JSON_ENCODE_ANY);
+			js_diag_add(diag, JS_DIAG_NOT_SUPPORTED, "kind", vs, "the %s API has one kind; did you mean \"%s\"?",
+				    JS_API_GROUP, JS_KIND);
+			free(vs);
+			json_decref(v);
+			js_docs_locate(docs, i, diag, from);
+			return JS_CLI_DOC_INVALID;
+		}
 		return JS_CLI_DOC_OTHER;
+	}
 	if (strcmp(api, JS_API_VERSION) != 0) {
 		json_t *v = json_string(api);
 		char *vs = json_dumps(v, JSON_ENCODE_ANY);

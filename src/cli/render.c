@@ -9,6 +9,7 @@
 
 #include "api/emit.h"
 #include "api/render.h"
+#include "base/limits.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
 
@@ -126,11 +127,25 @@ int js_cli_render(int argc, char **argv)
 			rc = JS_EXIT_INVALID;
 			continue;
 		}
+		int64_t total = (int64_t)json_array_size(items) + 1 + (int64_t)js->spec.n_volume_claim_policies * JS_LIMIT_VCP;
+		for (size_t q = 0; q < js->spec.n_replicated_jobs; q++) {
+			const struct js_rjob *rj = &js->spec.replicated_jobs[q];
+			total += rj->has_replicas ? rj->replicas : 1;
+		}
+		if (total > JS_LIMIT_RENDER_OBJECTS) {
+			fprintf(stderr,
+				"%s:%d: %s would print %lld objects; render prints at most %d (use 'jobset simulate' to "
+				"explore a JobSet this large)\n",
+				js_docs_file(docs), js_docs_line(docs, i), desc, (long long)total, JS_LIMIT_RENDER_OBJECTS);
+			rc = JS_EXIT_INVALID;
+			js_jobset_free(js);
+			break;
+		}
 		collect(js, &ro, items);
 		js_jobset_free(js);
 	}
 	if (rc != JS_EXIT_OK) {
-		js_cli_print_diag(stderr, &diag);
+		js_cli_print_diag(stderr, &diag); /* empty when a limit stopped us */
 	} else if (jobsets == 0) {
 		fprintf(stderr, "%s: no JobSet documents found\n", js_docs_file(docs));
 		rc = JS_EXIT_INVALID;

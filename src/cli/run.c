@@ -233,6 +233,10 @@ int js_cli_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:n:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
+			if (!optarg[0]) {
+				fprintf(stderr, "jobset run: --run-dir needs a directory, not an empty string\n");
+				return JS_EXIT_USAGE;
+			}
 			run_dir = optarg;
 			break;
 		case 'n':

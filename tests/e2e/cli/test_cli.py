@@ -146,3 +146,21 @@ def test_huge_and_binary_input(tmp_path):
     garbage.write_bytes(bytes(range(256)) * 64)
     r = run("validate", str(garbage))
     assert r.returncode == 1 and f"{garbage}:" in r.stderr
+
+
+def test_near_miss_kind_in_our_group_is_an_error():
+    text = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: Jobset\nmetadata: {name: a}\n"
+    r = run("validate", "-", stdin=text)
+    assert r.returncode == 1
+    assert '<stdin>:2:1: kind:' in r.stderr and 'did you mean "JobSet"' in r.stderr
+
+
+def test_render_refuses_a_huge_jobset_quickly(tmp_path):
+    f = tmp_path / "huge.yaml"
+    f.write_text("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: h}\nspec:\n"
+                 "  replicatedJobs:\n  - name: w\n    replicas: 1000000\n    template:\n      spec:\n"
+                 "        template:\n          spec:\n            containers: [{name: c, image: i}]\n")
+    r = run("render", str(f))
+    assert r.returncode == 1
+    assert "render prints at most 10000" in r.stderr
+    assert r.stdout == ""

@@ -37,8 +37,9 @@ static struct js_gates parse_gates(const char *s)
 /* Run one scenario; returns the number of failures (0 or 1). */
 static int run_file(const char *dir, const char *file)
 {
-	char path[1024];
-	(void)snprintf(path, sizeof(path), "%s/%s", dir, file);
+	char path[4096];
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+		fail_msg("path too long: %s/%s", dir, file);
 	size_t len;
 	char *text = tu_read_file(path, &len);
 	if (!text) {
@@ -71,8 +72,9 @@ static int run_file(const char *dir, const char *file)
 	}
 	json_t *doc;
 	if (fixture) {
-		char fp[1024];
-		(void)snprintf(fp, sizeof(fp), "%s/%s", dir, fixture);
+		char fp[4096];
+		if (snprintf(fp, sizeof(fp), "%s/%s", dir, fixture) >= (int)sizeof(fp))
+			fail_msg("path too long: %s/%s", dir, fixture);
 		char *ft = tu_read_file(fp, NULL);
 		assert_non_null(ft);
 		doc = tu_yaml(ft);
