@@ -207,6 +207,11 @@ static int summary(const struct out *o, struct js_local *l, enum js_local_result
 			printf("  nothing was left running or scheduled; see the Stalled event in %s/events.log\n",
 			       run_dir);
 		printf("  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
+	} else if (res != JS_LOCAL_COMPLETED && res != JS_LOCAL_INTERRUPTED) {
+		/* --quiet prints only errors, and a failed JobSet is one. */
+		const struct js_condition *c = js_jobset_condition(js, "Failed");
+		fprintf(stderr, "jobset %s %s%s%s; logs in %s/logs\n", o->name, state, c && c->message ? ": " : "",
+			c && c->message ? c->message : "", run_dir);
 	}
 	return res == JS_LOCAL_INTERRUPTED ? JS_EXIT_INTERRUPTED
 	       : res == JS_LOCAL_COMPLETED ? JS_EXIT_OK
