@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/json.h"
 #include "base/limits.h"
 #include "webhook/webhook_int.h"
@@ -147,37 +148,16 @@ static bool same_id(const struct file_id *a, const struct file_id *b)
 /* Read a whole small file. Returns 0 and a malloc'd NUL-terminated string. */
 static int read_pem(const char *path, char **ret)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct js_buf b;
-	js_buf_init(&b, JS_LIMIT_WEBHOOK_PEM);
-	char chunk[4096];
-	int r = 0;
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		if (js_buf_add(&b, chunk, (size_t)n) < 0) {
-			r = JS_ETOOLARGE;
-			break;
-		}
+	size_t len = 0;
+	char *data = NULL;
+	int r = js_file_read(path, JS_LIMIT_WEBHOOK_PEM, &data, &len);
+	if (r == 0 && len == 0) {
+		free(data);
+		r = JS_EINVALID; /* an empty file is a half-written one */
 	}
-	close(fd);
-	if (r == 0 && b.len == 0)
-		r = JS_EINVALID;
-	if (r < 0) {
-		js_buf_done(&b);
-		return r;
-	}
-	*ret = js_buf_take(&b);
-	return 0;
+	if (r == 0)
+		*ret = data;
+	return r;
 }
 
 /* True when the PEM pair parses and the key matches the certificate. */
