@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 
+#include "base/log.h"
 #include "api/jobset.h"
 #include "base/common.h"
 #include "ctrl/metrics.h"
@@ -35,7 +36,7 @@ enum {
 };
 
 /** Receives one formatted line (no newline); from any thread. */
-typedef void js_controller_log_fn(void *user, int level, const char *msg);
+typedef js_log_fn js_controller_log_fn;
 
 struct js_controller_opts {
 	struct js_client *client;   /* required; must outlive the controller */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/buf.h"
 #include "webhook/webhook.h"
 
@@ -41,16 +42,10 @@ struct js_hooks {
 static void logf_(struct js_hooks *h, int level, const char *fmt, ...) JS_PRINTF(3, 4);
 static void logf_(struct js_hooks *h, int level, const char *fmt, ...)
 {
-	if (!h->o.log)
-		return;
-	struct js_buf b;
-	js_buf_init(&b, 4096);
 	va_list ap;
 	va_start(ap, fmt);
-	(void)!js_buf_vprintf(&b, fmt, ap);
+	js_log_vprintf(h->o.log, h->o.log_user, level, fmt, ap);
 	va_end(ap);
-	h->o.log(h->o.log_user, level, js_buf_str(&b));
-	js_buf_done(&b);
 }
 
 /* ---- lookups (server threads; the client is thread-safe) ---- */

@@ -29,13 +29,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/log.h"
 #include "api/jobset.h"
 #include "base/common.h"
 #include "ctrl/rotator.h"
 #include "kube/client.h"
 
 /** Receives one line (no newline): level 0 error, 1 info, 4 debug. */
-typedef void js_hooks_log_fn(void *user, int level, const char *msg);
+typedef js_log_fn js_hooks_log_fn;
 
 struct js_hooks_opts {
 	struct js_client *client; /* required; must outlive the hooks */

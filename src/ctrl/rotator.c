@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/limits.h"
@@ -49,16 +50,10 @@ struct js_rotator {
 static void logf_(struct js_rotator *r, int level, const char *fmt, ...) JS_PRINTF(3, 4);
 static void logf_(struct js_rotator *r, int level, const char *fmt, ...)
 {
-	if (!r->o.log)
-		return;
-	struct js_buf b;
-	js_buf_init(&b, 4096);
 	va_list ap;
 	va_start(ap, fmt);
-	(void)!js_buf_vprintf(&b, fmt, ap);
+	js_log_vprintf(r->o.log, r->o.log_user, level, fmt, ap);
 	va_end(ap);
-	r->o.log(r->o.log_user, level, js_buf_str(&b));
-	js_buf_done(&b);
 }
 
 static const char *err_msg(const struct js_apierr *e, int rc)

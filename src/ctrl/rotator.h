@@ -33,12 +33,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/log.h"
 #include "base/common.h"
 #include "kube/client.h"
 
 /** Receives one line (no newline): level 0 error, 1 info, 4 debug. From the
  * rotator's thread. */
-typedef void js_rotator_log_fn(void *user, int level, const char *msg);
+typedef js_log_fn js_rotator_log_fn;
 
 struct js_rotator_opts {
 	struct js_client *client;       /* required; must outlive the rotator */
