@@ -47,19 +47,6 @@ static void vadd_str(struct js_vctx *v, enum js_diag_type type, const char *path
 	json_decref(j);
 }
 
-static char *pathf(const char *fmt, ...) JS_PRINTF(1, 2);
-
-static char *pathf(const char *fmt, ...)
-{
-	struct js_buf b;
-	js_buf_init(&b, 0);
-	va_list ap;
-	va_start(ap, fmt);
-	if (js_buf_vprintf(&b, fmt, ap) < 0)
-		js_buf_clear(&b);
-	va_end(ap);
-	return js_buf_take(&b);
-}
 
 static const char MSG_DNS1035[] =
 	"must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with "
@@ -96,7 +83,7 @@ static void check_labels(struct js_vctx *v, const char *meta_path, const json_t 
 	const char *k;
 	json_t *val;
 	json_object_foreach(js_json_unconst(labels), k, val) {
-		char *p = pathf("%s.labels[%s]", meta_path, k);
+		char *p = js_buf_format("%s.labels[%s]", meta_path, k);
 		if (!js_is_qualified_name(k))
 			vadd_str(v, JS_DIAG_INVALID, p, k,
 				 "a label key is an optional DNS subdomain prefix and '/', then at most 63 letters, "
@@ -110,7 +97,7 @@ static void check_labels(struct js_vctx *v, const char *meta_path, const json_t 
 	json_object_foreach(js_json_unconst(annotations), k, val) {
 		if (js_is_qualified_name(k))
 			continue;
-		char *p = pathf("%s.annotations[%s]", meta_path, k);
+		char *p = js_buf_format("%s.annotations[%s]", meta_path, k);
 		vadd_str(v, JS_DIAG_INVALID, p, k,
 			 "an annotation key is an optional DNS subdomain prefix and '/', then at most 63 letters, "
 			 "digits, '-', '_' or '.', starting and ending with a letter or digit");
@@ -138,15 +125,15 @@ static void check_schema(struct js_vctx *v)
 	for (size_t i = 0; i < s->n_replicated_jobs; i++) {
 		const struct js_rjob *r = &s->replicated_jobs[i];
 		any_depends |= r->has_depends_on;
-		char *mp = pathf("spec.replicatedJobs[%zu].template.metadata", i);
+		char *mp = js_buf_format("spec.replicatedJobs[%zu].template.metadata", i);
 		check_labels(v, mp, js_json_path(r->template_, "metadata.labels"),
 			     js_json_path(r->template_, "metadata.annotations"));
 		free(mp);
-		mp = pathf("spec.replicatedJobs[%zu].template.spec.template.metadata", i);
+		mp = js_buf_format("spec.replicatedJobs[%zu].template.spec.template.metadata", i);
 		check_labels(v, mp, js_json_path(r->template_, "spec.template.metadata.labels"),
 			     js_json_path(r->template_, "spec.template.metadata.annotations"));
 		free(mp);
-		char *p = pathf("spec.replicatedJobs[%zu]", i);
+		char *p = js_buf_format("spec.replicatedJobs[%zu]", i);
 		for (size_t j = 0; j < i; j++) {
 			const char *a = s->replicated_jobs[j].name, *b = r->name;
 			if (a && b && strcmp(a, b) == 0)
@@ -155,14 +142,14 @@ static void check_schema(struct js_vctx *v)
 		}
 		free(p);
 		if (r->has_replicas && r->replicas < 0) {
-			p = pathf("spec.replicatedJobs[%zu].replicas", i);
+			p = js_buf_format("spec.replicatedJobs[%zu].replicas", i);
 			json_t *x = json_integer(r->replicas);
 			js__vadd(v, JS_DIAG_INVALID, p, x, "must be 0 or more");
 			json_decref(x);
 			free(p);
 		}
 		if (r->n_depends_on > JS_LIMIT_DEPENDS_ON) {
-			p = pathf("spec.replicatedJobs[%zu].dependsOn", i);
+			p = js_buf_format("spec.replicatedJobs[%zu].dependsOn", i);
 			js__vadd(v, JS_DIAG_TOO_MANY, p, NULL, "has %zu entries; at most %d are allowed", r->n_depends_on,
 				 JS_LIMIT_DEPENDS_ON);
 			free(p);
@@ -171,7 +158,7 @@ static void check_schema(struct js_vctx *v)
 			for (size_t e = 0; e < d; e++)
 				if (r->depends_on[d].name && r->depends_on[e].name &&
 				    strcmp(r->depends_on[d].name, r->depends_on[e].name) == 0) {
-					p = pathf("spec.replicatedJobs[%zu].dependsOn[%zu].name", i, d);
+					p = js_buf_format("spec.replicatedJobs[%zu].dependsOn[%zu].name", i, d);
 					vadd_str(v, JS_DIAG_DUPLICATE, p, r->depends_on[d].name,
 						 "each ReplicatedJob may be named once in dependsOn");
 					free(p);
@@ -192,7 +179,7 @@ static void check_schema(struct js_vctx *v)
 			 s->n_volume_claim_policies, JS_LIMIT_VCP);
 	for (size_t i = 0; i < s->n_volume_claim_policies; i++) {
 		const json_t *ts = s->volume_claim_policies[i].templates;
-		char *p = pathf("spec.volumeClaimPolicies[%zu].templates", i);
+		char *p = js_buf_format("spec.volumeClaimPolicies[%zu].templates", i);
 		if (json_array_size(ts) > JS_LIMIT_VCP)
 			js__vadd(v, JS_DIAG_TOO_MANY, p, NULL, "has %zu entries; at most %d are allowed", json_array_size(ts),
 				 JS_LIMIT_VCP);
@@ -201,7 +188,7 @@ static void check_schema(struct js_vctx *v)
 		json_array_foreach(js_json_unconst(ts), k, t) {
 			const char *ns = json_string_value(js_json_path(t, "metadata.namespace"));
 			if (ns && ns[0]) {
-				char *pp = pathf("spec.volumeClaimPolicies[%zu].templates[%zu].metadata.namespace", i, k);
+				char *pp = js_buf_format("spec.volumeClaimPolicies[%zu].templates[%zu].metadata.namespace", i, k);
 				vadd_str(v, JS_DIAG_INVALID, pp, ns,
 					 "a claim template may not set a namespace; claims are made in the JobSet's "
 					 "namespace");
@@ -250,9 +237,9 @@ static void check_generated_names(struct js_vctx *v, size_t i)
 	 * missing name is reported on its own. */
 	if (!r->name || !v->name[0])
 		return;
-	char *p = pathf("spec.replicatedJobs[%zu].name", i);
+	char *p = js_buf_format("spec.replicatedJobs[%zu].name", i);
 	int32_t n = replicas_of(r);
-	char *job = pathf("%s-%s-%" PRId32, v->name, r->name, n - 1);
+	char *job = js_buf_format("%s-%s-%" PRId32, v->name, r->name, n - 1);
 	bool job_ok = dns1035_shape(job);
 	if (!job_ok)
 		vadd_str(v, JS_DIAG_INVALID, p, job,
@@ -272,7 +259,7 @@ static void check_generated_names(struct js_vctx *v, size_t i)
 		has_c = true;
 	}
 	if (js_tmpl_indexed(r) && has_c) {
-		char *pod = pathf("%s-%" PRId32 "-abcde", job, completions - 1);
+		char *pod = js_buf_format("%s-%" PRId32 "-abcde", job, completions - 1);
 		/* A bad shape is reported once, above; here only the length. */
 		if (job_ok && strlen(pod) > 63)
 			vadd_str(v, JS_DIAG_INVALID, p, job,
@@ -297,13 +284,13 @@ static void check_rjobs(struct js_vctx *v)
 		int32_t par = 1;
 		(void)js_tmpl_i32(r, "parallelism", &par);
 		if ((int64_t)par * (int64_t)replicas_of(r) > INT32_MAX) {
-			char *p = pathf("spec.replicatedJobs[%zu].replicas", i);
+			char *p = js_buf_format("spec.replicatedJobs[%zu].replicas", i);
 			js__vadd(v, JS_DIAG_INVALID, p, NULL,
 				 "replicatedJob '%s': replicas times parallelism is over 2147483647 pods", name);
 			free(p);
 		}
 		if (r->group_name) {
-			char *p = pathf("spec.replicatedJobs[%zu].groupName", i);
+			char *p = js_buf_format("spec.replicatedJobs[%zu].groupName", i);
 			if (!dns1035_shape(r->group_name))
 				vadd_str(v, JS_DIAG_INVALID, p, r->group_name, "%s", MSG_DNS1035);
 			if (strlen(r->group_name) > 63)
@@ -314,7 +301,7 @@ static void check_rjobs(struct js_vctx *v)
 		for (size_t d = 0; d < r->n_depends_on; d++) {
 			const char *dep = r->depends_on[d].name ? r->depends_on[d].name : "";
 			int di = js_jobset_find_rjob(v->js, dep);
-			char *p = pathf("spec.replicatedJobs[%zu].dependsOn[%zu].name", i, d);
+			char *p = js_buf_format("spec.replicatedJobs[%zu].dependsOn[%zu].name", i, d);
 			if (di < 0 || (size_t)di > i)
 				js__vadd(v, JS_DIAG_INVALID, p, NULL,
 					 "replicatedJob '%s' cannot depend on '%s': dependsOn may only name a ReplicatedJob "
@@ -328,19 +315,19 @@ static void check_rjobs(struct js_vctx *v)
 		}
 		if (inplace) {
 			int32_t x;
-			char *p = pathf("spec.replicatedJobs[%zu].template.spec.backoffLimit", i);
+			char *p = js_buf_format("spec.replicatedJobs[%zu].template.spec.backoffLimit", i);
 			if (!js_tmpl_i32(r, "backoffLimit", &x) || x != INT32_MAX)
 				js__vadd(v, JS_DIAG_INVALID, p, NULL,
 					 "replicatedJob %s: in-place restart needs backoffLimit 2147483647", name);
 			free(p);
-			p = pathf("spec.replicatedJobs[%zu].template.spec.podReplacementPolicy", i);
+			p = js_buf_format("spec.replicatedJobs[%zu].template.spec.podReplacementPolicy", i);
 			const char *prp = js_tmpl_str(r, "podReplacementPolicy");
 			if (!prp || strcmp(prp, "Failed") != 0)
 				js__vadd(v, JS_DIAG_INVALID, p, NULL,
 					 "replicatedJob %s: in-place restart needs podReplacementPolicy Failed", name);
 			free(p);
 			int32_t c, pl;
-			p = pathf("spec.replicatedJobs[%zu].template.spec.completions", i);
+			p = js_buf_format("spec.replicatedJobs[%zu].template.spec.completions", i);
 			if (!js_tmpl_i32(r, "completions", &c) || !js_tmpl_i32(r, "parallelism", &pl) || c != pl)
 				js__vadd(v, JS_DIAG_INVALID, p, NULL,
 					 "replicatedJob %s: in-place restart needs completions and parallelism set and "
@@ -355,7 +342,7 @@ static void check_rjobs(struct js_vctx *v)
 			bool excl = js_tmpl_annotation(r, JS_ANN_EXCLUSIVE_TOPOLOGY) ||
 				    json_object_get(v->js->meta.annotations, JS_ANN_EXCLUSIVE_TOPOLOGY);
 			if (excl && !js_tmpl_indexed(r)) {
-				char *p = pathf("spec.replicatedJobs[%zu].template.spec.completionMode", i);
+				char *p = js_buf_format("spec.replicatedJobs[%zu].template.spec.completionMode", i);
 				vadd_str(v, JS_DIAG_INVALID, p, js_tmpl_str(r, "completionMode"),
 					 "exclusive placement (%s) needs Indexed Jobs: with NonIndexed Jobs no pod is "
 					 "a leader and none would ever be scheduled",
@@ -385,7 +372,7 @@ static void check_failure_policy(struct js_vctx *v)
 		while (first < fp->n_rules && !(fp->rules[first].action == JS_FP_ACTION_RESTART_JOB ||
 						fp->rules[first].action == JS_FP_ACTION_RESTART_JOB_IGNORE_MAX))
 			first++;
-		char *p = pathf("spec.failurePolicy.rules[%zu].action", first);
+		char *p = js_buf_format("spec.failurePolicy.rules[%zu].action", first);
 		js__vadd(v, JS_DIAG_FORBIDDEN, p, NULL,
 			 "failure policy actions RestartJob and RestartJobAndIgnoreMaxRestarts need the RestartJob "
 			 "feature gate, which is off (enable it with the gate RestartJob=true)");
@@ -395,7 +382,7 @@ static void check_failure_policy(struct js_vctx *v)
 	if (restart_job) {
 		for (size_t i = 0; i < v->js->spec.n_replicated_jobs; i++)
 			if (replicas_of(&v->js->spec.replicated_jobs[i]) > JS_LIMIT_JOB_RESTARTS) {
-				char *p = pathf("spec.replicatedJobs[%zu].replicas", i);
+				char *p = js_buf_format("spec.replicatedJobs[%zu].replicas", i);
 				js__vadd(v, JS_DIAG_INVALID, p, NULL,
 					 "RestartJob actions track each Job, so no ReplicatedJob may have more than %d "
 					 "replicas",
@@ -408,7 +395,7 @@ static void check_failure_policy(struct js_vctx *v)
 		const struct js_fp_rule *r = &fp->rules[i];
 		const char *name = r->name ? r->name : "";
 		size_t len = strlen(name);
-		char *np = pathf("spec.failurePolicy.rules[%zu].name", i);
+		char *np = js_buf_format("spec.failurePolicy.rules[%zu].name", i);
 		if (len < 1 || len > JS_LIMIT_RULE_NAME_LEN)
 			js__vadd(v, JS_DIAG_INVALID, np, NULL,
 				 "failure policy rule name has length %zu; it must be 1 to %d characters long", len,
@@ -428,7 +415,7 @@ static void check_failure_policy(struct js_vctx *v)
 		free(np);
 		for (size_t t = 0; t < r->target_replicated_jobs.n; t++)
 			if (!rjob_exists(v, r->target_replicated_jobs.items[t])) {
-				char *tp = pathf("spec.failurePolicy.rules[%zu].targetReplicatedJobs[%zu]", i, t);
+				char *tp = js_buf_format("spec.failurePolicy.rules[%zu].targetReplicatedJobs[%zu]", i, t);
 				js__vadd(v, JS_DIAG_INVALID, tp, NULL,
 					 "failure policy rule '%s' targets replicatedJob '%s', which is not in "
 					 ".spec.replicatedJobs",
@@ -437,7 +424,7 @@ static void check_failure_policy(struct js_vctx *v)
 			}
 		for (size_t t = 0; t < r->on_job_failure_reasons.n; t++)
 			if (js_job_failure_reason_from_string(r->on_job_failure_reasons.items[t]) < 0) {
-				char *tp = pathf("spec.failurePolicy.rules[%zu].onJobFailureReasons[%zu]", i, t);
+				char *tp = js_buf_format("spec.failurePolicy.rules[%zu].onJobFailureReasons[%zu]", i, t);
 				js__vadd(v, JS_DIAG_NOT_SUPPORTED, tp, NULL,
 					 "'%s' in failure policy rule '%s' is not a Job failure reason; known reasons are "
 					 "BackoffLimitExceeded, DeadlineExceeded, FailedIndexes, MaxFailedIndexesExceeded, "
@@ -452,7 +439,7 @@ static void check_failure_policy(struct js_vctx *v)
 				char err[256] = "";
 				const char *pat = r->on_job_failure_message_patterns.items[t];
 				if (js_regex_compile(pat, &re, err, sizeof(err)) < 0) {
-					char *p = pathf("spec.failurePolicy.rules[%zu].onJobFailureMessagePatterns[%zu]", i, t);
+					char *p = js_buf_format("spec.failurePolicy.rules[%zu].onJobFailureMessagePatterns[%zu]", i, t);
 					vadd_str(v, JS_DIAG_INVALID, p, pat, "not a valid RE2 regular expression: %s", err);
 					free(p);
 				}
@@ -477,7 +464,7 @@ static void check_failure_policy(struct js_vctx *v)
 				dup = true;
 				r |= js_buf_printf(&idx, " %zu", j);
 			}
-		char *dp = pathf("spec.failurePolicy.rules[%zu].name", i);
+		char *dp = js_buf_format("spec.failurePolicy.rules[%zu].name", i);
 		if (dup && r == 0)
 			js__vadd(v, JS_DIAG_DUPLICATE, dp, NULL,
 				 "failure policy rule names must be unique: rules [%s] are all named '%s'", js_buf_str(&idx),
@@ -514,7 +501,7 @@ static void check_coordinator(struct js_vctx *v)
 				 " (completions %" PRId32 ")",
 				 pi, rn, ji, completions);
 	}
-	char *ep = pathf("%s-%s-%" PRId32 "-%" PRId32 ".%s", v->name, rn, ji, pi, js_jobset_subdomain(v->js));
+	char *ep = js_buf_format("%s-%s-%" PRId32 "-%" PRId32 ".%s", v->name, rn, ji, pi, js_jobset_subdomain(v->js));
 	if (!js_is_label_value(ep))
 		js__vadd(v, JS_DIAG_INVALID, "spec.coordinator", NULL,
 			 "the coordinator endpoint \"%s\" (%zu characters) is not a valid value for label %s, which "
@@ -532,21 +519,21 @@ static void check_pvc_existing(struct js_vctx *v, size_t p, size_t t, const json
 	char *err = NULL;
 	const char *ns = js_jobset_namespace(v->js);
 	enum js_pvc_lookup r = v->opts->pvc_lookup(v->opts->pvc_ctx, ns, pvc, &spec, &err);
-	char *path = pathf("spec.volumeClaimPolicies[%zu].template[%zu]", p, t);
+	char *path = js_buf_format("spec.volumeClaimPolicies[%zu].template[%zu]", p, t);
 	if (r == JS_PVC_ERROR) {
 		js__vadd(v, JS_DIAG_INTERNAL, path, NULL, "could not look up the existing PVC %s: %s", pvc,
 			 err ? err : "unknown error");
 	} else if (r == JS_PVC_FOUND) {
 		const json_t *want = json_object_get(tmpl, "spec");
 		if (!json_equal(js_json_unconst(want), spec)) {
-			char *sp = pathf("%s.spec", path);
+			char *sp = js_buf_format("%s.spec", path);
 			js__vadd(v, JS_DIAG_INVALID, sp, NULL, "does not match the spec of the existing PVC %s in namespace %s",
 				 pvc, ns);
 			free(sp);
 		}
 		const struct js_retention_policy *rp = v->js->spec.volume_claim_policies[p].retention_policy;
 		if (rp && (!rp->has_when_deleted || rp->when_deleted != JS_WHEN_DELETED_RETAIN)) {
-			char *wp = pathf("spec.volumeClaimPolicies[%zu].retentionPolicy.whenDeleted", p);
+			char *wp = js_buf_format("spec.volumeClaimPolicies[%zu].retentionPolicy.whenDeleted", p);
 			js__vadd(v, JS_DIAG_INVALID, wp, NULL,
 				 "PVC %s already exists, so the policy must be Retain: Delete would remove a claim "
 				 "this JobSet did not create",
@@ -568,13 +555,13 @@ static void check_vcps(struct js_vctx *v)
 		json_t *tmpl;
 		json_array_foreach(s->volume_claim_policies[p].templates, t, tmpl) {
 			const char *name = json_string_value(js_json_path(tmpl, "metadata.name"));
-			char *np = pathf("spec.volumeClaimPolicies[%zu].template[%zu].name", p, t);
+			char *np = js_buf_format("spec.volumeClaimPolicies[%zu].template[%zu].name", p, t);
 			if (!name) {
 				js__vadd(v, JS_DIAG_REQUIRED, np, NULL, "a claim template needs metadata.name");
 				free(np);
 				continue;
 			}
-			char *pvc = pathf("%s-%s", name, v->name);
+			char *pvc = js_buf_format("%s-%s", name, v->name);
 			if (json_object_get(seen, name))
 				vadd_str(v, JS_DIAG_INVALID, np, name, "claim template names must be unique across all policies");
 			json_object_set_new(seen, name, json_true());
@@ -593,7 +580,7 @@ static void check_vcps(struct js_vctx *v)
 				json_array_foreach(json_object_get(ps, "volumes"), vi, vol) {
 					const char *vn = js_json_str(vol, "name");
 					if (vn && strcmp(vn, name) == 0) {
-						char *vp = pathf("spec.replicatedJobs[%zu].template.spec.template.spec.volumes[%zu].name",
+						char *vp = js_buf_format("spec.replicatedJobs[%zu].template.spec.template.spec.volumes[%zu].name",
 								 r, vi);
 						vadd_str(v, JS_DIAG_INVALID, vp, vn,
 							 "this volume has the name of a volumeClaimPolicies template (%s); "
@@ -620,7 +607,7 @@ static char *simulated_name(const struct js_jobset *js)
 		return js_xstrdup(js->meta.name);
 	if (js->meta.generate_name && js->meta.generate_name[0]) {
 		/* Only the length and validity of the suffix matter (SPEC §5.1.6). */
-		return pathf("%.58szzzzz", js->meta.generate_name);
+		return js_buf_format("%.58szzzzz", js->meta.generate_name);
 	}
 	return js_xstrdup("");
 }
@@ -658,7 +645,7 @@ int js_validate_create(const struct js_jobset *js, const struct js_validate_opts
 		for (size_t i = 0; i < s->success_policy->target_replicated_jobs.n; i++) {
 			const char *t = s->success_policy->target_replicated_jobs.items[i];
 			if (!rjob_exists(&v, t)) {
-				char *p = pathf("spec.successPolicy.targetReplicatedJobs[%zu]", i);
+				char *p = js_buf_format("spec.successPolicy.targetReplicatedJobs[%zu]", i);
 				js__vadd(&v, JS_DIAG_INVALID, p, NULL,
 					 "success policy targets replicatedJob '%s', which is not in .spec.replicatedJobs", t);
 				free(p);
@@ -772,24 +759,24 @@ static void check_elastic(struct js_vctx *v, const struct js_jobset *old, json_t
 		const json_t *op = json_object_get(ospec, "parallelism"), *oc = json_object_get(ospec, "completions");
 		bool pch = !opt_i32_equal(np, op), cch = !opt_i32_equal(nc, oc);
 		if (pch || cch) {
-			char *base = pathf("spec.replicatedJobs[%zu].template.spec", i);
+			char *base = js_buf_format("spec.replicatedJobs[%zu].template.spec", i);
 			if (terminal) {
 				js__vadd(v, JS_DIAG_FORBIDDEN, base, NULL,
 					 "parallelism and completions cannot change once the JobSet has Completed or Failed");
 			} else {
 				char *p;
 				if (pch && (!json_is_integer(np) || json_integer_value(np) < 1)) {
-					p = pathf("%s.parallelism", base);
+					p = js_buf_format("%s.parallelism", base);
 					js__vadd(v, JS_DIAG_INVALID, p, np, "parallelism must be at least 1");
 					free(p);
 				}
 				if (cch && (!json_is_integer(nc) || json_integer_value(nc) < 1)) {
-					p = pathf("%s.completions", base);
+					p = js_buf_format("%s.completions", base);
 					js__vadd(v, JS_DIAG_INVALID, p, nc, "completions must be at least 1");
 					free(p);
 				}
 				if (np && nc && !json_equal(js_json_unconst(np), js_json_unconst(nc))) {
-					p = pathf("%s.completions", base);
+					p = js_buf_format("%s.completions", base);
 					js__vadd(v, JS_DIAG_INVALID, p, nc,
 						 "an elastic Indexed Job keeps completions equal to parallelism");
 					free(p);
@@ -836,7 +823,7 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 		json_t *a = js_json_path(oj, "spec"), *b = js_json_path(nj, "spec");
 		json_t *av = json_object_get(a, immutable[i]), *bv = json_object_get(b, immutable[i]);
 		if (av && bv && !json_equal(av, bv)) {
-			char *p = pathf("spec.%s", immutable[i]);
+			char *p = js_buf_format("spec.%s", immutable[i]);
 			js__vadd(&v, JS_DIAG_INVALID, p, NULL, "cannot be changed after the JobSet is created");
 			free(p);
 		}
@@ -848,7 +835,7 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 		json_t *or_ = find_by_name(oldl, js_json_str(nr, "name"));
 		json_t *a = json_object_get(or_, "dependsOn"), *b = json_object_get(nr, "dependsOn");
 		if (a && b && !json_equal(a, b)) {
-			char *p = pathf("spec.replicatedJobs[%zu].dependsOn", k);
+			char *p = js_buf_format("spec.replicatedJobs[%zu].dependsOn", k);
 			js__vadd(&v, JS_DIAG_INVALID, p, NULL, "cannot be changed after the JobSet is created");
 			free(p);
 		}

@@ -101,3 +101,15 @@ const char *js_buf_str(const struct js_buf *b)
 {
 	return b->p ? b->p : "";
 }
+
+char *js_buf_format(const char *fmt, ...)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	va_list ap;
+	va_start(ap, fmt);
+	if (js_buf_vprintf(&b, fmt, ap) < 0)
+		js_buf_clear(&b);
+	va_end(ap);
+	return js_buf_take(&b);
+}

@@ -44,6 +44,12 @@ JS_WARN_UNUSED int js_buf_printf(struct js_buf *b, const char *fmt, ...) JS_PRIN
 /** As js_buf_printf with a va_list. */
 JS_WARN_UNUSED int js_buf_vprintf(struct js_buf *b, const char *fmt, va_list ap) JS_PRINTF(2, 0);
 
+/** Format into a new malloc'd string (caller frees); never NULL. For the
+ * bounded names and messages built all over the tree; output past the
+ * default 64 MiB ceiling is truncated to empty, which bounded inputs never
+ * reach. */
+char *js_buf_format(const char *fmt, ...) JS_PRINTF(1, 2);
+
 /** Hand the contents to the caller (free() them) and reset the buffer. Never
  * returns NULL: an unused buffer yields an empty string. */
 char *js_buf_take(struct js_buf *b);

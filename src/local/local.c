@@ -88,20 +88,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static char *fmt(const char *f, ...) JS_PRINTF(1, 2);
-static char *fmt(const char *f, ...)
-{
-	struct js_buf b;
-	js_buf_init(&b, 0);
-	va_list ap;
-	va_start(ap, f);
-	if (js_buf_vprintf(&b, f, ap) < 0) {
-		/* only past 64 MiB */
-	}
-	va_end(ap);
-	return js_buf_take(&b);
-}
-
 static void event(struct js_local *l, const char *f, ...) JS_PRINTF(2, 3);
 static void event(struct js_local *l, const char *f, ...)
 {
@@ -117,7 +103,7 @@ static void event(struct js_local *l, const char *f, ...)
 	if (l->events_fd >= 0) {
 		char ts[21];
 		js_time_format_rfc3339(t / 1000, ts);
-		char *line = fmt("%s %s\n", ts, js_buf_str(&b));
+		char *line = js_buf_format("%s %s\n", ts, js_buf_str(&b));
 		if (write(l->events_fd, line, strlen(line)) < 0) {
 			/* events.log is best effort */
 		}
@@ -140,7 +126,7 @@ static uint64_t rnd(struct js_local *l)
 static char *new_uid(struct js_local *l)
 {
 	uint64_t a = rnd(l), b = rnd(l);
-	return fmt("%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
+	return js_buf_format("%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
 		   (unsigned)a & 0xfff, (unsigned)((b >> 48) & 0x3fff) | 0x8000,
 		   (unsigned long long)(b & 0xffffffffffffULL));
 }
@@ -171,8 +157,8 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	l->opts = *opts;
 	l->js = js_jobset_copy(js);
 	l->run_dir = js_xstrdup(opts->run_dir);
-	l->log_dir = fmt("%s/logs", opts->run_dir);
-	l->hosts_path = fmt("%s/hosts", opts->run_dir);
+	l->log_dir = js_buf_format("%s/logs", opts->run_dir);
+	l->hosts_path = js_buf_format("%s/hosts", opts->run_dir);
 	l->death_rd = l->death_wr = l->sig_fd = l->events_fd = -1;
 	l->requeue_ms = -1;
 	l->history = json_array();
@@ -183,7 +169,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 		js_local_free(l);
 		return r;
 	}
-	char *ev = fmt("%s/events.log", opts->run_dir);
+	char *ev = js_buf_format("%s/events.log", opts->run_dir);
 	l->events_fd = open(ev, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	free(ev);
 	if (!l->js->meta.uid)
@@ -287,8 +273,8 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	for (int i = 0; i < 5; i++)
 		suffix[i] = alphabet[rnd(l) % (sizeof(alphabet) - 1)];
 	suffix[5] = '\0';
-	char *name = index >= 0 ? fmt("%s-%d-%s", j->name, index, suffix) : fmt("%s-%s", j->name, suffix);
-	char *hostname = index >= 0 ? fmt("%s-%d", j->name, index) : js_xstrdup(name);
+	char *name = index >= 0 ? js_buf_format("%s-%d-%s", j->name, index, suffix) : js_buf_format("%s-%s", j->name, suffix);
+	char *hostname = index >= 0 ? js_buf_format("%s-%d", j->name, index) : js_xstrdup(name);
 	uint32_t ord;
 	char ip[16];
 	if (pod_ordinal(l, j->obj, index, &ord))
@@ -322,7 +308,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		if (l->service_exists && index >= 0 && subdomain) {
 			hosts = l->hosts_path;
 		} else {
-			own_hosts = fmt("%s/hosts.d/%s", l->run_dir, name);
+			own_hosts = js_buf_format("%s/hosts.d/%s", l->run_dir, name);
 			if (js_hosts_write_own(own_hosts, ip, hostname, subdomain, js_jobset_namespace(l->js),
 					       l->service_exists ? l->hosts_path : NULL) == 0)
 				hosts = own_hosts;
@@ -759,7 +745,7 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 		return -errno;
 	l->death_rd = p[0];
 	l->death_wr = p[1];
-	char *hd = fmt("%s/hosts.d", l->run_dir);
+	char *hd = js_buf_format("%s/hosts.d", l->run_dir);
 	(void)mkdir_p(hd);
 	free(hd);
 	l->host = (struct js_pod_host){
@@ -826,7 +812,7 @@ static int write_results(struct js_local *l)
 	json_t *docs[] = {js_codec_encode_jobset(l->js), jobs};
 	int r = 0;
 	for (size_t i = 0; i < 2; i++) {
-		char *path = fmt("%s/%s", l->run_dir, names[i]);
+		char *path = js_buf_format("%s/%s", l->run_dir, names[i]);
 		if (json_dump_file(docs[i], path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 && !r)
 			r = -EIO;
 		free(path);
@@ -1005,7 +991,7 @@ int js_local_preflight(const struct js_jobset *js, char **ret_err)
 		const struct js_rjob *r = &js->spec.replicated_jobs[i];
 		char *err = NULL;
 		if (js_pod_check_template(js_json_path(r->template_, "spec.template"), &err) < 0) {
-			*ret_err = fmt("spec.replicatedJobs[%zu] (%s): %s", i, r->name, err);
+			*ret_err = js_buf_format("spec.replicatedJobs[%zu] (%s): %s", i, r->name, err);
 			free(err);
 			return JS_EINVALID;
 		}

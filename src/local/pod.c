@@ -163,20 +163,6 @@ static void free_strv(char **v)
 	free(v);
 }
 
-static char *fmt(const char *f, ...) JS_PRINTF(1, 2);
-static char *fmt(const char *f, ...)
-{
-	struct js_buf b;
-	js_buf_init(&b, 0);
-	va_list ap;
-	va_start(ap, f);
-	if (js_buf_vprintf(&b, f, ap) < 0) {
-		/* over 64 MiB: not reachable with bounded inputs */
-	}
-	va_end(ap);
-	return js_buf_take(&b);
-}
-
 /** Check (pod == NULL) or build one container from its JSON. */
 static int build_ctr(const json_t *c, bool init, const json_t *meta, const char *sa, struct js_pod *pod,
 		     const struct js_pod_host *host, struct ctr *ret, char **ret_err)
@@ -185,7 +171,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	name = name ? name : "";
 	const json_t *cmd = json_object_get(c, "command");
 	if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
-		*ret_err = fmt("container '%s' has no command: the local runtime runs command+args directly "
+		*ret_err = js_buf_format("container '%s' has no command: the local runtime runs command+args directly "
 			       "and does not read the image's entrypoint",
 			       name);
 		return JS_EINVALID;
@@ -193,10 +179,10 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	char **env = NULL;
 	size_t n_env = 0;
 	if (host) {
-		push(&env, &n_env, fmt("PATH=%s", host->path_env ? host->path_env : "/usr/bin:/bin"));
+		push(&env, &n_env, js_buf_format("PATH=%s", host->path_env ? host->path_env : "/usr/bin:/bin"));
 		if (host->home_env)
-			push(&env, &n_env, fmt("HOME=%s", host->home_env));
-		push(&env, &n_env, fmt("HOSTNAME=%s", pod->hostname));
+			push(&env, &n_env, js_buf_format("HOME=%s", host->home_env));
+		push(&env, &n_env, js_buf_format("HOSTNAME=%s", pod->hostname));
 	}
 	size_t i;
 	json_t *e;
@@ -211,9 +197,9 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 			if (fp)
 				val = field_ref(meta, pod, host ? host->node_name : NULL, sa, fp, &ok);
 			if (!ok) {
-				*ret_err = fp ? fmt("container '%s': env '%s': fieldPath '%s' is not supported locally",
+				*ret_err = fp ? js_buf_format("container '%s': env '%s': fieldPath '%s' is not supported locally",
 						    name, en ? en : "", fp)
-					      : fmt("container '%s': env '%s': only valueFrom.fieldRef is supported "
+					      : js_buf_format("container '%s': env '%s': only valueFrom.fieldRef is supported "
 						    "locally (no Secrets, ConfigMaps or resource fields)",
 						    name, en ? en : "");
 				free_strv(env);
@@ -224,7 +210,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 			val = env ? expand(v ? v : "", env, n_env) : js_xstrdup("");
 		}
 		if (env)
-			push(&env, &n_env, fmt("%s=%s", en ? en : "", val));
+			push(&env, &n_env, js_buf_format("%s=%s", en ? en : "", val));
 		free(val);
 	}
 	if (!host) {
@@ -232,7 +218,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 		return 0;
 	}
 	if (pod->index >= 0 && !env_get(env, n_env, "JOB_COMPLETION_INDEX"))
-		push(&env, &n_env, fmt("JOB_COMPLETION_INDEX=%d", pod->index));
+		push(&env, &n_env, js_buf_format("JOB_COMPLETION_INDEX=%d", pod->index));
 	memset(ret, 0, sizeof(*ret));
 	ret->name = js_xstrdup(name);
 	ret->init = init;
@@ -263,7 +249,7 @@ static char *resolve(const char *arg0, const char *path_env)
 	const char *p = path_env ? path_env : "/usr/bin:/bin";
 	while (*p) {
 		size_t n = strcspn(p, ":");
-		char *cand = fmt("%.*s/%s", (int)n, p, arg0);
+		char *cand = js_buf_format("%.*s/%s", (int)n, p, arg0);
 		if (n && access(cand, X_OK) == 0)
 			return cand;
 		free(cand);
@@ -440,11 +426,11 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	c->restart_at_ms = -1;
 	c->killed = false;
 	if (c->log_fd < 0) {
-		char *dir = fmt("%s/%s", host->log_dir, pod->name);
+		char *dir = js_buf_format("%s/%s", host->log_dir, pod->name);
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 			/* the open below reports it */
 		}
-		char *file = fmt("%s/%s.log", dir, c->name);
+		char *file = js_buf_format("%s/%s.log", dir, c->name);
 		c->log_fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		free(file);
 		free(dir);
@@ -454,13 +440,13 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	if (!c->path) {
 		/* The message runc gives for the same mistake. */
 		start_failed(pod, c, host, now_ms,
-			     fmt("container '%s': exec: \"%s\": executable file not found in $PATH", c->name,
+			     js_buf_format("container '%s': exec: \"%s\": executable file not found in $PATH", c->name,
 				 c->argv[0]));
 		return;
 	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		start_failed(pod, c, host, now_ms, fmt("container '%s': pipe: %s", c->name, js_strerror(-errno)));
+		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': pipe: %s", c->name, js_strerror(-errno)));
 		return;
 	}
 	struct js_sandbox_spec s = {
@@ -475,8 +461,8 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 		close(p[0]);
 		start_failed(pod, c, host, now_ms,
 			     strcmp(stage, "exec") == 0
-				     ? fmt("container '%s': exec: \"%s\": %s", c->name, c->path, js_strerror(r))
-				     : fmt("container '%s': %s: %s", c->name, stage, js_strerror(r)));
+				     ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, c->path, js_strerror(r))
+				     : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(r)));
 		return;
 	}
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
