@@ -3,7 +3,11 @@
  * against N bare fork+exec of the same command.
  *
  *   cc -O2 -o /tmp/bench_local bench/local/bench_local.c
- *   /tmp/bench_local build/jobset [N=256] [ROUNDS=5]
+ *   /tmp/bench_local build/jobset [N=256] [ROUNDS=5] [RUN OPTIONS...]
+ *
+ * RUN OPTIONS go to `jobset run` (e.g. --no-namespaces, to compare the
+ * degraded mode). Each invocation works in its own /tmp/bench_local-XXXXXX,
+ * so concurrent benchmarks do not meet.
  *
  * The command of every pod (and of every bare process) is
  *   sh -c 'touch "$D/$HOSTNAME"; exec sleep 600'
@@ -84,7 +88,7 @@ static double bare(const char *dir, int n)
 	return t;
 }
 
-static double jobset(const char *bin, const char *dir, const char *work, int n)
+static double jobset(const char *bin, const char *dir, const char *work, int n, char **extra, int n_extra)
 {
 	fresh(dir);
 	char manifest[600];
@@ -105,7 +109,18 @@ static double jobset(const char *bin, const char *dir, const char *work, int n)
 	double t0 = now();
 	pid_t p = fork();
 	if (p == 0) {
-		execl(bin, bin, "run", "-q", "--run-dir", rundir, manifest, (char *)NULL);
+		char *args[64];
+		int k = 0;
+		args[k++] = (char *)bin;
+		args[k++] = "run";
+		args[k++] = "-q";
+		args[k++] = "--run-dir";
+		args[k++] = rundir;
+		for (int i = 0; i < n_extra && k < 62; i++)
+			args[k++] = extra[i];
+		args[k++] = manifest;
+		args[k] = NULL;
+		execv(bin, args);
 		_exit(127);
 	}
 	wait_files(dir, n);
@@ -128,19 +143,22 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_local JOBSET_BIN [N] [ROUNDS]\n");
+		fprintf(stderr, "usage: bench_local JOBSET_BIN [N] [ROUNDS] [RUN OPTIONS...]\n");
 		return 2;
 	}
 	int n = argc > 2 ? atoi(argv[2]) : 256, rounds = argc > 3 ? atoi(argv[3]) : 5;
 	n = n / 16 * 16;
-	const char *work = "/tmp/bench_local";
+	char work[] = "/tmp/bench_local-XXXXXX";
+	if (!mkdtemp(work)) {
+		perror("mkdtemp");
+		return 1;
+	}
 	char dir[256];
 	snprintf(dir, sizeof(dir), "%s/ready", work);
-	mkdir(work, 0755);
 	double b[64], j[64];
 	for (int r = 0; r < rounds && r < 64; r++) {
 		b[r] = bare(dir, n);
-		j[r] = jobset(argv[1], dir, work, n);
+		j[r] = jobset(argv[1], dir, work, n, argv + 4, argc > 4 ? argc - 4 : 0);
 	}
 	qsort(b, (size_t)rounds, sizeof(double), cmp);
 	qsort(j, (size_t)rounds, sizeof(double), cmp);
@@ -150,5 +168,7 @@ int main(int argc, char **argv)
 	printf("jobset run     : min %.1f ms  median %.1f ms  max %.1f ms\n", j[0] * 1e3, j[rounds / 2] * 1e3,
 	       j[rounds - 1] * 1e3);
 	printf("per-pod overhead (median): %.2f ms\n", (j[rounds / 2] - b[rounds / 2]) * 1e3 / n);
-	return 0;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", work);
+	return system(cmd) == 0 ? 0 : 1;
 }
