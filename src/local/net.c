@@ -399,9 +399,12 @@ struct js_net_pod *js_net_pod_free(struct js_net_pod *p)
 	return NULL;
 }
 
-int js_net_pod_fd(const struct js_net_pod *p)
+int js_net_pod_netns(const struct js_net_pod *p, int *ret_fd)
 {
-	return p->fd;
+	if (p->released && p->veth[0])
+		return -ENETDOWN;
+	*ret_fd = p->fd;
+	return 0;
 }
 
 const char *js_net_pod_ip(const struct js_net_pod *p)

@@ -111,9 +111,11 @@ void js_net_pod_release(struct js_net_pod *p);
 /** Release and free. NULL is a no-op. Returns NULL. */
 struct js_net_pod *js_net_pod_free(struct js_net_pod *p);
 
-/** The pod's network namespace fd for the sandbox, or -1 (degraded mode,
- * or released). Borrowed. */
-int js_net_pod_fd(const struct js_net_pod *p);
+/** The network namespace a container of the pod joins: 0 and *ret_fd (an
+ * fd borrowed until the release, or -1 in the degraded mode: stay in the
+ * runner's network), or -ENETDOWN once the pod's network was released (a
+ * container started then would land in the run's namespace). */
+JS_WARN_UNUSED int js_net_pod_netns(const struct js_net_pod *p, int *ret_fd);
 
 /** The pod's address, dotted. Borrowed until js_net_pod_free. */
 const char *js_net_pod_ip(const struct js_net_pod *p);

@@ -447,6 +447,12 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 				 c->argv[0]));
 		return;
 	}
+	int netns_fd = -1;
+	int nr = pod->net ? js_net_pod_netns(pod->net, &netns_fd) : 0;
+	if (nr < 0) {
+		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': network: %s", c->name, js_strerror(nr)));
+		return;
+	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': pipe: %s", c->name, js_strerror(-errno)));
@@ -454,7 +460,7 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	}
 	struct js_sandbox_spec s = {
 		.path = c->path, .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .hostname = pod->hostname,
-		.hosts_file = pod->hosts_file, .netns_fd = pod->net ? js_net_pod_fd(pod->net) : -1, .out_fd = p[1],
+		.hosts_file = pod->hosts_file, .netns_fd = netns_fd, .out_fd = p[1],
 		.death_fd = host->death_fd, .mode = host->mode,
 	};
 	pid_t pid;
