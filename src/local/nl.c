@@ -123,15 +123,22 @@ int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up)
 	return talk(nl, h, NULL, NULL);
 }
 
-int js_nl_add_bridge(struct js_nl *nl, const char *name, int *ret_ifindex)
+/** Start a request creating link `name`, up. */
+static struct nlmsghdr *start_new_link(struct js_nl *nl, void *buf, const char *name)
 {
-	char buf[NL_BUF];
 	struct nlmsghdr *h = start(nl, buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(h, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
 	mnl_attr_put_strz(h, IFLA_IFNAME, name);
+	return h;
+}
+
+int js_nl_add_bridge(struct js_nl *nl, const char *name, int *ret_ifindex)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *h = start_new_link(nl, buf, name);
 	struct nlattr *info = mnl_attr_nest_start(h, IFLA_LINKINFO);
 	mnl_attr_put_strz(h, IFLA_INFO_KIND, "bridge");
 	mnl_attr_nest_end(h, info);
@@ -144,12 +151,7 @@ int js_nl_add_bridge(struct js_nl *nl, const char *name, int *ret_ifindex)
 int js_nl_add_veth(struct js_nl *nl, const struct js_nl_veth *v)
 {
 	char buf[NL_BUF];
-	struct nlmsghdr *h = start(nl, buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(h, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_flags = IFF_UP;
-	ifi->ifi_change = IFF_UP;
-	mnl_attr_put_strz(h, IFLA_IFNAME, v->name);
+	struct nlmsghdr *h = start_new_link(nl, buf, v->name);
 	if (v->master > 0)
 		mnl_attr_put_u32(h, IFLA_MASTER, (uint32_t)v->master);
 	struct nlattr *info = mnl_attr_nest_start(h, IFLA_LINKINFO);

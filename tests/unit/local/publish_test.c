@@ -170,16 +170,36 @@ static void rig_stop(struct rig *g)
 	close(g->pub.listen_fd);
 }
 
+/** A "pod" listening, the forwarder to it, and one client connected through
+ * it: client and server are the two ends. */
+struct link {
+	int pod, client, server;
+	struct rig g;
+};
+
+static void link_up(struct link *k)
+{
+	uint16_t pod_port;
+	k->pod = listener(&pod_port);
+	rig_start(&k->g, pod_port);
+	k->client = dial(k->g.pub.host_port);
+	k->server = accept_one(k->pod);
+}
+
+static void link_down(struct link *k)
+{
+	close(k->client);
+	close(k->server);
+	rig_stop(&k->g);
+	close(k->pod);
+}
+
 static void test_forward_both_ways(void **state)
 {
 	(void)state;
-	uint16_t pod_port;
-	int pod = listener(&pod_port);
-	struct rig g;
-	rig_start(&g, pod_port);
-
-	int client = dial(g.pub.host_port);
-	int server = accept_one(pod);
+	struct link k;
+	link_up(&k);
+	int client = k.client, server = k.server;
 	char buf[64] = "";
 	write_n(client, "ping", 4);
 	assert_int_equal(read_n(server, buf, 4), 4);
@@ -193,24 +213,18 @@ static void test_forward_both_ways(void **state)
 	assert_int_equal(shutdown(client, SHUT_WR), 0);
 	assert_int_equal(read_n(server, buf, sizeof(buf)), 0);
 	write_n(server, "bye", 3);
-	close(server);
+	assert_int_equal(shutdown(server, SHUT_WR), 0);
 	assert_int_equal(read_n(client, buf, sizeof(buf)), 3);
 	assert_memory_equal(buf, "bye", 3);
-	close(client);
-	rig_stop(&g);
-	close(pod);
+	link_down(&k);
 }
 
 static void test_megabyte_through_bounded_buffers(void **state)
 {
 	(void)state;
-	uint16_t pod_port;
-	int pod = listener(&pod_port);
-	struct rig g;
-	rig_start(&g, pod_port);
-	int client = dial(g.pub.host_port);
-	int server = accept_one(pod);
-
+	struct link k;
+	link_up(&k);
+	int client = k.client, server = k.server;
 	size_t n = 1 << 20;
 	char *out = malloc(n), *in = malloc(n);
 	for (size_t i = 0; i < n; i++)
@@ -237,10 +251,7 @@ static void test_megabyte_through_bounded_buffers(void **state)
 	assert_memory_equal(in, out, n);
 	free(out);
 	free(in);
-	close(client);
-	close(server);
-	rig_stop(&g);
-	close(pod);
+	link_down(&k);
 }
 
 static void test_pod_not_listening(void **state)
