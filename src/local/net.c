@@ -1,11 +1,10 @@
 /*
  * net.c - the network of one local run (see net.h).
  *
- * Creating a namespace without a process in it: the thread unshares into a
- * new one, opens /proc/thread-self/ns/net (the fd keeps it alive), opens a
- * netlink socket there (the socket keeps it as its namespace) and setns()es
- * back into the run's namespace. Configuration then goes through sockets,
- * wherever the thread is.
+ * Pod namespaces come ready-made from a thread (netpool.h); what is left
+ * per pod is its address, MAC and eth0 up, through a netlink socket the
+ * maker opened inside the namespace (a socket keeps its namespace,
+ * wherever the thread that uses it is).
  */
 #include "local/net.h"
 
@@ -19,10 +18,10 @@
 
 #include "base/buf.h"
 #include "local/hosts.h"
+#include "local/netpool.h"
 #include "local/nl.h"
 
 #define NET_BRIDGE "jsbr0"
-#define NET_POD_IF "eth0"
 #define NET_NS_SELF "/proc/thread-self/ns/net"
 
 struct js_net {
@@ -35,7 +34,8 @@ struct js_net {
 	int host_fd, run_fd;
 	struct js_nl *nl;       /* in the run's namespace */
 	int bridge;
-	uint64_t next_veth;
+	struct js_netpool *pool;
+	uint64_t n_positions, n_taken;
 	size_t n_holders;
 	struct js_net_pod **holders; /* live pod per position */
 	/* degraded mode */
@@ -114,7 +114,7 @@ static int pods_setup(struct js_net *net, const char **ret_why)
 	r = net->run_fd < 0 ? -errno : js_nl_open(&net->nl);
 	if (!r) {
 		*ret_why = "loopback";
-		r = js_nl_link_set(net->nl, 1, NULL, true);
+		r = js_nl_link_set(net->nl, 1, NULL, true, NULL);
 	}
 	if (!r) {
 		*ret_why = "bridge";
@@ -131,7 +131,7 @@ static int pods_setup(struct js_net *net, const char **ret_why)
 	 * loopback up: the degraded mode works there too, and is isolated. */
 	if (setns(net->host_fd, CLONE_NEWNET) < 0) {
 		struct js_nl *lo = NULL;
-		if (js_nl_open(&lo) == 0 && js_nl_link_set(lo, 1, NULL, true) < 0) {
+		if (js_nl_open(&lo) == 0 && js_nl_link_set(lo, 1, NULL, true, NULL) < 0) {
 			/* 127.0.0.1 stays down: the pods' loopback block too */
 		}
 		js_nl_close(lo);
@@ -184,7 +184,12 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 	const char *step = "disabled by --no-namespaces";
 	int r = o->no_namespaces ? -EPERM : pods_setup(net, &step);
 	if (r == 0) {
+		step = "the namespace maker thread";
+		r = js_netpool_start(net->run_fd, net->bridge, n_pos, &net->pool);
+	}
+	if (r == 0) {
 		net->mode = JS_NET_PODS;
+		net->n_positions = n_pos;
 		net->n_holders = n_pos < js_ipam_capacity() ? (size_t)n_pos : js_ipam_capacity();
 		net->holders = js_xcalloc(net->n_holders + 1, sizeof(*net->holders));
 		js_ipam_format(js_ipam_gateway(net->ipam), net->host_ip);
@@ -237,6 +242,7 @@ struct js_net *js_net_free(struct js_net *net)
 	if (!net)
 		return NULL;
 	net->fwd = js_publish_stop(net->fwd);
+	net->pool = js_netpool_stop(net->pool);
 	/* Pods that outlive the run's network keep their address only. */
 	while (net->live) {
 		struct js_net_pod *p = net->live;
@@ -284,41 +290,28 @@ const char *js_net_host_ip(const struct js_net *net)
 
 /* ---- pods ---- */
 
-/** A fresh namespace for `p`, its veth on the bridge, lo and eth0 up. */
+/** A fresh namespace for `p` from the pool: its MAC, address, eth0 up. */
 static int pod_namespace(struct js_net *net, struct js_net_pod *p)
 {
-	if (unshare(CLONE_NEWNET) < 0)
-		return -errno;
-	/* Inside the pod's new namespace until the setns below. */
-	struct js_nl *pnl = NULL;
-	p->fd = open(NET_NS_SELF, O_RDONLY | O_CLOEXEC);
-	int r = p->fd < 0 ? -errno : js_nl_open(&pnl);
-	if (setns(net->run_fd, CLONE_NEWNET) < 0 && !r)
-		r = -errno;
+	struct js_netpool_ns ns;
+	int r = js_netpool_take(net->pool, &ns);
 	if (r < 0)
-		goto out;
-	snprintf(p->veth, sizeof(p->veth), "jsv%llu", (unsigned long long)net->next_veth++);
+		return r;
+	/* The maker keeps enough ready for the pods still to come, and one
+	 * for a restart after that. */
+	net->n_taken++;
+	js_netpool_want(net->pool, net->n_taken < net->n_positions ? (size_t)(net->n_positions - net->n_taken) : 1);
+	p->fd = ns.fd;
+	ns.fd = -1;
+	snprintf(p->veth, sizeof(p->veth), "%s", ns.veth);
 	/* A MAC derived from the address: peers' ARP caches stay right when a
 	 * restarted pod takes the address over. */
 	uint8_t mac[6] = {0x02, 0x4a, (uint8_t)(p->addr >> 24), (uint8_t)(p->addr >> 16), (uint8_t)(p->addr >> 8),
 			  (uint8_t)p->addr};
-	struct js_nl_veth v = {.name = p->veth, .master = net->bridge, .peer_name = NET_POD_IF, .peer_ns_fd = p->fd,
-			       .peer_mac = mac};
-	r = js_nl_add_veth(net->nl, &v);
-	if (r < 0) {
-		p->veth[0] = '\0';
-		goto out;
-	}
-	int eth0 = 0;
-	r = js_nl_link_set(pnl, 1, NULL, true);
+	r = js_nl_add_addr4(ns.nl, ns.eth0, p->addr, JS_IPAM_BLOCK_BITS);
 	if (!r)
-		r = js_nl_ifindex(pnl, NET_POD_IF, &eth0);
-	if (!r)
-		r = js_nl_link_set(pnl, eth0, NULL, true);
-	if (!r)
-		r = js_nl_add_addr4(pnl, eth0, p->addr, JS_IPAM_BLOCK_BITS);
-out:
-	js_nl_close(pnl);
+		r = js_nl_link_set(ns.nl, ns.eth0, NULL, true, mac);
+	js_netpool_ns_done(&ns);
 	return r;
 }
 
@@ -369,7 +362,7 @@ void js_net_pod_release(struct js_net_pod *p)
 	if (net && p->veth[0]) {
 		/* Down at once (the namespace itself goes when the kernel gets
 		 * to it), so the address stops answering on the bridge now. */
-		if (js_nl_link_set(net->nl, 0, p->veth, false) < 0) {
+		if (js_nl_link_set(net->nl, 0, p->veth, false, NULL) < 0) {
 			/* gone already with its namespace */
 		}
 	}

@@ -108,7 +108,7 @@ int js_nl_ifindex(struct js_nl *nl, const char *name, int *ret_ifindex)
 	return 0;
 }
 
-int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up)
+int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up, const uint8_t *mac)
 {
 	char buf[NL_BUF];
 	struct nlmsghdr *h = start(nl, buf, RTM_NEWLINK, 0);
@@ -120,6 +120,9 @@ int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up)
 	/* Without an index the kernel finds the link by name. */
 	if (ifindex <= 0)
 		mnl_attr_put_strz(h, IFLA_IFNAME, name);
+	/* The kernel sets the address before it changes the flags. */
+	if (mac)
+		mnl_attr_put(h, IFLA_ADDRESS, 6, mac);
 	return talk(nl, h, NULL, NULL);
 }
 

@@ -41,9 +41,10 @@ struct js_nl *js_nl_close(struct js_nl *nl);
 /** ifindex of link `name`. Returns 0 and *ret_ifindex, or -ENODEV. */
 JS_WARN_UNUSED int js_nl_ifindex(struct js_nl *nl, const char *name, int *ret_ifindex);
 
-/** Set a link up or down (IFF_UP), found by `ifindex` when > 0, else by
+/** Set a link up or down (IFF_UP), and its MAC address to the 6 bytes at
+ * `mac` unless NULL; the link is found by `ifindex` when > 0, else by
  * `name`. Returns 0 or -errno (-ENODEV when there is no such link). */
-JS_WARN_UNUSED int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up);
+JS_WARN_UNUSED int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up, const uint8_t *mac);
 
 /** Create bridge `name`, up, and return its ifindex. Returns 0 or -errno
  * (-EEXIST when the name is taken, -EOPNOTSUPP without bridge support). */
