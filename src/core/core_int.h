@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hmap.h"
+#include "base/time.h"
 #include "core/reconcile.h"
 
 /* Condition types, reasons and messages (SPEC §11.6). */
@@ -37,6 +39,9 @@ struct js__ctx {
 	struct js_plan *plan;
 	size_t cap_actions, cap_events;
 
+	struct js_hmap *by_name;    /* every input Job by name (borrowed keys
+				       and values): lookups are O(1), so a
+				       reconcile is linear in its Jobs */
 	struct js__bucket owned;    /* every child (owner uid matches) */
 	struct js__bucket active, succeeded, failed, previous;
 

@@ -8,6 +8,7 @@
 
 #include "api/render.h"
 #include "api/template.h"
+#include "base/hmap.h"
 #include "base/json.h"
 #include "core/core_int.h"
 
@@ -64,7 +65,7 @@ static void elastic(struct js__ctx *c)
 {
 	for (size_t i = 0; i < c->active.n; i++) {
 		const struct js_obsjob *j = c->active.items[i];
-		int ri = js_jobset_find_rjob(c->js, js_job_label(j, JS_LABEL_RJOB_NAME));
+		int ri = js_jobset_find_rjob(c->js, j->rjob_name);
 		int32_t p, k;
 		if (ri < 0)
 			continue;
@@ -104,10 +105,7 @@ void js__create_dependents(struct js__ctx *c)
  * blocks its own name only (§6.1, Recreate). */
 static const struct js_obsjob *observed(const struct js__ctx *c, const char *name)
 {
-	for (size_t i = 0; i < c->in->n_jobs; i++)
-		if (c->in->jobs[i].name && strcmp(c->in->jobs[i].name, name) == 0)
-			return &c->in->jobs[i];
-	return NULL;
+	return js_hmap_get(c->by_name, name);
 }
 
 static void create_rjob(struct js__ctx *c, size_t ri)

@@ -54,7 +54,7 @@ static bool any_pattern_matches(const struct js_strlist *patterns, const char *m
 bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j)
 {
 	const struct js_jobcond *f = js__status_failure_cond(j);
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *rname = j->rjob_name;
 
 	if (rule->on_job_failure_reasons.n > 0 && !strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
 		return false;
@@ -131,8 +131,8 @@ static void materialise(struct js_i32list *l, int32_t n)
 
 static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counted)
 {
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
-	const char *idx_s = js_job_label(j, JS_LABEL_JOB_INDEX);
+	const char *rname = j->rjob_name;
+	const char *idx_s = j->job_index;
 	int32_t idx;
 	int ri = rname ? js_jobset_find_rjob(c->js, rname) : -1;
 	struct js_rjob_status *e = rname ? js__rjob_status(c, rname) : NULL;

@@ -191,6 +191,20 @@ static bool managed_elsewhere(const struct js_jobset *js)
 	return js->spec.managed_by && strcmp(js->spec.managed_by, JS_MANAGED_BY_SELF) != 0;
 }
 
+/* Every input Job by name, so finding one is O(1) and a reconcile stays
+ * linear in its Jobs (issue 9). A name is taken by the first Job observed
+ * under it; the API server never holds two. */
+static void index_jobs(struct js__ctx *c)
+{
+	static const struct js_hmap_type by_name = {.borrow_keys = true};
+	c->by_name = js_hmap_new(&by_name);
+	for (size_t i = 0; i < c->in->n_jobs; i++) {
+		const struct js_obsjob *j = c->in->jobs[i];
+		if (!js_hmap_has(c->by_name, j->name))
+			(void)js_hmap_put(c->by_name, j->name, (void *)(uintptr_t)j, NULL);
+	}
+}
+
 static int run_steps(struct js__ctx *c)
 {
 	const struct js_jobset *js = c->js;
@@ -202,6 +216,7 @@ static int run_steps(struct js__ctx *c)
 		c->plan->skipped = "managedBy";
 		return js__status_finished(js) ? js__finish_ttl(c) : 0;
 	}
+	index_jobs(c);
 	r = js__status_classify(c); /* R4 */
 	if (r < 0)
 		return r;
@@ -247,6 +262,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 		(void)js_default_jobset(c.js);
 		r = run_steps(&c);
 	}
+	js_hmap_free(c.by_name);
 	free(c.owned.items);
 	free(c.active.items);
 	free(c.succeeded.items);

@@ -80,10 +80,11 @@ struct js_obspod {
 /** Everything one reconcile looks at. All pointers are borrowed. */
 struct js_reconcile_input {
 	const struct js_jobset *jobset;   /* as read: spec, metadata, status */
-	const struct js_obsjob *jobs;     /* every Job that might be a child;
-					     the core keeps those whose
-					     controller owner uid is the
-					     JobSet's (#1165) */
+	const struct js_obsjob *const *jobs; /* every Job that might be a
+					     child (records borrowed for the
+					     call, core/job.h); the core keeps
+					     those whose controller owner uid
+					     is the JobSet's (#1165) */
 	size_t n_jobs;
 	bool service_exists;              /* the headless Service exists */
 	const char *const *pvcs;          /* names of the PVCs that exist */

@@ -230,20 +230,22 @@ static void apply_action(struct js_sim *s, const struct js_action *a)
 }
 
 /* Observe the world into a reconcile input. */
-static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob **jobs,
+static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob ***jobs,
 		    const char ***pvcs)
 {
-	size_t n = json_array_size(s->jobs), np = json_array_size(s->pvcs);
-	*jobs = js_xcalloc(n ? n : 1, sizeof(**jobs));
+	size_t n = 0, nj = json_array_size(s->jobs), np = json_array_size(s->pvcs);
+	*jobs = js_xcalloc(nj ? nj : 1, sizeof(**jobs));
 	*pvcs = js_xcalloc(np ? np : 1, sizeof(**pvcs));
-	for (size_t i = 0; i < n; i++)
-		if (js_job_from_json(json_array_get(s->jobs, i), &(*jobs)[i]) < 0)
-			(*jobs)[i].name = js_xstrdup("?");
+	for (size_t i = 0; i < nj; i++) {
+		struct js_obsjob *j = js_job_from_json(json_array_get(s->jobs, i), NULL);
+		if (j)
+			(*jobs)[n++] = j;
+	}
 	for (size_t i = 0; i < np; i++)
 		(*pvcs)[i] = json_string_value(json_array_get(s->pvcs, i));
 	*in = (struct js_reconcile_input){
 		.jobset = s->js,
-		.jobs = *jobs,
+		.jobs = (const struct js_obsjob *const *)*jobs,
 		.n_jobs = n,
 		.service_exists = s->service_exists,
 		.pvcs = *pvcs,
@@ -335,7 +337,7 @@ static void print_plan(const struct js_plan *p, struct js_buf *out)
 static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 {
 	struct js_reconcile_input in;
-	struct js_obsjob *jobs;
+	struct js_obsjob **jobs;
 	const char **pvcs;
 	struct js_plan *p = NULL, *p2 = NULL;
 	char *err = NULL, *err2 = NULL;
@@ -385,7 +387,7 @@ done:
 	free(err);
 	free(err2);
 	for (size_t i = 0; i < in.n_jobs; i++)
-		js_job_done(&jobs[i]);
+		js_job_unref(jobs[i]);
 	free(jobs);
 	free(pvcs);
 	return ret;

@@ -42,9 +42,9 @@ static struct js__bucket *finished_bucket(struct js__ctx *c, const struct js_obs
  * when the Job belongs to an older per-Job attempt, 0 when current. */
 static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
 {
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
-	const char *idx_s = js_job_label(j, JS_LABEL_JOB_INDEX);
-	const char *att_s = js_job_label(j, JS_LABEL_JOB_RESTART_ATTEMPT);
+	const char *rname = j->rjob_name;
+	const char *idx_s = j->job_index;
+	const char *att_s = j->job_restart_attempt;
 	int32_t idx, att = 0, target = 0;
 
 	if (!rname || !idx_s || !js__parse_i32(idx_s, &idx) || idx < 0)
@@ -71,13 +71,13 @@ int js__status_classify(struct js__ctx *c)
 {
 	const char *uid = c->js->meta.uid;
 	for (size_t i = 0; i < c->in->n_jobs; i++) {
-		const struct js_obsjob *j = &c->in->jobs[i];
+		const struct js_obsjob *j = c->in->jobs[i];
 		int32_t attempt;
 		/* Children by owner uid, never by name label (upstream #1165). */
 		if (!uid || !j->owner_uid || strcmp(uid, j->owner_uid) != 0)
 			continue;
 		bucket_add(&c->owned, j);
-		const char *a = js_job_label(j, JS_LABEL_RESTART_ATTEMPT);
+		const char *a = j->restart_attempt;
 		if (!js__parse_i32(a, &attempt))
 			return js__ctx_fail(c, "job %s: missing or invalid label %s", j->name,
 					    JS_LABEL_RESTART_ATTEMPT);
@@ -152,7 +152,7 @@ static int by_name_desc(const void *x, const void *y)
 
 static struct js_rjob_status *entry_for(struct js_rjob_status *v, size_t n, const struct js_obsjob *j)
 {
-	const char *r = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *r = j->rjob_name;
 	for (size_t i = 0; r && i < n; i++)
 		if (strcmp(v[i].name, r) == 0)
 			return &v[i];

@@ -45,7 +45,7 @@ struct observed {
 	char *ns, *name;
 	json_t *obj;           /* the cached JobSet */
 	struct js_jobset *js;  /* decoded */
-	struct js_obsjob *jobs;
+	const struct js_obsjob **jobs;
 	size_t n_jobs;
 	char **pvcs;
 	size_t n_pvcs;
@@ -59,7 +59,7 @@ static void observed_done(struct observed *o)
 	json_decref(o->obj);
 	js_jobset_free(o->js);
 	for (size_t i = 0; i < o->n_jobs; i++)
-		js_job_done(&o->jobs[i]);
+		js_job_unref(o->jobs[i]);
 	free(o->jobs);
 	for (size_t i = 0; i < o->n_pvcs; i++)
 		free(o->pvcs[i]);
@@ -69,8 +69,8 @@ static void observed_done(struct observed *o)
 static const char *job_uid(const struct observed *o, const char *name)
 {
 	for (size_t i = 0; i < o->n_jobs; i++) {
-		if (strcmp(o->jobs[i].name, name) == 0)
-			return o->jobs[i].uid;
+		if (strcmp(o->jobs[i]->name, name) == 0)
+			return o->jobs[i]->uid;
 	}
 	return NULL;
 }
@@ -144,8 +144,9 @@ static int observe(struct js_controller *c, const char *key, struct observed *o)
 	json_t *j;
 	json_array_foreach(jobs, i, j)
 	{
-		if (js_job_from_json(j, &o->jobs[o->n_jobs]) == 0)
-			o->n_jobs++;
+		const struct js_obsjob *rec = js_job_from_json(j, NULL);
+		if (rec)
+			o->jobs[o->n_jobs++] = rec;
 	}
 	json_decref(jobs);
 	if (js_jobset_dns_hostnames(o->js)) {
