@@ -187,14 +187,14 @@ static void write_status(struct js_sim *s, const struct js_status *st)
 	json_decref(obj);
 }
 
-static void apply_action(struct js_sim *s, const struct js_action *a)
+static void apply_action(struct js_sim *s, const struct js_plan *p, const struct js_action *a)
 {
 	char t[21];
 	json_t *j;
 	now_str(s, t);
 	switch (a->kind) {
 	case JS_ACTION_CREATE_JOB:
-		j = json_deep_copy(a->object);
+		j = js_plan_render_job(p, a);
 		{
 			char uid[32];
 			(void)snprintf(uid, sizeof(uid), "job-uid-%lld", (long long)++s->next_uid);
@@ -258,9 +258,12 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 static char *plan_text(const struct js_plan *p)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < p->n_actions; i++)
-		json_array_append_new(a, json_pack("{s:s,s:s,s:O?}", "kind", js_reconcile_action_kind_name(p->actions[i].kind),
-						   "name", p->actions[i].name, "object", p->actions[i].object));
+	for (size_t i = 0; i < p->n_actions; i++) {
+		const struct js_action *x = &p->actions[i];
+		json_t *obj = x->kind == JS_ACTION_CREATE_JOB ? js_plan_render_job(p, x) : json_incref(x->object);
+		json_array_append_new(a, json_pack("{s:s,s:s,s:o?}", "kind", js_reconcile_action_kind_name(x->kind),
+						   "name", x->name, "object", obj));
+	}
 	json_t *e = json_array();
 	for (size_t i = 0; i < p->n_events; i++)
 		json_array_append_new(e, json_pack("[s,s,s]", p->events[i].type, p->events[i].reason,
@@ -373,7 +376,7 @@ static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 		goto done;
 	print_plan(p, out);
 	for (size_t i = 0; i < p->n_actions; i++)
-		apply_action(s, &p->actions[i]);
+		apply_action(s, p, &p->actions[i]);
 	if (p->status_changed) {
 		write_status(s, p->status);
 		s->metric_completed += p->metric_completed;

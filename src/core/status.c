@@ -7,11 +7,9 @@
 
 #include "core/core_int.h"
 
-static void bucket_add(struct js__bucket *b, const struct js_obsjob *j)
+static void bucket_add(struct js__ctx *c, struct js__bucket *b, const struct js_obsjob *j)
 {
-	/* Capacity doubles whenever n reaches a power of two (0, 1, 2, 4...). */
-	if ((b->n & (b->n - 1)) == 0)
-		b->items = js_xrealloc(b->items, (b->n ? b->n * 2 : 1) * sizeof(*b->items));
+	b->items = js__grow(c, b->items, b->n, &b->cap, sizeof(*b->items));
 	b->items[b->n++] = j;
 }
 
@@ -76,13 +74,13 @@ int js__status_classify(struct js__ctx *c)
 		/* Children by owner uid, never by name label (upstream #1165). */
 		if (!uid || !j->owner_uid || strcmp(uid, j->owner_uid) != 0)
 			continue;
-		bucket_add(&c->owned, j);
+		bucket_add(c, &c->owned, j);
 		const char *a = j->restart_attempt;
 		if (!js__parse_i32(a, &attempt))
 			return js__ctx_fail(c, "job %s: missing or invalid label %s", j->name,
 					    JS_LABEL_RESTART_ATTEMPT);
 		if (attempt < c->js->status.restarts) {
-			bucket_add(&c->previous, j);
+			bucket_add(c, &c->previous, j);
 			continue;
 		}
 		if (c->in->gates.restart_job) {
@@ -90,11 +88,11 @@ int js__status_classify(struct js__ctx *c)
 			if (r < 0)
 				return r;
 			if (r > 0) {
-				bucket_add(&c->previous, j);
+				bucket_add(c, &c->previous, j);
 				continue;
 			}
 		}
-		bucket_add(finished_bucket(c, j), j);
+		bucket_add(c, finished_bucket(c, j), j);
 	}
 	return 0;
 }

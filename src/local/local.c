@@ -492,7 +492,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 		js_pod_delete(j->pods[i], &l->host, t, false);
 }
 
-static int apply(struct js_local *l, const struct js_action *a, int64_t t)
+static int apply(struct js_local *l, const struct js_plan *plan, const struct js_action *a, int64_t t)
 {
 	struct ljob *j;
 	switch (a->kind) {
@@ -503,7 +503,7 @@ static int apply(struct js_local *l, const struct js_action *a, int64_t t)
 			      a->name, a->name);
 			return JS_EEXISTS;
 		}
-		json_t *obj = json_deep_copy(a->object);
+		json_t *obj = js_plan_render_job(plan, a);
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
@@ -603,7 +603,7 @@ static void reconcile(struct js_local *l, int64_t t)
 		return;
 	}
 	for (size_t i = 0; i < plan->n_actions; i++) {
-		r = apply(l, &plan->actions[i], t);
+		r = apply(l, plan, &plan->actions[i], t);
 		if (r < 0) {
 			/* SPEC §11.2: stop, write nothing, retry with backoff. */
 			l->requeue_ms = t + LOCAL_RETRY_MS;
