@@ -107,6 +107,21 @@ static enum js_action_kind kind_of(char c)
 	}
 }
 
+/* JobSet `t` with one ReplicatedJob `w` of `replicas` Jobs. */
+static struct js_jobset *jobset(int replicas)
+{
+	char yaml[512];
+	(void)snprintf(yaml, sizeof(yaml),
+		       "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: t, uid: u}\n"
+		       "spec:\n  replicatedJobs:\n  - name: w\n    replicas: %d\n    template:\n      spec:\n"
+		       "        template:\n          spec:\n            containers: [{name: c, image: i}]\n",
+		       replicas);
+	json_t *doc = tu_yaml(yaml);
+	struct js_jobset *js = tu_decode(doc);
+	json_decref(doc);
+	return js;
+}
+
 static void test_apply(void **state)
 {
 	static const struct {
@@ -143,11 +158,7 @@ static void test_apply(void **state)
 		{"invalid kind", "x", 0, false, false, false, false, 0, -1, "", JS_EINVALID, 0},
 	};
 	(void)state;
-	json_t *doc = tu_yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: t, uid: u}\n"
-			      "spec:\n  replicatedJobs:\n  - name: w\n    replicas: 3\n    template:\n      spec:\n"
-			      "        template:\n          spec:\n            containers: [{name: c, image: i}]\n");
-	struct js_jobset *js = tu_decode(doc);
-	json_decref(doc);
+	struct js_jobset *js = jobset(3);
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		struct js_action acts[16] = {{0}};
 		char names[16][8];
@@ -212,11 +223,7 @@ static void test_apply(void **state)
 static void test_real_plan(void **state)
 {
 	(void)state;
-	json_t *doc = tu_yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: t, uid: u}\n"
-			      "spec:\n  replicatedJobs:\n  - name: w\n    replicas: 2\n    template:\n      spec:\n"
-			      "        template:\n          spec:\n            containers: [{name: c, image: i}]\n");
-	struct js_jobset *js = tu_decode(doc);
-	json_decref(doc);
+	struct js_jobset *js = jobset(2);
 	struct js_reconcile_input in = {.jobset = js, .now = 1700000000};
 	struct js_plan *plan = NULL;
 	assert_int_equal(js_reconcile_run(&in, &plan, NULL), 0);
