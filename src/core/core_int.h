@@ -63,7 +63,8 @@ struct js__ctx {
 struct js_action *js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
 				 const char *why);
 
-/** Queue an event (emitted after the status write). Strings are copied. */
+/** Queue an event (emitted after the status write). Strings (never NULL)
+ * are copied. */
 void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message);
 
 /** Record a reconcile error (first one wins). Returns JS_EINVALID. */

@@ -458,28 +458,6 @@ static bool collect_jobs(struct js_local *l)
 
 /* ---- applying the core's plan ---- */
 
-/** RFC 7386 JSON merge patch of `patch` into `target`. */
-static void merge_patch(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(js_json_unconst(patch), k, v)
-	{
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v)) {
-			json_t *t = json_object_get(target, k);
-			if (!json_is_object(t)) {
-				t = json_object();
-				json_object_set_new(target, k, t);
-			}
-			merge_patch(t, v);
-		} else {
-			json_object_set(target, k, v);
-		}
-	}
-}
-
 static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 {
 	if (j->deleting)
@@ -526,13 +504,13 @@ static int apply(struct js_local *l, const struct js_plan *plan, const struct js
 		j = find_job(l, a->name);
 		if (!j)
 			return JS_ENOTFOUND;
-		merge_patch(j->obj, a->object);
+		js_json_merge_patch(j->obj, a->object);
 		return 0;
 	case JS_ACTION_PATCH_JOB_STATUS:
 		j = find_job(l, a->name);
 		if (!j)
 			return JS_ENOTFOUND;
-		merge_patch(j->obj, a->object);
+		js_json_merge_patch(j->obj, a->object);
 		return 0;
 	case JS_ACTION_CREATE_SERVICE: {
 		int r = js_hosts_write_service(l->hosts_path, l->js);

@@ -25,6 +25,11 @@ void tu_merge_patch(json_t *target, const char *patch_json);
 /** Decode (strict) a JSON object into a JobSet; fails the test on error. */
 struct js_jobset *tu_decode(const json_t *j);
 
+/** The JobSet of the YAML file at `rel` (under the source tree) with the
+ * JSON merge patch `patch` (may be NULL) applied; fails the test on error.
+ * Caller frees with js_jobset_free. */
+struct js_jobset *tu_fixture(const char *rel, const char *patch);
+
 /** Read a whole file into a malloc'd string (NULL if missing). */
 char *tu_read_file(const char *path, size_t *len);
 
