@@ -163,7 +163,7 @@ static void test_apply(void **state)
 	struct js_jobset *js = jobset(3);
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		struct js_action acts[16] = {{0}};
-		char names[16][8];
+		char names[16][32];
 		size_t n = strlen(cases[ci].actions);
 		int32_t next_job = 0;
 		for (size_t i = 0; i < n; i++) {
