@@ -10,8 +10,8 @@
 #include <stdio.h>
 
 #include "api/jobset.h"
-#include "api/load.h"
 #include "base/diag.h"
+#include "base/load.h"
 
 /** Parse "--feature-gates A=true,B=false". Returns 0 or -EINVAL with a
  * message in `err`. */

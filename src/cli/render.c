@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/emit.h"
 #include "api/render.h"
+#include "base/emit.h"
 #include "base/limits.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/load.h"
 #include "base/buf.h"
+#include "base/load.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
 #include "core/sim.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/emit.h"
+#include "base/emit.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
 

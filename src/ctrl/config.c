@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/load.h"
 #include "base/buf.h"
 #include "base/diag.h"
 #include "base/json.h"
+#include "base/load.h"
 
 static int fail(char **reterr_msg, const char *fmt, ...) JS_PRINTF(2, 3);
 static int fail(char **reterr_msg, const char *fmt, ...)
