@@ -286,6 +286,14 @@ static void test_reconcile_table(void **state)
 		 "CreateJob:test-js-replicated-job-b-0 CreateJob:test-js-replicated-job-b-1 "
 		 "CreateJob:test-js-replicated-job-b-2",
 		 NULL, NULL, NULL, NULL},
+		{"a JobSet without uid owns no Job, and a Job of its name is not its own",
+		 "{\"metadata\":{\"uid\":null}}", {{.name = A0, .owner_uid = OWN, .restart_attempt = "0"}}, 1, {0}, {0},
+		 NULL, NULL, "JobCreationFailed", NULL, NULL},
+		{"dependsOn an rjob with no status yet creates nothing for it",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"dependsOn\":"
+		 "[{\"name\":\"nope\",\"status\":\"Ready\"}],\"template\":{\"spec\":{\"template\":{\"spec\":"
+		 "{\"containers\":[]}}}}}]}}",
+		 {{0}}, 0, {0}, {0}, "CreateService:test-js", NULL, NULL, NULL, NULL},
 		{"elastic: Job of an unknown rjob and one already scaled", 
 		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
 		 "{\"spec\":{\"parallelism\":2,\"completions\":2,\"template\":{\"spec\":{\"containers\":[]}}}}}]}}",
