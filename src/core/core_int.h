@@ -4,9 +4,11 @@
  *
  * One struct js__ctx lives for one js_reconcile_run() call: the input, the
  * defaulted working copy of the JobSet (whose status is the new status), the
- * children sorted into buckets, and the plan being built. Every step
- * (status.c, failure.c, success.c, create.c, suspend.c, finish.c) reads and
- * writes only through it.
+ * observed Jobs by name, the children sorted into buckets, and the plan being
+ * built. Every step (status.c, failure.c, create.c, suspend.c, finish.c -
+ * which also holds the success policy) reads and writes only through it.
+ * Scratch memory (buckets, actions, events, strings) comes from the plan's
+ * arena, so nothing here is freed one by one.
  */
 #ifndef JS_CORE_INT_H
 #define JS_CORE_INT_H
@@ -120,7 +122,7 @@ int js__failure_run(struct js__ctx *c);
 /** True when failure-policy rule `rule` applies to failed Job `j`. */
 bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j);
 
-/* ---- success.c (SPEC §11.10) ---- */
+/* ---- finish.c: the success policy (SPEC §11.10) ---- */
 
 /** Evaluate the success policy; true (and Completed set) when satisfied. */
 bool js__success_run(struct js__ctx *c);
