@@ -1,7 +1,7 @@
 /*
  * simulate.c - `jobset simulate FILE --events EVENTS`: ask the reconcile
  * core "what does my JobSet do if job X fails with reason Y?" without a
- * cluster. The JobSet runs in the simulated world of core/sim.h; after
+ * cluster. The JobSet runs in the simulated world of sim/sim.h; after
  * every event the world is reconciled until nothing is left to do, and each
  * pass prints its actions, events and the resulting status.
  */
@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/load.h"
 #include "base/buf.h"
+#include "base/load.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
-#include "core/sim.h"
+#include "sim/sim.h"
 
 static const char usage[] =
 	"usage: jobset simulate FILE [--events EVENTS] [-e EVENT]... [--feature-gates A=true,...] [--now SECONDS]\n"
@@ -23,7 +23,7 @@ static const char usage[] =
 	"EVENTS is a file of event lines ('-' for standard input); -e gives one line. Lines:\n"
 	"  fail JOB [reason=R] [message=\"M\"]   failtarget JOB ...   complete JOB   ready JOB   activate JOB\n"
 	"  finalize JOB   remove JOB   suspend   resume   advance SECONDS   patch {merge patch}\n"
-	"  expect ...   (see src/core/sim.c)\n"
+	"  expect ...   (see src/sim/sim.c)\n"
 	"JOB is a Job name, 'all', a 'prefix*' or '#N' (N-th live Job by name).\n"
 	"Example: jobset simulate js.yaml -e 'fail js-workers-0 reason=BackoffLimitExceeded'\n";
 
@@ -86,7 +86,6 @@ int js_cli_simulate(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "e:h", opts, NULL)) != -1) {
-		char err[256];
 		char *end = NULL;
 		switch (c) {
 		case 'E':
@@ -96,10 +95,8 @@ int js_cli_simulate(int argc, char **argv)
 			lines[n_lines++] = optarg;
 			break;
 		case 'g':
-			if (js_cli_parse_gates(optarg, &gates, err, sizeof(err)) < 0) {
-				fprintf(stderr, "jobset simulate: %s\n", err);
+			if (js_cli_opt_gates("simulate", optarg, &gates) != JS_EXIT_OK)
 				goto out;
-			}
 			break;
 		case 'n':
 			now = strtoll(optarg, &end, 10);
@@ -121,6 +118,8 @@ int js_cli_simulate(int argc, char **argv)
 		fputs(usage, stderr);
 		goto out;
 	}
+	if (js_cli_refuse_in_place("simulate", &gates, "the simulator models Jobs, not Pods") != JS_EXIT_OK)
+		goto out;
 	struct js_diag diag;
 	js_diag_init(&diag);
 	struct js_docs *docs = NULL;

@@ -1,5 +1,6 @@
 /*
- * testutil.c - helpers shared by the unit tests.
+ * testutil.c - helpers shared by the unit tests of every layer (base only;
+ * the JobSet helpers are in testutil_api.c).
  */
 #include "support/testutil.h"
 
@@ -7,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/codec.h"
-#include "api/load.h"
 #include "base/buf.h"
+#include "base/json.h"
+#include "base/load.h"
 
 json_t *tu_yaml(const char *yaml)
 {
@@ -27,21 +28,6 @@ json_t *tu_yaml(const char *yaml)
 	return root;
 }
 
-static void merge(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)(uintptr_t)patch, k, v) {
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v) && json_is_object(json_object_get(target, k))) {
-			merge(json_object_get(target, k), v);
-		} else {
-			json_object_set_new(target, k, json_deep_copy(v));
-		}
-	}
-}
-
 void tu_merge_patch(json_t *target, const char *patch_json)
 {
 	if (!patch_json)
@@ -51,21 +37,8 @@ void tu_merge_patch(json_t *target, const char *patch_json)
 	if (!p)
 		fprintf(stderr, "bad patch %s: %s\n", patch_json, err.text);
 	assert_non_null(p);
-	merge(target, p);
+	js_json_merge_patch(target, p);
 	json_decref(p);
-}
-
-struct js_jobset *tu_decode(const json_t *j)
-{
-	struct js_diag d;
-	js_diag_init(&d);
-	struct js_jobset *js = NULL;
-	int r = js_codec_decode_jobset(j, JS_CODEC_STRICT, &d, &js);
-	if (r < 0)
-		tu_print_diag(&d);
-	assert_int_equal(r, 0);
-	js_diag_done(&d);
-	return js;
 }
 
 char *tu_read_file(const char *path, size_t *len)
