@@ -32,8 +32,8 @@
  * --publish: js_net_new starts the forwarder (publish.h) for the listening
  * sockets the caller bound.
  *
- * Not thread-safe: call from the runner's one thread (the forwarder thread
- * is internal).
+ * Threads: the namespace maker (netpool.h) and the --publish forwarder
+ * are internal; every function here is for the runner's one thread.
  */
 #ifndef JS_NET_H
 #define JS_NET_H
