@@ -1,10 +1,9 @@
 /*
  * net.c - the network of one local run (see net.h).
  *
- * Pod namespaces come ready-made from a thread (netpool.h); what is left
- * per pod is its address, MAC and eth0 up, through a netlink socket the
- * maker opened inside the namespace (a socket keeps its namespace,
- * wherever the thread that uses it is).
+ * The kernel's work for pod namespaces is done by a thread (netpool.h);
+ * this file keeps the addresses, which pod holds which, and the setup and
+ * teardown of the run's namespace.
  */
 #include "local/net.h"
 
@@ -35,7 +34,6 @@ struct js_net {
 	struct js_nl *nl;       /* in the run's namespace */
 	int bridge;
 	struct js_netpool *pool;
-	uint64_t n_positions, n_taken;
 	size_t n_holders;
 	struct js_net_pod **holders; /* live pod per position */
 	/* degraded mode */
@@ -51,8 +49,7 @@ struct js_net_pod {
 	int64_t pos;            /* -1: a dynamic address */
 	uint32_t addr;
 	char ip[16];
-	int fd;                 /* the pod's namespace, -1 when none */
-	char veth[16];          /* its veth in the run's namespace, "" none */
+	struct js_netpool_pod made; /* namespace and veth; fd -1 when none */
 	bool released;
 };
 
@@ -185,11 +182,10 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 	int r = o->no_namespaces ? -EPERM : pods_setup(net, &step);
 	if (r == 0) {
 		step = "the namespace maker thread";
-		r = js_netpool_start(net->run_fd, net->bridge, n_pos, &net->pool);
+		r = js_netpool_start(net->run_fd, net->bridge, js_ipam_base(net->ipam), n_pos, &net->pool);
 	}
 	if (r == 0) {
 		net->mode = JS_NET_PODS;
-		net->n_positions = n_pos;
 		net->n_holders = n_pos < js_ipam_capacity() ? (size_t)n_pos : js_ipam_capacity();
 		net->holders = js_xcalloc(net->n_holders + 1, sizeof(*net->holders));
 		js_ipam_format(js_ipam_gateway(net->ipam), net->host_ip);
@@ -242,7 +238,6 @@ struct js_net *js_net_free(struct js_net *net)
 	if (!net)
 		return NULL;
 	net->fwd = js_publish_stop(net->fwd);
-	net->pool = js_netpool_stop(net->pool);
 	/* Pods that outlive the run's network keep their address only. */
 	while (net->live) {
 		struct js_net_pod *p = net->live;
@@ -251,6 +246,7 @@ struct js_net *js_net_free(struct js_net *net)
 		p->net = NULL;
 		p->prev = p->next = NULL;
 	}
+	net->pool = js_netpool_stop(net->pool);
 	pods_teardown(net);
 	if (net->registry)
 		(void)js_ipam_release_block(net->registry, net->block);
@@ -290,31 +286,6 @@ const char *js_net_host_ip(const struct js_net *net)
 
 /* ---- pods ---- */
 
-/** A fresh namespace for `p` from the pool: its MAC, address, eth0 up. */
-static int pod_namespace(struct js_net *net, struct js_net_pod *p)
-{
-	struct js_netpool_ns ns;
-	int r = js_netpool_take(net->pool, &ns);
-	if (r < 0)
-		return r;
-	/* The maker keeps enough ready for the pods still to come, and one
-	 * for a restart after that. */
-	net->n_taken++;
-	js_netpool_want(net->pool, net->n_taken < net->n_positions ? (size_t)(net->n_positions - net->n_taken) : 1);
-	p->fd = ns.fd;
-	ns.fd = -1;
-	snprintf(p->veth, sizeof(p->veth), "%s", ns.veth);
-	/* A MAC derived from the address: peers' ARP caches stay right when a
-	 * restarted pod takes the address over. */
-	uint8_t mac[6] = {0x02, 0x4a, (uint8_t)(p->addr >> 24), (uint8_t)(p->addr >> 16), (uint8_t)(p->addr >> 8),
-			  (uint8_t)p->addr};
-	r = js_nl_add_addr4(ns.nl, ns.eth0, p->addr, JS_IPAM_BLOCK_BITS);
-	if (!r)
-		r = js_nl_link_set(ns.nl, ns.eth0, NULL, true, mac);
-	js_netpool_ns_done(&ns);
-	return r;
-}
-
 /** Take the network away from the pod at position `pos`, if any. */
 static void evict(struct js_net *net, int64_t pos)
 {
@@ -327,7 +298,7 @@ int js_net_pod_new(struct js_net *net, int64_t pos, struct js_net_pod **ret)
 {
 	struct js_net_pod *p = js_xcalloc(1, sizeof(*p));
 	p->pos = pos;
-	p->fd = -1;
+	p->made.fd = -1;
 	int r = pos >= 0 ? js_ipam_fixed(net->ipam, (uint64_t)pos, &p->addr) : js_ipam_take(net->ipam, &p->addr);
 	if (r < 0) {
 		free(p);
@@ -340,8 +311,10 @@ int js_net_pod_new(struct js_net *net, int64_t pos, struct js_net_pod **ret)
 		net->live->prev = p;
 	net->live = p;
 	if (net->mode == JS_NET_PODS) {
+		/* The release is queued before the make: the old holder's veth
+		 * is down before the address comes up again. */
 		evict(net, pos);
-		r = pod_namespace(net, p);
+		r = js_netpool_take(net->pool, pos, p->addr, &p->made);
 		if (r < 0) {
 			js_net_pod_free(p);
 			return r;
@@ -359,16 +332,11 @@ void js_net_pod_release(struct js_net_pod *p)
 		return;
 	p->released = true;
 	struct js_net *net = p->net;
-	if (net && p->veth[0]) {
-		/* Down at once (the namespace itself goes when the kernel gets
-		 * to it), so the address stops answering on the bridge now. */
-		if (js_nl_link_set(net->nl, 0, p->veth, false, NULL) < 0) {
-			/* gone already with its namespace */
-		}
-	}
-	if (p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
+	if (net && net->pool && p->made.fd >= 0)
+		js_netpool_release(net->pool, &p->made);
+	else if (p->made.fd >= 0)
+		close(p->made.fd);
+	p->made.fd = -1;
 	if (net && p->pos < 0)
 		js_ipam_put(net->ipam, p->addr);
 	if (net && p->pos >= 0 && (uint64_t)p->pos < net->n_holders && net->holders[p->pos] == p)
@@ -394,9 +362,9 @@ struct js_net_pod *js_net_pod_free(struct js_net_pod *p)
 
 int js_net_pod_netns(const struct js_net_pod *p, int *ret_fd)
 {
-	if (p->released && p->veth[0])
+	if (p->released && p->made.veth[0])
 		return -ENETDOWN;
-	*ret_fd = p->fd;
+	*ret_fd = p->made.fd;
 	return 0;
 }
 

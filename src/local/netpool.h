@@ -1,63 +1,71 @@
 /*
- * netpool.h - pod network namespaces made ahead of need by a thread.
+ * netpool.h - the thread that does the kernel's work for pod networks.
  *
- * Most of a pod's network is the kernel's work: a new namespace, a veth
- * pair (two devices, with their sysfs and sysctl entries), the bridge port,
- * loopback up; a few milliseconds per pod, which would otherwise sit between
- * one pod's start and the next. A thread makes them ahead, up to a target
- * count, while the runner's thread starts processes: a ready namespace has
- * its own lo up and an `eth0` (down, no address) whose veth peer is on the
- * run's bridge. Taking one leaves only the per-pod part: its MAC, address
- * and `eth0` up (net.c).
+ * A pod's network is mostly the kernel's work: a new namespace, a veth pair
+ * (two devices with their sysfs and sysctl entries), a bridge port, links
+ * up, an address; a few milliseconds per pod, and every step but the first
+ * takes the kernel's one rtnetlink lock. Done by the runner's thread, that
+ * time would sit between one pod's start and the next. So one thread (the
+ * "maker") does all of it, in the run's namespace, while the runner's thread
+ * starts processes:
  *
- * Each namespace is used once: a pod restarted by its Job takes a new one.
+ *  - ahead of need, it makes the namespaces of the JobSet's pod positions in
+ *    order (a few at a time), each complete: lo up, eth0 with the
+ *    position's address and a MAC derived from it, up, its veth peer on the
+ *    run's bridge; the first pod of a position takes it at once;
+ *  - on request, it makes one for an address (a restarted pod, a NonIndexed
+ *    pod, a position not made yet); the requester waits;
+ *  - it releases a pod's network (veth down, fd closed) when told, without
+ *    making anyone wait.
+ *
+ * Requests are served in order, before any work ahead, so a release queued
+ * before a request for the same address is done before that address comes
+ * up again. A position is made ahead at most once, and never after a pod
+ * of it exists, so no address is ever up twice.
  *
  * Threading: js_netpool_* functions are for one owner thread; the maker
- * thread is internal and shares only the queue (under a mutex) with it. The
- * maker runs in the network namespace of the thread that starts it, which
- * must be the run's (it creates the host sides of the veths there), and with
- * every signal blocked.
+ * shares only the queue and the positions' states with it, under a mutex.
+ * The maker starts in the network namespace of the thread that starts it,
+ * which must be the run's, with every signal blocked.
  */
 #ifndef JS_NETPOOL_H
 #define JS_NETPOOL_H
 
-#include <stddef.h>
+#include <stdint.h>
 
 #include "base/common.h"
-#include "local/nl.h"
 
-/** A pod namespace, ready. */
-struct js_netpool_ns {
-	int fd;             /* the namespace */
-	struct js_nl *nl;   /* a rtnetlink socket inside it */
-	int eth0;           /* ifindex of eth0 inside it */
-	char veth[16];      /* the host side's name in the run's namespace */
+/** A pod's network as made: its namespace and its veth in the run's. */
+struct js_netpool_pod {
+	int fd;          /* the namespace; -1 when none */
+	char veth[16];   /* the host side's name in the run's namespace */
 };
 
 struct js_netpool;
 
 /**
- * Start the maker thread: it keeps up to `want` namespaces ready on bridge
- * `bridge` (an ifindex in the caller's current namespace, the run's).
- * `run_fd` (borrowed until js_netpool_stop) is where the thread returns
- * after creating each. Returns 0 and *ret, or -errno.
+ * Start the maker. `bridge` is an ifindex in the caller's current namespace
+ * (the run's), `run_fd` that namespace (borrowed until js_netpool_stop).
+ * Positions 0..n_positions-1 have the addresses base+2+pos (ipam.h) and are
+ * made ahead in order. Returns 0 and *ret, or -errno.
  */
-JS_WARN_UNUSED int js_netpool_start(int run_fd, int bridge, size_t want, struct js_netpool **ret);
+JS_WARN_UNUSED int js_netpool_start(int run_fd, int bridge, uint32_t base, uint64_t n_positions,
+				    struct js_netpool **ret);
 
 /**
- * Take a ready namespace, waiting for the maker if none is. Returns 0 and
- * *ret (the caller owns it: js_netpool_ns_done), or the maker's -errno when
- * it could not make one (it tries again on the next take).
+ * The network of a new pod at position `pos` (or -1) with address `addr`
+ * (host byte order): the one made ahead for its position when there is one,
+ * else made now (this waits). Returns 0 and *ret (owned by the caller until
+ * js_netpool_release), or -errno from the kernel.
  */
-JS_WARN_UNUSED int js_netpool_take(struct js_netpool *p, struct js_netpool_ns *ret);
+JS_WARN_UNUSED int js_netpool_take(struct js_netpool *p, int64_t pos, uint32_t addr, struct js_netpool_pod *ret);
 
-/** Change how many namespaces the maker keeps ready. */
-void js_netpool_want(struct js_netpool *p, size_t want);
+/** Release a pod's network: queued, done by the maker (veth down, fd
+ * closed). Takes *pod (its fd is -1 afterwards). Never waits. */
+void js_netpool_release(struct js_netpool *p, struct js_netpool_pod *pod);
 
-/** Close a namespace's fd and socket (its veth goes with the namespace). */
-void js_netpool_ns_done(struct js_netpool_ns *ns);
-
-/** Stop the maker and drop what it made. NULL is a no-op. Returns NULL. */
+/** Stop the maker; everything queued or made ahead is closed. NULL is a
+ * no-op. Returns NULL. */
 struct js_netpool *js_netpool_stop(struct js_netpool *p);
 
 #endif
