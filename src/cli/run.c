@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -228,6 +229,22 @@ static int summary(const struct out *o, struct js_local *l, enum js_local_result
 					   : RUN_EXIT_FAILED;
 }
 
+/* Open files a run may want: per pod a network namespace and, per
+ * container, an output pipe and a log file. The soft limit is often 1024
+ * (about 300 pods); the hard limit, up to this, is ours to take. */
+#define RUN_NOFILE_MAX 65536
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= RUN_NOFILE_MAX || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max < RUN_NOFILE_MAX ? rl.rlim_max : RUN_NOFILE_MAX;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		/* the run goes on with the lower limit */
+	}
+}
+
 static void close_ports(struct js_publish *pub, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -383,6 +400,7 @@ int js_cli_run(int argc, char **argv)
 		return RUN_EXIT_INVALID;
 	}
 	enum js_local_result res = JS_LOCAL_FAILED;
+	raise_nofile();
 	r = js_local_run(l, &res);
 	int rc;
 	if (r < 0) {

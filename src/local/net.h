@@ -78,6 +78,7 @@ JS_WARN_UNUSED int js_net_new(const struct js_net_opts *o, struct js_net **ret_n
  * loopback block back). NULL is a no-op. Returns NULL. */
 struct js_net *js_net_free(struct js_net *net);
 
+/** The mode the run got (js_net_new decides once). */
 enum js_net_mode js_net_mode(const struct js_net *net);
 
 /** Why the degraded mode is in use, or NULL in pod mode. Borrowed. */
@@ -96,16 +97,19 @@ const char *js_net_host_ip(const struct js_net *net);
 /**
  * Give a new pod its network: the address of position `pos`, or for
  * pos < 0 (a NonIndexed pod) a free one; in pod mode also a fresh namespace
- * with lo and eth0 up. A live pod that holds the same position loses its
- * network first (its veth goes down), so one address never answers twice.
+ * with lo and eth0 up (made ahead for a position's first pod, else made now:
+ * this may wait a few milliseconds for the maker thread). A live pod that
+ * holds the same position loses its network first (its veth goes down), so
+ * one address never answers twice.
  * Returns 0 and *ret (free with js_net_pod_free), -ENOSPC when the block
  * is full, or -errno from the kernel.
  */
 JS_WARN_UNUSED int js_net_pod_new(struct js_net *net, int64_t pos, struct js_net_pod **ret);
 
-/** End a pod's network once its processes are gone: the veth goes down and
- * the namespace fd is closed; a dynamic address goes back. The address
- * stays readable. Idempotent. */
+/** End a pod's network once its processes are gone: its veth goes down and
+ * the namespace fd is closed (queued to the maker thread, netpool.h, so
+ * this never waits); a dynamic address goes back. The address stays
+ * readable. Idempotent. */
 void js_net_pod_release(struct js_net_pod *p);
 
 /** Release and free. NULL is a no-op. Returns NULL. */
