@@ -20,6 +20,7 @@
 
 /* Requests are a few hundred bytes; the largest reply (one link's
  * attributes) is below 8 KiB, libmnl's own receive size. */
+#define NL_REQ 1024
 #define NL_BUF 8192
 
 struct js_nl {
@@ -57,6 +58,9 @@ struct js_nl *js_nl_close(struct js_nl *nl)
 /** Start a request of `type` with `flags` (NLM_F_REQUEST|NLM_F_ACK added). */
 static struct nlmsghdr *start(struct js_nl *nl, void *buf, uint16_t type, uint16_t flags)
 {
+	/* libmnl leaves attribute padding as it was: zero it all, so no stack
+	 * garbage goes to the kernel. */
+	memset(buf, 0, NL_REQ);
 	struct nlmsghdr *h = mnl_nlmsg_put_header(buf);
 	h->nlmsg_type = type;
 	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
@@ -93,7 +97,7 @@ static int ifindex_cb(const struct nlmsghdr *h, void *data)
 
 int js_nl_ifindex(struct js_nl *nl, const char *name, int *ret_ifindex)
 {
-	char buf[NL_BUF];
+	char buf[NL_REQ];
 	struct nlmsghdr *h = start(nl, buf, RTM_GETLINK, 0);
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(h, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
@@ -110,7 +114,7 @@ int js_nl_ifindex(struct js_nl *nl, const char *name, int *ret_ifindex)
 
 int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up, const uint8_t *mac)
 {
-	char buf[NL_BUF];
+	char buf[NL_REQ];
 	struct nlmsghdr *h = start(nl, buf, RTM_NEWLINK, 0);
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(h, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
@@ -140,7 +144,7 @@ static struct nlmsghdr *start_new_link(struct js_nl *nl, void *buf, const char *
 
 int js_nl_add_bridge(struct js_nl *nl, const char *name, int *ret_ifindex)
 {
-	char buf[NL_BUF];
+	char buf[NL_REQ];
 	struct nlmsghdr *h = start_new_link(nl, buf, name);
 	struct nlattr *info = mnl_attr_nest_start(h, IFLA_LINKINFO);
 	mnl_attr_put_strz(h, IFLA_INFO_KIND, "bridge");
@@ -153,7 +157,7 @@ int js_nl_add_bridge(struct js_nl *nl, const char *name, int *ret_ifindex)
 
 int js_nl_add_veth(struct js_nl *nl, const struct js_nl_veth *v)
 {
-	char buf[NL_BUF];
+	char buf[NL_REQ];
 	struct nlmsghdr *h = start_new_link(nl, buf, v->name);
 	if (v->master > 0)
 		mnl_attr_put_u32(h, IFLA_MASTER, (uint32_t)v->master);
@@ -181,7 +185,7 @@ int js_nl_add_veth(struct js_nl *nl, const struct js_nl_veth *v)
 
 int js_nl_add_addr4(struct js_nl *nl, int ifindex, uint32_t addr, int prefix)
 {
-	char buf[NL_BUF];
+	char buf[NL_REQ];
 	struct nlmsghdr *h = start(nl, buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
 	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(h, sizeof(*ifa));
 	ifa->ifa_family = AF_INET;
@@ -196,7 +200,7 @@ int js_nl_add_addr4(struct js_nl *nl, int ifindex, uint32_t addr, int prefix)
 
 int js_nl_del_link(struct js_nl *nl, const char *name)
 {
-	char buf[NL_BUF];
+	char buf[NL_REQ];
 	struct nlmsghdr *h = start(nl, buf, RTM_DELLINK, 0);
 	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(h, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
