@@ -60,6 +60,12 @@
  * practice; 1 MiB bounds a wrong path (a log file, a device). */
 #define JS_LIMIT_WEBHOOK_PEM (1u * 1024u * 1024u)
 
+/* Request line plus headers of one request to the webhook, metrics or probe
+ * server. The API server sends a few hundred bytes and a scraper's bearer
+ * token is a few KiB; 64 KiB leaves room for proxies' additions while a
+ * client cannot make the server hold an endless header block. */
+#define JS_LIMIT_WEBHOOK_HEADERS (64u * 1024u)
+
 /* Seconds before an idle webhook connection is closed, so clients that
  * connect and go quiet cannot hold connection slots forever. */
 #define JS_LIMIT_WEBHOOK_IDLE_S 30u

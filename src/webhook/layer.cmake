@@ -1,21 +1,11 @@
 # src/webhook: the admission webhook HTTPS server (docs/webhooks.md). Needs
-# libmicrohttpd and GnuTLS (its TLS stack: certificates are checked with
-# GnuTLS before a reload) on top of the base and api layers.
+# libevent (evhttp) with its OpenSSL bufferevents and OpenSSL itself, the
+# product's one TLS library, on top of the base and api layers.
 if(NOT TARGET js_webhook)
-  pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
-  pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
+  pkg_check_modules(EVENT REQUIRED IMPORTED_TARGET libevent libevent_openssl)
   find_package(Threads REQUIRED)
-  js_layer(js_webhook webhook js_api js_base PkgConfig::MHD PkgConfig::GNUTLS PkgConfig::JANSSON
+  js_layer(js_webhook webhook js_api js_base PkgConfig::EVENT OpenSSL::SSL OpenSSL::Crypto PkgConfig::JANSSON
            Threads::Threads)
-
-  # A tiny host for the server until jobset-controller hosts it: serves the
-  # admission paths with lookups through src/kube (tests/e2e/cluster).
-  if(TARGET js_kube AND EXISTS ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
-    add_executable(jobset-webhook ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
-    target_compile_options(jobset-webhook PRIVATE ${JS_WARNINGS})
-    target_link_libraries(jobset-webhook PRIVATE js_webhook js_kube js_api js_base)
-    set_target_properties(jobset-webhook PROPERTIES LINKER_LANGUAGE CXX)
-  endif()
 
   # The CRD generator (tools/crdgen): deploy/crd/jobset.x-k8s.io_jobsets.yaml
   # from our API model and the control plane's OpenAPI documents.
