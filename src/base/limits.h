@@ -74,6 +74,12 @@
  * webhook (per API server replica); 512 caps memory and fds under a flood. */
 #define JS_LIMIT_WEBHOOK_CONNS 512u
 
+/* Concurrent connections to the controller's /metrics and probe servers:
+ * the kubelet and a scraper or two keep one each; 64 leaves room for
+ * retries while a flood cannot take hundreds of fds from the process. */
+#define JS_LIMIT_PROBE_CONNS 64u
+
+_Static_assert(JS_LIMIT_PROBE_CONNS <= JS_LIMIT_WEBHOOK_CONNS, "the server caps connections at the webhook bound");
 _Static_assert(JS_LIMIT_WEBHOOK_BODY >= 2u * 3u * 1024u * 1024u + 64u * 1024u,
 	       "a review holds two objects of the API server's 3 MiB maximum");
 _Static_assert(JS_LIMIT_LABEL_LEN < JS_LIMIT_SUBDOMAIN_LEN, "label fits in a subdomain");

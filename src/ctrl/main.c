@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "base/diag.h"
+#include "base/limits.h"
 #include "ctrl/config.h"
 #include "ctrl/controller.h"
 #include "ctrl/hooks.h"
@@ -137,8 +138,13 @@ static int start_http(const char *what, const char *addr, const struct js_webhoo
 	if (off)
 		return 0;
 	/* One thread: these handlers are quick and read shared state. */
-	struct js_webhook_opts o = {.bind_address = host, .port = (uint16_t)port, .routes = routes, .n_routes = n,
-				    .threads = 1, .log = http_log};
+	struct js_webhook_opts o = {.bind_address = host,
+				    .port = (uint16_t)port,
+				    .routes = routes,
+				    .n_routes = n,
+				    .threads = 1,
+				    .max_connections = JS_LIMIT_PROBE_CONNS,
+				    .log = http_log};
 	int r = js_webhook_server_new(&o, ret);
 	free(host);
 	if (r < 0) {

@@ -23,7 +23,7 @@
  * queues its bufferevent; right after the accept, still on the same loop
  * and before any I/O on it, `attach` finds the connection that evhttp built
  * around it (the bufferevent's callback argument) and sets closecb, which
- * uncounts it. A worker at its share of JS_LIMIT_WEBHOOK_CONNS stops
+ * uncounts it. A worker at its share of max_connections stops
  * accepting until one of its connections closes; new clients wait in the
  * listen backlog meanwhile, or are served by another worker.
  *
@@ -122,6 +122,7 @@ struct js_webhook_server {
 
 	atomic_bool ready;
 	atomic_uint_fast64_t reloads;
+	atomic_uint conns; /* the workers' `conns` added up, for any thread */
 };
 
 struct js_webhook_req {
@@ -286,6 +287,7 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	struct worker *w = arg;
 	w->conns--;
+	atomic_fetch_sub(&w->s->conns, 1);
 	resume_accepting(w);
 }
 
@@ -317,6 +319,7 @@ static struct bufferevent *on_accept(struct event_base *base, void *arg)
 	bufferevent_incref(bev);
 	w->pending[w->n_pending++] = bev;
 	event_active(w->attach, EV_TIMEOUT, 1);
+	atomic_fetch_add(&s->conns, 1);
 	if (++w->conns >= w->max_conns) {
 		w->paused = true;
 		(void)evconnlistener_disable(w->listener);
@@ -487,8 +490,9 @@ static void worker_done(struct worker *w)
 		 * listener, which leaves the shared socket open. */
 		evhttp_free(w->http);
 	}
-	for (size_t i = 0; i < w->n_pending; i++)
-		bufferevent_decref(w->pending[i]);
+	/* Connections accepted since the last `attach` are gone now too, and
+	 * had no closecb yet: attach uncounts them and drops our references. */
+	attach(-1, 0, w);
 	free(w->pending);
 	if (w->wake)
 		event_free(w->wake);
@@ -632,7 +636,10 @@ int js_webhook_server_new(const struct js_webhook_opts *opts, struct js_webhook_
 	if (r < 0)
 		goto fail;
 	s->workers = js_xcalloc(s->n_workers, sizeof(*s->workers));
-	unsigned share = JS_LIMIT_WEBHOOK_CONNS / s->n_workers;
+	unsigned max = opts->max_connections && opts->max_connections < JS_LIMIT_WEBHOOK_CONNS
+			       ? opts->max_connections
+			       : JS_LIMIT_WEBHOOK_CONNS;
+	unsigned share = max / s->n_workers;
 	for (unsigned i = 0; i < s->n_workers; i++) {
 		s->workers[i].wake_fd = -1;
 		s->workers[i].max_conns = share ? share : 1;
@@ -712,6 +719,11 @@ bool js_webhook_server_ready(const struct js_webhook_server *s)
 uint64_t js_webhook_server_cert_reloads(const struct js_webhook_server *s)
 {
 	return atomic_load(&((struct js_webhook_server *)(uintptr_t)s)->reloads);
+}
+
+unsigned js_webhook_server_connections(const struct js_webhook_server *s)
+{
+	return atomic_load(&((struct js_webhook_server *)(uintptr_t)s)->conns);
 }
 
 /* ---- admission dispatch ---- */

@@ -151,9 +151,13 @@ struct js_webhook_opts {
 	const struct js_webhook_route *routes; /* extra routes, copied; may be NULL */
 	size_t n_routes;
 	/* Threads, each an event loop serving its share of the connections
-	 * (JS_LIMIT_WEBHOOK_CONNS / threads at most); a handler that blocks
-	 * holds up only its own thread's connections. 0 = 2. */
+	 * (max_connections / threads at most); a handler that blocks holds up
+	 * only its own thread's connections. 0 = 2. */
 	unsigned threads;
+	/* Connections open at once; past it new clients wait in the listen
+	 * backlog until one closes. 0 or more than JS_LIMIT_WEBHOOK_CONNS =
+	 * JS_LIMIT_WEBHOOK_CONNS. */
+	unsigned max_connections;
 	js_webhook_log_fn log;    /* may be NULL */
 	void *log_ctx;
 };
@@ -204,6 +208,10 @@ bool js_webhook_server_ready(const struct js_webhook_server *s);
 
 /** Number of times a changed certificate pair was loaded after start. */
 uint64_t js_webhook_server_cert_reloads(const struct js_webhook_server *s);
+
+/** Connections open right now (accepted and not yet closed), all threads
+ * together; 0 once stopped. */
+unsigned js_webhook_server_connections(const struct js_webhook_server *s);
 
 /* ---- Admission without HTTP (tests, fuzzing, other transports) ---- */
 

@@ -1,7 +1,8 @@
 /*
  * server_test.c - the HTTPS server of webhook.h over real sockets: TLS with
  * a generated certificate (TLS 1.2+ only, no ALPN), routing (admission
- * paths, extra routes, 404, 405, 413), plain HTTP, start-up errors,
+ * paths, extra routes, 404, 405, 413), plain HTTP, start-up errors, the
+ * connection bound,
  * certificate reload (after tls.crt and tls.key are replaced, new handshakes
  * see the new certificate), and the lifecycle contract: free refuses a
  * running server, stop waits for a running handler and refuses to be called
@@ -18,6 +19,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -386,6 +388,63 @@ static void test_plain_http(void **state)
 	assert_int_equal(js_webhook_server_free(NULL), 0);
 }
 
+/* ---- connection bound ---- */
+
+struct conns_want {
+	struct js_webhook_server *s;
+	unsigned n;
+};
+
+static bool conns_are(void *arg)
+{
+	struct conns_want *w = arg;
+	return js_webhook_server_connections(w->s) == w->n;
+}
+
+static void test_connection_limit(void **state)
+{
+	(void)state;
+	struct js_webhook_route routes[] = {{"/healthz", hello, NULL}};
+	struct js_webhook_opts o = {
+		.bind_address = "127.0.0.1", .routes = routes, .n_routes = 1, .threads = 1, .max_connections = 2};
+	struct js_webhook_server *s = NULL;
+	assert_int_equal(js_webhook_server_new(&o, &s), 0);
+	uint16_t port = js_webhook_server_port(s);
+	int a = connect_to(port), b = connect_to(port);
+	assert_true(a >= 0 && b >= 0);
+	struct conns_want two = {s, 2};
+	wait_for("two idle connections", conns_are, &two);
+
+	/* A third client is not accepted while two are open: its request
+	 * waits in the listen backlog, unanswered. */
+	int c = connect_to(port);
+	assert_true(c >= 0);
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	assert_int_equal(write(c, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+	struct pollfd p = {.fd = c, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 300), 0);
+	assert_int_equal(js_webhook_server_connections(s), 2);
+
+	/* One closes: the third is accepted and answered. */
+	close(a);
+	struct timeval tv = {20, 0};
+	assert_int_equal(setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	char raw[4096];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(raw) - 1 && (n = read(c, raw + got, sizeof(raw) - 1 - got)) > 0)
+		got += (size_t)n;
+	raw[got] = '\0';
+	struct answer ans;
+	parse_answer(raw, &ans);
+	assert_int_equal(ans.code, 200);
+	close(b);
+	close(c);
+	struct conns_want none = {s, 0};
+	wait_for("connections closed", conns_are, &none);
+	stop_and_free(s);
+}
+
 /* ---- lifecycle ---- */
 
 struct gate {
@@ -508,6 +567,7 @@ static void test_lifecycle(void **state)
 		close(fd);
 	assert_int_equal(fd, -ECONNREFUSED);
 	assert_false(js_webhook_server_ready(g.s));
+	assert_int_equal(js_webhook_server_connections(g.s), 0);
 	assert_int_equal(js_webhook_server_stop(g.s), 0);
 	assert_int_equal(js_webhook_server_free(g.s), 0);
 }
@@ -517,6 +577,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tls_routes_reload),
 		cmocka_unit_test(test_plain_http),
+		cmocka_unit_test(test_connection_limit),
 		cmocka_unit_test(test_lifecycle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
