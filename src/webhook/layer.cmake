@@ -1,6 +1,10 @@
-# src/webhook: the admission webhook HTTPS server (docs/webhooks.md). Needs
-# libevent (evhttp) with its OpenSSL bufferevents and OpenSSL itself, the
-# product's one TLS library, on top of the base and api layers.
+# src/webhook: the HTTP(S) server (docs/webhooks.md) behind the admission
+# webhooks, /metrics and the probes, hosted by jobset-controller
+# (src/ctrl/hooks.c, src/ctrl/main.c). Needs libevent (evhttp) with its
+# OpenSSL bufferevents, and OpenSSL itself, the product's one TLS library,
+# on top of the base and api layers; lookups are callbacks its host fills
+# in, so it does not link kube. Also builds tools that need api alone
+# (crdgen, a fuzz target).
 if(NOT TARGET js_webhook)
   pkg_check_modules(EVENT REQUIRED IMPORTED_TARGET libevent libevent_openssl)
   find_package(Threads REQUIRED)

@@ -1,0 +1,88 @@
+/*
+ * exec.h - the one plan executor interface (issue 10): how a body carries
+ * out what the brain decided.
+ *
+ * Each body implements a small vtable - the Kubernetes controller over the
+ * API server (src/ctrl/sync.c), the local runtime over processes
+ * (src/local/local.c) and the simulator over an in-memory world
+ * (src/sim/) - and js_exec_apply() applies a plan through it. The rules of
+ * applying a plan are written here once (core/reconcile.h, SPEC §11.2):
+ *
+ *   1. actions run in plan order; runs of consecutive CreateJob (or
+ *      DeleteJob) actions, at most `max_run` long, go to one call so a body
+ *      can have them in flight together;
+ *   2. the first failing step stops the pass: no later action, no status
+ *      write, no events, no metrics; the body retries the key with backoff;
+ *   3. CreateJob bodies are rendered lazily, one run at a time, so a plan
+ *      never holds N rendered Jobs (issue 9);
+ *   4. if status_changed, the status is written;
+ *   5. only after that write succeeded: the events in order, then the
+ *      metric increments (a failed write never double counts, §16.11);
+ *   6. then the requeue request, if any.
+ *
+ * Ops return 0 or a negative error (JS_E* or -errno); an op that is NULL is
+ * a body that cannot do that action, which fails the pass with
+ * JS_ENOTSUP-like -ENOTSUP.
+ */
+#ifndef JS_EXEC_H
+#define JS_EXEC_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/common.h"
+#include "core/reconcile.h"
+
+/** A body. `self` is the body's own context, passed back to every op. */
+struct js_exec_ops {
+	/* Creates/deletes handed to one create_jobs/delete_jobs call
+	 * (0 = unlimited). The controller uses its in-flight cap. */
+	size_t max_run;
+
+	/* POST the Jobs `bodies[i]` for actions `acts[i]` (all CreateJob),
+	 * i < n. `bodies` are borrowed for the call (the executor renders and
+	 * frees them). Returns 0, or the first error after all were tried. */
+	int (*create_jobs)(void *self, const struct js_action *acts, json_t *const *bodies, size_t n);
+
+	/* DELETE the Jobs of actions `acts[i]` (all DeleteJob; a Job already
+	 * gone is success). Returns 0 or the first error. */
+	int (*delete_jobs)(void *self, const struct js_action *acts, size_t n);
+
+	/* Merge patch on a Job (PatchJob) or on its status (PatchJobStatus;
+	 * a->kind says which). */
+	int (*patch_job)(void *self, const struct js_action *a);
+
+	/* CreateService, CreatePVC (AlreadyExists is success) and DeleteJobSet.
+	 * a->kind says which. */
+	int (*apply_other)(void *self, const struct js_action *a);
+
+	/* Write plan->status (called only when plan->status_changed). */
+	int (*write_status)(void *self, const struct js_plan *plan);
+
+	/* Emit one event of the plan (after the status write). Failures are
+	 * the body's to log; they never fail the pass. May be NULL. */
+	void (*emit_event)(void *self, const struct js_event *e);
+
+	/* Add the plan's metric increments (after the status write). May be
+	 * NULL. */
+	void (*count_metrics)(void *self, const struct js_plan *plan);
+
+	/* Reconcile again after `seconds`. May be NULL. */
+	void (*requeue_after)(void *self, int64_t seconds);
+};
+
+/**
+ * Apply `plan` through `ops` with the rules above. `plan` is borrowed (its
+ * CreateJob actions are rendered through js_plan_render_job one run at a
+ * time).
+ * Returns 0 when every action, the status write (if any) and the requeue
+ * were done; otherwise the first error of an op, and nothing after that op
+ * was attempted. *ret_failed_at (if not NULL) receives the index of the
+ * action that failed, n_actions for the status write, or SIZE_MAX on
+ * success.
+ */
+JS_WARN_UNUSED int js_exec_apply(const struct js_exec_ops *ops, void *self, const struct js_plan *plan,
+				 size_t *ret_failed_at);
+
+#endif
