@@ -45,7 +45,7 @@ struct observed {
 	char *ns, *name;
 	json_t *obj;           /* the cached JobSet */
 	struct js_jobset *js;  /* decoded */
-	struct js_obsjob *jobs;
+	const struct js_obsjob **jobs;
 	size_t n_jobs;
 	char **pvcs;
 	size_t n_pvcs;
@@ -59,7 +59,7 @@ static void observed_done(struct observed *o)
 	json_decref(o->obj);
 	js_jobset_free(o->js);
 	for (size_t i = 0; i < o->n_jobs; i++)
-		js_job_done(&o->jobs[i]);
+		js_job_unref(o->jobs[i]);
 	free(o->jobs);
 	for (size_t i = 0; i < o->n_pvcs; i++)
 		free(o->pvcs[i]);
@@ -69,8 +69,8 @@ static void observed_done(struct observed *o)
 static const char *job_uid(const struct observed *o, const char *name)
 {
 	for (size_t i = 0; i < o->n_jobs; i++) {
-		if (strcmp(o->jobs[i].name, name) == 0)
-			return o->jobs[i].uid;
+		if (strcmp(o->jobs[i]->name, name) == 0)
+			return o->jobs[i]->uid;
 	}
 	return NULL;
 }
@@ -144,8 +144,9 @@ static int observe(struct js_controller *c, const char *key, struct observed *o)
 	json_t *j;
 	json_array_foreach(jobs, i, j)
 	{
-		if (js_job_from_json(j, &o->jobs[o->n_jobs]) == 0)
-			o->n_jobs++;
+		const struct js_obsjob *rec = js_job_from_json(j, NULL);
+		if (rec)
+			o->jobs[o->n_jobs++] = rec;
 	}
 	json_decref(jobs);
 	if (js_jobset_dns_hostnames(o->js)) {
@@ -175,7 +176,7 @@ static int left_ms(uint64_t dl)
 }
 
 /* Wait until every Job in `names` is in the cache (or gone: `gone`). */
-static void wait_jobs(struct js_controller *c, const char *ns, char **names, size_t n, bool gone)
+static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n, bool gone)
 {
 	if (c->o.cache_wait_ms < 0 || n == 0)
 		return;
@@ -257,7 +258,8 @@ static void append_err(struct js_buf *msgs, const char *name, const char *what)
 
 /* Submit every action of a run (all CreateJob or all DeleteJob), then wait
  * for all. Returns 0 or the first error. */
-static int apply_run(struct js_controller *c, const struct observed *o, const struct js_action *acts, size_t n)
+static int apply_run(struct js_controller *c, const struct observed *o, const struct js_plan *plan,
+		     const struct js_action *acts, size_t n)
 {
 	enum js_action_kind kind = acts[0].kind;
 	bool create = kind == JS_ACTION_CREATE_JOB;
@@ -278,7 +280,9 @@ static int apply_run(struct js_controller *c, const struct observed *o, const st
 			bodies[i] = json_dumps(opts, JSON_COMPACT);
 			json_decref(opts);
 		} else if (r == 0) {
-			bodies[i] = json_dumps(a->object, JSON_COMPACT);
+			json_t *job = js_plan_render_job(plan, a);
+			bodies[i] = json_dumps(job, JSON_COMPACT);
+			json_decref(job);
 		}
 		paths[i] = js_buf_take(&path);
 		p[i].a = a;
@@ -294,7 +298,7 @@ static int apply_run(struct js_controller *c, const struct observed *o, const st
 	int first = 0;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
-	char **created = js_xcalloc(n, sizeof(char *));
+	const char **created = js_xcalloc(n, sizeof(char *));
 	size_t n_created = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct js_action *a = p[i].a;
@@ -426,7 +430,7 @@ static int apply_actions(struct js_controller *c, const struct observed *o, cons
 			/* At most RUN_MAX requests in flight. */
 			while (i + n < plan->n_actions && plan->actions[i + n].kind == a->kind && n < RUN_MAX)
 				n++;
-			r = apply_run(c, o, a, n);
+			r = apply_run(c, o, plan, a, n);
 			i += n;
 		} else {
 			r = apply_one(c, o, a);

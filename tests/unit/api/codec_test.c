@@ -1,6 +1,6 @@
 /*
  * codec_test.c - the JobSet codec (api/codec.h) round trip: decode, encode
- * and decode again is the identity, and the fields of the embedded Job
+ * and decode again is the identity, a copy encodes as its source, and the fields of the embedded Job
  * template that we do not model survive (upstream #893). YAML text out and
  * back is the emitter's and loader's business (tests/unit/base/load_test.c).
  */
@@ -26,6 +26,12 @@ static void test_round_trip(void **state)
 	struct js_jobset *js2 = tu_decode(e1);
 	json_t *e2 = js_codec_encode_jobset(js2);
 	assert_true(json_equal(e1, e2));
+	/* A copy (by the codec's tables, no JSON in between) is the same. */
+	struct js_jobset *js3 = js_jobset_copy(js);
+	json_t *e3 = js_codec_encode_jobset(js3);
+	assert_true(json_equal(e1, e3));
+	json_decref(e3);
+	js_jobset_free(js3);
 	json_decref(e1);
 	json_decref(e2);
 	json_decref(j);
