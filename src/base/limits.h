@@ -13,6 +13,11 @@
  * streams while bounding memory for a mistaken 100 MB input. */
 #define JS_LIMIT_MANIFEST_BYTES (8u * 1024u * 1024u)
 
+/* The values of one ConfigMap or Secret of a manifest, bytes: the API
+ * server's own limit for either (1 MiB), so what runs locally would also
+ * be accepted by a cluster. */
+#define JS_LIMIT_CONFIGMAP_BYTES (1u * 1024u * 1024u)
+
 /* Nesting of YAML/JSON collections. Real JobSets nest about 15 levels deep;
  * 100 bounds recursion in every tree walk (decode, encode, compare). */
 #define JS_LIMIT_NESTING_DEPTH 100

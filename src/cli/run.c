@@ -133,8 +133,22 @@ static void on_view(void *ctx, const struct js_local_view *v)
 	fflush(stdout);
 }
 
-/** Read the one JobSet of FILE, defaulted and validated. */
-static int load(const char *file, const struct js_gates *gates, struct js_jobset **ret_js)
+/** Keep document `i` if it is an object the run serves to pods
+ * (ConfigMap, Secret, PersistentVolumeClaim: local/objects.h). Returns 0,
+ * or -1 after saying why it is malformed. */
+static int take_object(const struct js_docs *docs, size_t i, struct js_objects *objects)
+{
+	char *err = NULL;
+	if (js_objects_add(objects, js_docs_root(docs, i), &err) >= 0)
+		return 0;
+	fprintf(stderr, "jobset run: %s:%d: %s; nothing was started\n", js_docs_file(docs), js_docs_line(docs, i), err);
+	free(err);
+	return -1;
+}
+
+/** Read the one JobSet of FILE, defaulted and validated, and the objects
+ * beside it that pods may use. */
+static int load(const char *file, const struct js_gates *gates, struct js_objects *objects, struct js_jobset **ret_js)
 {
 	struct js_diag diag;
 	js_diag_init(&diag);
@@ -150,6 +164,11 @@ static int load(const char *file, const struct js_gates *gates, struct js_jobset
 		char desc[512];
 		struct js_jobset *js = NULL;
 		enum js_cli_doc_kind k = js_cli_read_doc(docs, i, gates, &diag, &js, desc, sizeof(desc));
+		if (k == JS_CLI_DOC_OTHER && take_object(docs, i, objects) < 0) {
+			js_jobset_free(found);
+			found = NULL;
+			goto out;
+		}
 		if (k == JS_CLI_DOC_OTHER)
 			continue;
 		if (k == JS_CLI_DOC_INVALID) {
@@ -360,27 +379,34 @@ int js_cli_run(int argc, char **argv)
 				   "the attempt on the pod") != JS_EXIT_OK)
 		return RUN_EXIT_INVALID;
 	struct js_jobset *js = NULL;
-	if (load(argv[optind], &gates, &js) != 0)
+	struct js_objects *objects = js_objects_new();
+	if (load(argv[optind], &gates, objects, &js) != 0) {
+		js_objects_free(objects);
 		return RUN_EXIT_INVALID;
+	}
 	if (ns) {
 		free(js->meta.namespace_);
 		js->meta.namespace_ = strdup(ns);
 	}
 	char *err = NULL;
-	if (js_local_preflight(js, &err) < 0) {
+	struct js_local_opts check = {.objects = objects};
+	if (js_local_preflight(js, &check, &err) < 0) {
 		fprintf(stderr, "jobset run: %s: %s; nothing was started\n", argv[optind], err);
 		free(err);
 		js_jobset_free(js);
+		js_objects_free(objects);
 		return RUN_EXIT_INVALID;
 	}
 	if (js->spec.has_suspend && js->spec.suspend) {
 		fprintf(stderr, "jobset run: %s: spec.suspend is true, so nothing would ever run; set it to false\n",
 			argv[optind]);
 		js_jobset_free(js);
+		js_objects_free(objects);
 		return RUN_EXIT_INVALID;
 	}
 	if (publish_ports(js, argv[optind], pub, n_pub) < 0) {
 		js_jobset_free(js);
+		js_objects_free(objects);
 		return RUN_EXIT_INVALID;
 	}
 	o.name = js_jobset_name(js);
@@ -388,7 +414,7 @@ int js_cli_run(int argc, char **argv)
 	struct js_local_opts lo = {
 		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
 		.no_namespaces = no_ns, .publish = pub, .n_publish = n_pub, .gates = gates, .on_event = on_event,
-		.on_view = on_view, .on_line = on_line, .ctx = &o,
+		.on_view = on_view, .on_line = on_line, .ctx = &o, .objects = objects,
 	};
 	struct js_local *l = NULL;
 	int r = dir ? js_local_new(js, &lo, &l) : -12;
@@ -396,6 +422,7 @@ int js_cli_run(int argc, char **argv)
 		fprintf(stderr, "jobset run: cannot create run directory '%s': %s\n", dir ? dir : "", js_strerror(r));
 		free(dir);
 		js_jobset_free(js);
+		js_objects_free(objects);
 		close_ports(pub, n_pub);
 		return RUN_EXIT_INVALID;
 	}
@@ -412,6 +439,7 @@ int js_cli_run(int argc, char **argv)
 	js_local_free(l);
 	close_ports(pub, n_pub);
 	js_jobset_free(js);
+	js_objects_free(objects);
 	free(dir);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * kube_int.h - helpers shared by the files of src/kube/ only: base64, time
+ * kube_int.h - helpers shared by the files of src/kube/ only: time
  * formats, URL escaping and the monotonic clock. Nothing outside src/kube/
  * includes this header.
  */
@@ -33,11 +33,6 @@ uint64_t js__kutil_now_ns(void);
 
 /** Wall clock, nanoseconds since the epoch. */
 uint64_t js__kutil_wall_ns(void);
-
-/** Decode standard base64 (padding optional, whitespace skipped). Returns 0
- * and a malloc'd NUL-terminated buffer in *ret (length in *ret_len), or
- * JS_EINVALID on a bad character. */
-JS_WARN_UNUSED int js__kutil_b64_decode(const char *in, size_t n, char **ret, size_t *ret_len);
 
 /** Append `s` percent-encoded for a URL query value. Errors as js_buf_add. */
 JS_WARN_UNUSED int js__kutil_escape(struct js_buf *b, const char *s);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/buf.h"
 #include "base/file.h"
 #include "base/json.h"
@@ -114,7 +115,7 @@ static int load_blob(const json_t *body, const char *dir, const char *data_key, 
 	const char *data = js_json_str(body, data_key);
 	const char *file = js_json_str(body, file_key);
 	if (data && *data) {
-		if (js__kutil_b64_decode(data, strlen(data), ret, ret_len) < 0) {
+		if (js_base64_decode(data, strlen(data), ret, ret_len) < 0) {
 			js_diag_add(diag, JS_DIAG_INVALID, data_key, NULL, "%s: not valid base64", what);
 			return JS_EINVALID;
 		}

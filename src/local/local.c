@@ -40,6 +40,7 @@
 #include "local/hosts.h"
 #include "local/jobctl.h"
 #include "local/net.h"
+#include "local/volumes.h"
 
 /* Retry delay after a reconcile error (the controller backs off 5 ms to
  * 1000 s; locally a steady second is enough and keeps the log readable). */
@@ -74,6 +75,8 @@ struct js_local {
 	bool service_exists;
 	char **pvcs;          /* claims created: a directory each under
 				 <run_dir>/volumes (issue 11) */
+	char *scratch_dir;    /* <run_dir>/.mnt, empty: mounts are built
+				 there (local/mounts.h) */
 	size_t n_pvcs;
 	uint64_t plan_sig;    /* actions of the last plan, hashed */
 	int same_plans;       /* consecutive plans equal to it with nothing
@@ -249,6 +252,7 @@ struct js_local *js_local_free(struct js_local *l)
 	for (size_t i = 0; i < l->n_pvcs; i++)
 		free(l->pvcs[i]);
 	free(l->pvcs);
+	free(l->scratch_dir);
 	l->net = js_net_free(l->net); /* after the pods: they hold its namespaces */
 	json_decref(l->history);
 	js_jobset_free(l->js);
@@ -871,6 +875,41 @@ static int64_t next_deadline(const struct js_local *l)
 	return w;
 }
 
+/* The run's volume directories (local/volumes.h): the empty scratch
+ * directory mounts are built on, and a directory per PersistentVolumeClaim
+ * of the manifest (claims that exist before the JobSet; never removed). */
+static int setup_volumes(struct js_local *l)
+{
+	l->scratch_dir = js_buf_format("%s/.mnt", l->run_dir);
+	int r = mkdir_p(l->scratch_dir);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < js_objects_n_claims(l->opts.objects); i++) {
+		char *dir = js_buf_format("%s/volumes/%s", l->run_dir, js_objects_claim(l->opts.objects, i));
+		r = mkdir_p(dir);
+		if (r == 0)
+			event(l, "Normal Created persistentvolumeclaim/%s (directory %s)",
+			      js_objects_claim(l->opts.objects, i), dir);
+		free(dir);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The end of the run is the JobSet's deletion: the claims it owns go. */
+static void retain_volumes(struct js_local *l)
+{
+	char *err = NULL;
+	size_t n = js_volumes_retain(l->js, l->run_dir, (const char *const *)l->pvcs, l->n_pvcs, &err);
+	if (n)
+		event(l, "Normal Deleted %zu persistentvolumeclaim(s) of jobset/%s (retentionPolicy.whenDeleted: Delete)",
+		      n, js_jobset_name(l->js));
+	if (err)
+		event(l, "Warning FailedDelete persistentvolumeclaim: %s", err);
+	free(err);
+}
+
 static int setup(struct js_local *l, sigset_t *ret_old)
 {
 	/* The network first: an unprivileged runner enters a user namespace
@@ -895,11 +934,15 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	char *hd = js_buf_format("%s/hosts.d", l->run_dir);
 	(void)mkdir_p(hd);
 	free(hd);
+	int vr = setup_volumes(l);
+	if (vr < 0)
+		return vr;
 	l->host = (struct js_pod_host){
 		.mode = mode, .death_fd = l->death_rd, .log_dir = l->log_dir, .node_name = l->node_name,
 		.host_ip = js_net_host_ip(l->net),
 		.path_env = l->path_env, .home_env = l->home_env, .restart_base_ms = l->opts.backoff_base_ms,
 		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
+		.run_dir = l->run_dir, .objects = l->opts.objects, .scratch_dir = l->scratch_dir,
 	};
 	sigset_t set;
 	sigemptyset(&set);
@@ -1110,6 +1153,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	free(fds);
 	view(l, now_ms(), true);
 	int wr = write_results(l);
+	retain_volumes(l);
 	close(l->sig_fd);
 	l->sig_fd = -1;
 	close(l->death_wr);
@@ -1142,12 +1186,21 @@ int64_t js_local_elapsed_ms(const struct js_local *l)
 	return now_ms() - l->start_ms;
 }
 
-int js_local_preflight(const struct js_jobset *js, char **ret_err)
+int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *opts, char **ret_err)
 {
 	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
 		const struct js_rjob *r = &js->spec.replicated_jobs[i];
+		const json_t *tmpl = js_json_path(r->template_, "spec.template");
+		/* Volumes are checked on the pod template as rendered: claims of
+		 * volumeClaimPolicies are volumes only there. */
+		struct js_render_opts ro = {.gates = opts ? opts->gates : (struct js_gates){0}};
+		json_t *job = js_render_job(js, i, 0, &ro);
 		char *err = NULL;
-		if (js_pod_check_template(js_json_path(r->template_, "spec.template"), &err) < 0) {
+		int cr = js_pod_check_template(tmpl, &err);
+		if (cr == 0)
+			cr = js_volumes_check(js_json_path(job, "spec.template"), opts ? opts->objects : NULL, &err);
+		json_decref(job);
+		if (cr < 0) {
 			*ret_err = js_buf_format("spec.replicatedJobs[%zu] (%s): %s", i, r->name, err);
 			free(err);
 			return JS_EINVALID;

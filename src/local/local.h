@@ -42,6 +42,7 @@
 
 #include "api/jobset.h"
 #include "base/common.h"
+#include "local/objects.h"
 #include "local/pod.h"
 
 struct js_local;
@@ -88,6 +89,9 @@ struct js_local_opts {
 	size_t n_publish;
 	struct js_gates gates;      /* feature gates for the reconcile core
 				       (the same ones validation used) */
+	const struct js_objects *objects; /* the manifest's ConfigMaps, Secrets
+				       and PVCs (local/objects.h), or NULL;
+				       borrowed until js_local_free */
 	/* Every event as text; `now_ms` is wall-clock Unix milliseconds,
 	 * for display (deadlines inside the runtime are monotonic). */
 	void (*on_event)(void *ctx, int64_t now_ms, const char *text);
@@ -128,8 +132,9 @@ enum js_sandbox_mode js_local_sandbox(const struct js_local *l, const char **ret
 int64_t js_local_elapsed_ms(const struct js_local *l);
 
 /** Check every pod template of `js` before anything starts (a container
- * without command, unsupported env sources). Returns 0, or JS_EINVALID and
+ * without command, unsupported env sources, volumes: local/volumes.h,
+ * against opts->objects; `opts` may be NULL). Returns 0, or JS_EINVALID and
  * *ret_err (caller frees) naming the ReplicatedJob and container. */
-JS_WARN_UNUSED int js_local_preflight(const struct js_jobset *js, char **ret_err);
+JS_WARN_UNUSED int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *opts, char **ret_err);
 
 #endif

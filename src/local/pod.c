@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "local/volumes.h"
 
 /* Longest line kept for the line callback; longer lines are split. */
 #define POD_LINE_MAX 8192
@@ -35,6 +36,8 @@ struct ctr {
 	char *path;
 	char **argv, **envp;
 	char *cwd;
+	json_t *json;    /* the container's template (volumeMounts) */
+	struct js_mounts *mounts; /* its volume mounts, planned at each start */
 	enum js_pod_ctr_state state;
 	pid_t pid;
 	int out_fd;      /* read end of the output pipe, -1 when closed */
@@ -60,6 +63,8 @@ struct js_pod {
 	int64_t kill_at_ms, finished_ms;
 	char *start_error;
 	struct js_net_pod *net;
+	struct js_volumes_pod *vols;
+	char *const *extra_env; /* borrowed from js_pod_init during js_pod_new */
 };
 
 /* ---- environment and templates ---- */
@@ -164,6 +169,18 @@ static void free_strv(char **v)
 	free(v);
 }
 
+/* envFrom's variables go into the environment being built. */
+struct env_acc {
+	char ***env;
+	size_t *n;
+};
+
+static void add_env(void *ctx, const char *name, const char *value)
+{
+	struct env_acc *a = ctx;
+	push(a->env, a->n, js_buf_format("%s=%s", name, value));
+}
+
 /** Check (pod == NULL) or build one container from its JSON. */
 static int build_ctr(const json_t *c, bool init, const json_t *meta, const char *sa, struct js_pod *pod,
 		     const struct js_pod_host *host, struct ctr *ret, char **ret_err)
@@ -179,11 +196,22 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	}
 	char **env = NULL;
 	size_t n_env = 0;
+	char *const *extra = pod ? pod->extra_env : NULL;
 	if (host) {
 		push(&env, &n_env, js_buf_format("PATH=%s", host->path_env ? host->path_env : "/usr/bin:/bin"));
 		if (host->home_env)
 			push(&env, &n_env, js_buf_format("HOME=%s", host->home_env));
 		push(&env, &n_env, js_buf_format("HOSTNAME=%s", pod->hostname));
+		for (size_t k = 0; extra && extra[k]; k++)
+			push(&env, &n_env, js_xstrdup(extra[k]));
+		struct env_acc acc = {&env, &n_env};
+		char *err = NULL;
+		if (js_objects_env_from(host->objects, json_object_get(c, "envFrom"), add_env, &acc, &err) < 0) {
+			*ret_err = js_buf_format("container '%s': %s", name, err);
+			free(err);
+			free_strv(env);
+			return JS_EINVALID;
+		}
 	}
 	size_t i;
 	json_t *e;
@@ -197,11 +225,22 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 			bool ok = false;
 			if (fp)
 				val = field_ref(meta, pod, host, sa, fp, &ok);
+			char *oerr = NULL;
+			int orr = fp ? JS_ENOTFOUND : !host ? 0 : js_objects_env_value(host->objects, from, &val, &oerr);
+			if (orr == JS_EINVALID) {
+				*ret_err = js_buf_format("container '%s': env '%s': %s", name, en ? en : "", oerr);
+				free(oerr);
+				free_strv(env);
+				return JS_EINVALID;
+			}
+			ok |= orr == 0 && (json_object_get(from, "configMapKeyRef") || json_object_get(from, "secretKeyRef"));
+			if (ok && !val && env)
+				continue; /* an optional reference to nothing: not set */
 			if (!ok) {
 				*ret_err = fp ? js_buf_format("container '%s': env '%s': fieldPath '%s' is not supported locally",
 						    name, en ? en : "", fp)
-					      : js_buf_format("container '%s': env '%s': only valueFrom.fieldRef is supported "
-						    "locally (no Secrets, ConfigMaps or resource fields)",
+					      : js_buf_format("container '%s': env '%s': only valueFrom.fieldRef, "
+						    "configMapKeyRef and secretKeyRef are supported locally (no resource fields)",
 						    name, en ? en : "");
 				free_strv(env);
 				return JS_EINVALID;
@@ -234,6 +273,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 		push(&ret->argv, &n_argv, expand(json_string_value(a) ? json_string_value(a) : "", env, n_env));
 	const char *wd = js_json_str(c, "workingDir");
 	ret->cwd = wd ? js_xstrdup(wd) : NULL;
+	ret->json = json_incref(js_json_unconst(c));
 	ret->pid = -1;
 	ret->out_fd = -1;
 	ret->log_fd = -1;
@@ -317,7 +357,12 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 									   : POD_DEFAULT_GRACE_S) *
 			1000;
 	pod->phase = JS_JOBCTL_PENDING;
-	if (walk_ctrs(init->tmpl, json_object_get(init->tmpl, "metadata"), pod, host, ret_err) < 0) {
+	pod->extra_env = init->extra_env;
+	int r = walk_ctrs(init->tmpl, json_object_get(init->tmpl, "metadata"), pod, host, ret_err);
+	pod->extra_env = NULL;
+	if (r == 0 && host->run_dir)
+		r = js_volumes_pod_new(spec, host->run_dir, pod->name, host->objects, &pod->vols, ret_err);
+	if (r < 0) {
 		js_pod_free(pod);
 		return JS_EINVALID;
 	}
@@ -336,6 +381,8 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 		free_strv(c->argv);
 		free_strv(c->envp);
 		free(c->cwd);
+		json_decref(c->json);
+		js_mounts_free(c->mounts);
 		free(c->partial);
 		if (c->out_fd >= 0)
 			close(c->out_fd);
@@ -352,6 +399,7 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 	free(pod->hosts_file);
 	free(pod->start_error);
 	js_net_pod_free(pod->net);
+	js_volumes_pod_free(pod->vols);
 	free(pod);
 	return NULL;
 }
@@ -447,6 +495,20 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 				 c->argv[0]));
 		return;
 	}
+	c->mounts = js_mounts_free(c->mounts);
+	if (js_volumes_ctr_has_mounts(c->json)) {
+		char *merr = NULL;
+		if (host->mode == JS_SANDBOX_NONE)
+			merr = js_xstrdup("volume mounts need a mount namespace, and namespaces are not available "
+					  "(degraded mode)");
+		else if (js_volumes_ctr_mounts(pod->vols, c->json, host->scratch_dir, &c->mounts, &merr) == 0)
+			merr = NULL;
+		if (merr) {
+			start_failed(pod, c, host, now_ms, js_buf_format("container '%s': mount: %s", c->name, merr));
+			free(merr);
+			return;
+		}
+	}
 	int netns_fd = -1;
 	int nr = pod->net ? js_net_pod_netns(pod->net, &netns_fd) : 0;
 	if (nr < 0) {
@@ -460,7 +522,7 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	}
 	struct js_sandbox_spec s = {
 		.path = c->path, .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .hostname = pod->hostname,
-		.hosts_file = pod->hosts_file, .netns_fd = netns_fd, .out_fd = p[1],
+		.hosts_file = pod->hosts_file, .mounts = c->mounts, .netns_fd = netns_fd, .out_fd = p[1],
 		.death_fd = host->death_fd, .mode = host->mode,
 	};
 	pid_t pid;
@@ -611,8 +673,10 @@ bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	bool changed = step(pod, host, now_ms);
 	/* A terminal pod with no process left has no use for its network; its
 	 * address may be wanted by the pod that replaces it. */
-	if (pod->phase >= JS_JOBCTL_SUCCEEDED && js_pod_gone(pod))
+	if (pod->phase >= JS_JOBCTL_SUCCEEDED && js_pod_gone(pod)) {
 		js_net_pod_release(pod->net);
+		js_volumes_pod_release(pod->vols); /* emptyDir goes with its pod */
+	}
 	return changed;
 }
 

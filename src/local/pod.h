@@ -41,6 +41,7 @@
 #include "base/common.h"
 #include "local/jobctl.h"
 #include "local/net.h"
+#include "local/objects.h"
 #include "local/sandbox.h"
 
 struct js_pod;
@@ -62,6 +63,12 @@ struct js_pod_host {
 	int64_t restart_max_ms;
 	js_pod_line_fn on_line;   /* or NULL */
 	void *line_ctx;
+	/* Volumes (local/volumes.h): where claims and the pods' own volume
+	 * files go, the manifest's ConfigMaps and Secrets (or NULL), and an
+	 * empty directory for building mounts (local/mounts.h). */
+	const char *run_dir;
+	const struct js_objects *objects;
+	const char *scratch_dir;
 };
 
 /** A container's state, as a ContainerStatus would show it. */
@@ -88,6 +95,8 @@ struct js_pod_init {
 				     with the pod, or by js_pod_new when it
 				     fails */
 	const json_t *tmpl;       /* PodTemplateSpec (metadata + spec) */
+	char *const *extra_env;   /* "NAME=value" set before the containers'
+				     own env (devices: local/gpu.h), or NULL */
 };
 
 /**

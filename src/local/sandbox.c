@@ -24,10 +24,10 @@
 /* Steps the child can fail at, reported to the parent by number. */
 static const char *const stages[] = {
 	"pdeathsig", "runner gone", "signal mask", "uid map", "join the pod's network", "mount private",
-	"mount /etc/hosts", "sethostname", "setpgid", "stdio", "chdir", "exec",
+	"mount /etc/hosts", "sethostname", "setpgid", "stdio", "chdir", "exec", "mount volumes",
 };
 enum { ST_PDEATH, ST_GONE, ST_SIGMASK, ST_UIDMAP, ST_NETNS, ST_PRIVATE, ST_HOSTS, ST_HOSTNAME, ST_PGID, ST_STDIO,
-       ST_CHDIR, ST_EXEC };
+       ST_CHDIR, ST_EXEC, ST_MOUNTS };
 
 struct report {
 	int stage;
@@ -87,6 +87,11 @@ static _Noreturn void child(const struct js_sandbox_spec *s, const struct prep *
 		/* Private first, so the bind mount never reaches the host. */
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			child_fail(err_fd, ST_PRIVATE);
+		int mr = js_mounts_apply(s->mounts);
+		if (mr < 0) {
+			errno = -mr;
+			child_fail(err_fd, ST_MOUNTS);
+		}
 		if (s->hosts_file && mount(s->hosts_file, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
 			child_fail(err_fd, ST_HOSTS);
 		if (s->hostname && sethostname(s->hostname, strlen(s->hostname)) < 0)

@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "base/common.h"
+#include "local/mounts.h"
 
 enum js_sandbox_mode {
 	JS_SANDBOX_NONE,
@@ -50,6 +51,8 @@ struct js_sandbox_spec {
 	const char *hostname;   /* UTS hostname, or NULL (ignored in NONE) */
 	const char *hosts_file; /* bind-mounted on /etc/hosts, or NULL
 				   (ignored in NONE) */
+	const struct js_mounts *mounts; /* volume mounts (local/mounts.h),
+				   or NULL; needs a mode other than NONE */
 	int netns_fd;           /* network namespace to join, or -1 to stay
 				   in the runner's (0 is not "none": set it) */
 	int out_fd;             /* becomes fds 1 and 2 */
