@@ -250,6 +250,11 @@ static enum where where(const struct plan *p, const char *path, char **ret_host)
 	return W_MISSING;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /** Replace directory `dir` (the machine's) by a replica on a tmpfs. */
 static int replicate(struct plan *p, const char *dir, char **ret_err)
 {
@@ -265,21 +270,30 @@ static int replicate(struct plan *p, const char *dir, char **ret_err)
 	       js_buf_format("mode=%o,uid=%u,gid=%u", (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
 			     (unsigned)st.st_gid),
 	       false);
+	/* Entries in name order: the same directory gives the same plan. */
+	char **names = NULL;
 	size_t n = 0;
 	struct dirent *e;
 	int r = 0;
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (++n > JS_MOUNTS_MAX_ENTRIES) {
+		if (n == JS_MOUNTS_MAX_ENTRIES) {
 			*ret_err = js_buf_format("%s has more than %d entries to copy into the container's view; create "
 						 "the mount target on the machine instead",
 						 dir, JS_MOUNTS_MAX_ENTRIES);
 			r = JS_EINVALID;
 			break;
 		}
-		char *src = join(dir, e->d_name);
-		char *dst = join(p->scratch, e->d_name);
+		names = js_xrealloc(names, (n + 1) * sizeof(*names));
+		names[n++] = js_xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (r == 0 && n > 1)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *src = join(dir, names[i]);
+		char *dst = join(p->scratch, names[i]);
 		struct stat es;
 		if (lstat(src, &es) < 0) {
 			/* gone since readdir: nothing to copy */
@@ -302,7 +316,9 @@ static int replicate(struct plan *p, const char *dir, char **ret_err)
 		add_op(p, S_ISDIR(es.st_mode) ? OP_MKDIR : OP_FILE, js_xstrdup(dst), NULL, false);
 		add_op(p, OP_BIND, src, dst, false);
 	}
-	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 	if (r < 0)
 		return r;
 	if (strcmp(dir, "/") == 0) {
@@ -315,8 +331,7 @@ static int replicate(struct plan *p, const char *dir, char **ret_err)
 	return 0;
 }
 
-/** mkdir -p of `path` on the machine (inside a volume's source). */
-static int mkdir_host(const char *path)
+int js_mounts_mkdir_p(const char *path, unsigned mode)
 {
 	char *s = js_xstrdup(path);
 	int r = 0;
@@ -325,7 +340,7 @@ static int mkdir_host(const char *path)
 			continue;
 		char keep = *c;
 		*c = '\0';
-		if (mkdir(s, 0755) < 0 && errno != EEXIST)
+		if (mkdir(s, (mode_t)mode) < 0 && errno != EEXIST)
 			r = -errno;
 		*c = keep;
 		if (!keep || r < 0)
@@ -368,7 +383,7 @@ static int make_target(struct plan *p, const char *target, bool dir, char **ret_
 		char *h = js_buf_format("%s%s", host, target + (strcmp(a, "/") == 0 ? 0 : strlen(a)));
 		char *parent = js_xstrdup(h);
 		*strrchr(parent, '/') = '\0';
-		r = mkdir_host(dir ? h : parent);
+		r = js_mounts_mkdir_p(dir ? h : parent, 0755);
 		if (r == 0 && !dir) {
 			int fd = open(h, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 			r = fd < 0 ? -errno : 0;

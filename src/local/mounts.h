@@ -79,6 +79,10 @@ int js_mounts_apply(const struct js_mounts *p);
  * the runner's, inside the new root). */
 bool js_mounts_new_root(const struct js_mounts *p);
 
+/** mkdir -p: make `path` and its missing parents with `mode` (before the
+ * umask). Returns 0 (also when it exists) or -errno of the first failure. */
+JS_WARN_UNUSED int js_mounts_mkdir_p(const char *path, unsigned mode);
+
 /** The plan as text, one step a line ("tmpfs S", "bind A B", ...), for
  * tests and debugging. Caller frees. */
 char *js_mounts_dump(const struct js_mounts *p);

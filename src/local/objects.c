@@ -167,7 +167,8 @@ static int parse_data(const json_t *obj, enum js_objects_kind kind, const char *
 		data_free(d);
 		return r;
 	}
-	qsort(d->entries, d->n, sizeof(*d->entries), cmp_entry);
+	if (d->n > 1)
+		qsort(d->entries, d->n, sizeof(*d->entries), cmp_entry);
 	*ret = d;
 	return 0;
 }
@@ -228,7 +229,7 @@ const struct js_objects_data *js_objects_find(const struct js_objects *o, enum j
 
 const struct js_objects_entry *js_objects_key(const struct js_objects_data *d, const char *key)
 {
-	if (!d || !key)
+	if (!d || !key || d->n == 0)
 		return NULL;
 	struct js_objects_entry probe = {.key = (char *)(uintptr_t)key};
 	return bsearch(&probe, d->entries, d->n, sizeof(*d->entries), cmp_entry);

@@ -256,30 +256,11 @@ int js_volumes_check(const json_t *tmpl, const struct js_objects *objects, char 
 
 /* ---- files ---- */
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char *s = js_xstrdup(path);
-	int r = 0;
-	for (char *c = s + 1;; c++) {
-		if (*c != '/' && *c != '\0')
-			continue;
-		char keep = *c;
-		*c = '\0';
-		if (mkdir(s, mode) < 0 && errno != EEXIST)
-			r = -errno;
-		*c = keep;
-		if (!keep || r < 0)
-			break;
-	}
-	free(s);
-	return r;
-}
-
 static int write_file(const char *path, const char *data, size_t n, mode_t mode)
 {
 	char *parent = js_xstrdup(path);
 	*strrchr(parent, '/') = '\0';
-	int r = mkdir_p(parent, 0755);
+	int r = js_mounts_mkdir_p(parent, 0755);
 	free(parent);
 	if (r < 0)
 		return r;
@@ -318,7 +299,7 @@ static int write_object_volume(const json_t *src, enum js_objects_kind kind, con
 	const char *oname = js_json_str(src, kind == JS_OBJECTS_SECRET ? "secretName" : "name");
 	const struct js_objects_data *d = js_objects_find(o, kind, oname);
 	mode_t dflt = mode_of(src, VOLUMES_DEFAULT_MODE);
-	int r = mkdir_p(dir, 0755);
+	int r = js_mounts_mkdir_p(dir, 0755);
 	const json_t *items = json_object_get(src, "items");
 	for (size_t i = 0; d && r == 0 && i < (items ? json_array_size(items) : d->n); i++) {
 		const json_t *it = items ? json_array_get(items, i) : NULL;
@@ -345,7 +326,7 @@ static int prepare_host_path(const json_t *src, bool *ret_dir, char **ret_err)
 	struct stat st;
 	int have = stat(path, &st) == 0 ? 0 : -errno;
 	if (have < 0 && strcmp(type, "DirectoryOrCreate") == 0) {
-		have = mkdir_p(path, 0755);
+		have = js_mounts_mkdir_p(path, 0755);
 		if (have == 0)
 			have = stat(path, &st) == 0 ? 0 : -errno;
 	} else if (have < 0 && strcmp(type, "FileOrCreate") == 0) {
@@ -389,7 +370,7 @@ static int prepare(struct js_volumes_pod *p, const json_t *v, const char *run_di
 	switch (kind) {
 	case V_EMPTYDIR:
 		ret->path = js_buf_format("%s/%s", p->pod_dir, name);
-		r = mkdir_p(ret->path, 0777) < 0 ? JS_EINVALID : 0;
+		r = js_mounts_mkdir_p(ret->path, 0777) < 0 ? JS_EINVALID : 0;
 		/* emptyDir is world-writable on a node (containers may run as any user). */
 		if (r == 0 && chmod(ret->path, 0777) < 0)
 			r = JS_EINVALID;
@@ -403,7 +384,7 @@ static int prepare(struct js_volumes_pod *p, const json_t *v, const char *run_di
 	case V_PVC:
 		ret->path = js_buf_format("%s/volumes/%s", run_dir, js_json_str(src, "claimName"));
 		ret->read_only = json_is_true(json_object_get(src, "readOnly"));
-		r = mkdir_p(ret->path, 0755) < 0 ? JS_EINVALID : 0;
+		r = js_mounts_mkdir_p(ret->path, 0755) < 0 ? JS_EINVALID : 0;
 		if (r < 0)
 			err = js_buf_format("cannot create %s: %s", ret->path, js_strerror(-errno));
 		break;
@@ -507,7 +488,7 @@ int js_volumes_ctr_mounts(const struct js_volumes_pod *v, const json_t *ctr, con
 			sources[i] = js_buf_format("%s/%s", vol->path, sub);
 			struct stat st;
 			/* The kubelet makes a missing subPath as a directory. */
-			if (stat(sources[i], &st) < 0 && mkdir_p(sources[i], 0755) < 0) {
+			if (stat(sources[i], &st) < 0 && js_mounts_mkdir_p(sources[i], 0755) < 0) {
 				*ret_err = js_buf_format("volumeMounts[%zu]: cannot create subPath %s: %s", i, sources[i],
 							 js_strerror(-errno));
 				r = JS_EINVALID;

@@ -227,10 +227,10 @@ static const struct errcase err_cases[] = {
 	 "{\"spec\":{\"initContainers\":[{\"name\":\"i\"}],\"containers\":[{\"name\":\"c\",\"command\":[\"p\"]}]}}",
 	 "container 'i' has no command"},
 	{"no containers", "{\"spec\":{\"containers\":[]}}", "no containers"},
-	{"secretKeyRef",
+	{"resourceFieldRef",
 	 "{\"spec\":{\"containers\":[{\"name\":\"c\",\"command\":[\"p\"],\"env\":[{\"name\":\"S\",\"valueFrom\":"
-	 "{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]}]}}",
-	 "container 'c': env 'S': only valueFrom.fieldRef is supported"},
+	 "{\"resourceFieldRef\":{\"resource\":\"limits.cpu\"}}}]}]}}",
+	 "container 'c': env 'S': only valueFrom.fieldRef, configMapKeyRef and secretKeyRef are supported"},
 	{"unknown fieldPath",
 	 "{\"spec\":{\"containers\":[{\"name\":\"c\",\"command\":[\"p\"],\"env\":[{\"name\":\"G\",\"valueFrom\":"
 	 "{\"fieldRef\":{\"fieldPath\":\"metadata.generateName\"}}}]}]}}",
