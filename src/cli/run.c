@@ -53,6 +53,9 @@ static const char usage[] =
 	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
 	"                           share this machine's network, each run gets its\n"
 	"                           own loopback block 127.B.0.0/16)\n"
+	"      --gpus IDS           the GPUs pods may have (nvidia.com/gpu limits):\n"
+	"                           ids such as 0,1,3, or 'none' (default: found\n"
+	"                           from /dev/nvidiaN or 'nvidia-smi -L')\n"
 	"      --feature-gates G    A=true,B=false: RestartJob, ElasticJobSet (off by\n"
 	"                           default); they apply to validation and to the\n"
 	"                           reconcile core. InPlaceRestart=true is refused:\n"
@@ -305,7 +308,8 @@ int js_cli_run(int argc, char **argv)
 		{"follow", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
 		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
 		{"feature-gates", required_argument, NULL, 'g'}, {"publish", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+		{"gpus", required_argument, NULL, 'G'},    {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *run_dir = NULL, *ns = NULL;
 	struct out o = {.tty = isatty(STDOUT_FILENO) == 1};
@@ -314,6 +318,7 @@ int js_cli_run(int argc, char **argv)
 	struct js_gates gates = {0};
 	struct js_publish pub[RUN_PUBLISH_MAX];
 	size_t n_pub = 0;
+	const char *gpus_arg = NULL;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:n:p:fqh", opts, NULL)) != -1) {
@@ -362,6 +367,9 @@ int js_cli_run(int argc, char **argv)
 			if (js_cli_opt_gates("run", optarg, &gates) != JS_EXIT_OK)
 				return RUN_EXIT_INVALID;
 			break;
+		case 'G':
+			gpus_arg = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return JS_EXIT_OK;
@@ -378,10 +386,20 @@ int js_cli_run(int argc, char **argv)
 				   "no in-place restart agent (SPEC §13) restarts a pod's containers in place and records "
 				   "the attempt on the pod") != JS_EXIT_OK)
 		return RUN_EXIT_INVALID;
+	struct js_gpu *gpus = NULL;
+	char *gerr = NULL;
+	if (!gpus_arg)
+		gpus = js_gpu_discover("/dev");
+	else if (js_gpu_parse(gpus_arg, &gpus, &gerr) < 0) {
+		fprintf(stderr, "jobset run: %s\n", gerr);
+		free(gerr);
+		return RUN_EXIT_INVALID;
+	}
 	struct js_jobset *js = NULL;
 	struct js_objects *objects = js_objects_new();
 	if (load(argv[optind], &gates, objects, &js) != 0) {
 		js_objects_free(objects);
+		js_gpu_free(gpus);
 		return RUN_EXIT_INVALID;
 	}
 	if (ns) {
@@ -389,12 +407,13 @@ int js_cli_run(int argc, char **argv)
 		js->meta.namespace_ = strdup(ns);
 	}
 	char *err = NULL;
-	struct js_local_opts check = {.objects = objects};
+	struct js_local_opts check = {.objects = objects, .gpus = gpus};
 	if (js_local_preflight(js, &check, &err) < 0) {
 		fprintf(stderr, "jobset run: %s: %s; nothing was started\n", argv[optind], err);
 		free(err);
 		js_jobset_free(js);
 		js_objects_free(objects);
+		js_gpu_free(gpus);
 		return RUN_EXIT_INVALID;
 	}
 	if (js->spec.has_suspend && js->spec.suspend) {
@@ -402,11 +421,13 @@ int js_cli_run(int argc, char **argv)
 			argv[optind]);
 		js_jobset_free(js);
 		js_objects_free(objects);
+		js_gpu_free(gpus);
 		return RUN_EXIT_INVALID;
 	}
 	if (publish_ports(js, argv[optind], pub, n_pub) < 0) {
 		js_jobset_free(js);
 		js_objects_free(objects);
+		js_gpu_free(gpus);
 		return RUN_EXIT_INVALID;
 	}
 	o.name = js_jobset_name(js);
@@ -414,7 +435,7 @@ int js_cli_run(int argc, char **argv)
 	struct js_local_opts lo = {
 		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
 		.no_namespaces = no_ns, .publish = pub, .n_publish = n_pub, .gates = gates, .on_event = on_event,
-		.on_view = on_view, .on_line = on_line, .ctx = &o, .objects = objects,
+		.on_view = on_view, .on_line = on_line, .ctx = &o, .objects = objects, .gpus = gpus,
 	};
 	struct js_local *l = NULL;
 	int r = dir ? js_local_new(js, &lo, &l) : -12;
@@ -423,6 +444,7 @@ int js_cli_run(int argc, char **argv)
 		free(dir);
 		js_jobset_free(js);
 		js_objects_free(objects);
+		js_gpu_free(gpus);
 		close_ports(pub, n_pub);
 		return RUN_EXIT_INVALID;
 	}
@@ -440,6 +462,7 @@ int js_cli_run(int argc, char **argv)
 	close_ports(pub, n_pub);
 	js_jobset_free(js);
 	js_objects_free(objects);
+	js_gpu_free(gpus);
 	free(dir);
 	return rc;
 }

@@ -39,6 +39,7 @@
 #include "core/reconcile.h"
 #include "local/hosts.h"
 #include "local/jobctl.h"
+#include "local/gpu.h"
 #include "local/net.h"
 #include "local/volumes.h"
 
@@ -93,6 +94,7 @@ struct js_local {
 	bool dirty;           /* something changed since the last reconcile */
 	bool resync;          /* pods changed after their Job's sync read them */
 	bool stall_pass;      /* a turn forced by the stall check is under way */
+	bool gpu_wait_reported; /* a pod waits for GPUs, and it was said */
 	bool stalled;         /* the stall check ended the run */
 	int interrupts;
 	int64_t last_view_ms;
@@ -229,10 +231,12 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	return 0;
 }
 
-static void ljob_free_pods(struct ljob *j)
+static void ljob_free_pods(struct js_local *l, struct ljob *j)
 {
-	for (size_t i = 0; i < j->n_pods; i++)
+	for (size_t i = 0; i < j->n_pods; i++) {
+		js_gpu_put(l->opts.gpus, js_pod_id(j->pods[i]));
 		js_pod_free(j->pods[i]);
+	}
 	free(j->pods);
 	j->pods = NULL;
 	j->n_pods = 0;
@@ -243,7 +247,7 @@ struct js_local *js_local_free(struct js_local *l)
 	if (!l)
 		return NULL;
 	for (size_t i = 0; i < l->n_jobs; i++) {
-		ljob_free_pods(&l->jobs[i]);
+		ljob_free_pods(l, &l->jobs[i]);
 		js_job_unref(l->jobs[i].rec);
 		json_decref(l->jobs[i].obj);
 		free(l->jobs[i].name);
@@ -308,8 +312,36 @@ static void pod_finished_event(struct js_local *l, const struct js_pod *p, enum 
 
 /** Create a pod of Job `j`. Returns false when its template cannot be run
  * (a Warning FailedCreate event says why). */
+/* The GPUs a new pod of Job `j` asks for (local/gpu.h), taken for pod
+ * `id`. False when not enough are free now: the devices are held by pods
+ * still being stopped, which give them back when they are gone (then the
+ * Job is synced again in the same turn). Said once per wait. */
+static bool take_gpus(struct js_local *l, struct ljob *j, int32_t index, uint64_t id, const char *const **ret)
+{
+	int64_t n = 0;
+	char *err = NULL;
+	if (js_gpu_pod_count(js_json_path(j->obj, "spec.template.spec"), &n, &err) < 0) {
+		free(err); /* preflight refused such templates */
+		n = 0;
+	}
+	if (js_gpu_take(l->opts.gpus, id, n, ret) == 0) {
+		l->gpu_wait_reported = false;
+		return true;
+	}
+	if (!l->gpu_wait_reported)
+		event(l, "Warning FailedScheduling job/%s: pod %d needs %lld GPUs (%s) and %zu are free; waiting for "
+			 "pods being stopped to give theirs back",
+		      j->name, index, (long long)n, JS_GPU_RESOURCE, js_gpu_free_count(l->opts.gpus));
+	l->gpu_wait_reported = true;
+	return false;
+}
+
 static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t t)
 {
+	const char *const *gpus = NULL;
+	uint64_t id = l->next_pod_id + 1;
+	if (!take_gpus(l, j, index, id, &gpus))
+		return false;
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	char suffix[6];
 	for (int i = 0; i < 5; i++)
@@ -322,6 +354,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	int nr = js_net_pod_new(l->net, pod_ordinal(l, j->obj, index, &ord) ? (int64_t)ord : -1, &net);
 	if (nr < 0) {
 		event(l, "Warning FailedCreate job/%s: no network for pod %s: %s", j->name, name, js_strerror(nr));
+		js_gpu_put(l->opts.gpus, id);
 		free(hostname);
 		free(name);
 		return false;
@@ -364,13 +397,14 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	struct js_pod_init init = {
 		.id = ++l->next_pod_id, .name = name, .namespace_ = js_jobset_namespace(l->js), .uid = uid,
 		.job_name = j->name, .index = index, .hostname = hostname, .subdomain = subdomain, .ip = ip,
-		.hosts_file = hosts, .net = net, .tmpl = tmpl,
+		.hosts_file = hosts, .net = net, .tmpl = tmpl, .gpus = gpus,
 	};
 	struct js_pod *pod = NULL;
 	char *err = NULL;
 	bool created = false;
 	if (js_pod_new(&init, &l->host, &pod, &err) < 0) {
 		event(l, "Warning FailedCreate job/%s: %s", j->name, err);
+		js_gpu_put(l->opts.gpus, id);
 		free(err);
 	} else {
 		j->pods = js_xrealloc(j->pods, (j->n_pods + 1) * sizeof(*j->pods));
@@ -504,7 +538,7 @@ static bool collect_jobs(struct js_local *l)
 		event(l, "Normal Deleted job/%s", j->name);
 		json_array_append_new(l->history, j->obj);
 		js_job_unref(j->rec);
-		ljob_free_pods(j);
+		ljob_free_pods(l, j);
 		free(j->name);
 		memmove(j, j + 1, (l->n_jobs - i - 1) * sizeof(*j));
 		l->n_jobs--;
@@ -1101,6 +1135,10 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 				if (js_pod_step(p, &l->host, t))
 					changed = true;
 				pod_finished_event(l, p, before);
+				/* Its GPUs go back once it is terminal and gone; a pod
+				 * waiting for them is created by the sync below. */
+				if (js_pod_phase(p) >= JS_JOBCTL_SUCCEEDED && js_pod_gone(p))
+					changed |= js_gpu_put(l->opts.gpus, js_pod_id(p));
 			}
 		}
 		l->resync = false;
@@ -1206,5 +1244,6 @@ int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *o
 			return JS_EINVALID;
 		}
 	}
-	return 0;
+	/* More GPUs at once than the machine has would never all start. */
+	return js_gpu_check(js, js_gpu_count(opts ? opts->gpus : NULL), ret_err);
 }

@@ -42,6 +42,7 @@
 
 #include "api/jobset.h"
 #include "base/common.h"
+#include "local/gpu.h"
 #include "local/objects.h"
 #include "local/pod.h"
 
@@ -89,6 +90,9 @@ struct js_local_opts {
 	size_t n_publish;
 	struct js_gates gates;      /* feature gates for the reconcile core
 				       (the same ones validation used) */
+	struct js_gpu *gpus;        /* the machine's GPUs (local/gpu.h), or NULL
+				       for none; borrowed until js_local_free,
+				       the run takes and gives back devices */
 	const struct js_objects *objects; /* the manifest's ConfigMaps, Secrets
 				       and PVCs (local/objects.h), or NULL;
 				       borrowed until js_local_free */
@@ -133,7 +137,8 @@ int64_t js_local_elapsed_ms(const struct js_local *l);
 
 /** Check every pod template of `js` before anything starts (a container
  * without command, unsupported env sources, volumes: local/volumes.h,
- * against opts->objects; `opts` may be NULL). Returns 0, or JS_EINVALID and
+ * against opts->objects; GPUs: local/gpu.h, against opts->gpus; `opts` may
+ * be NULL). Returns 0, or JS_EINVALID and
  * *ret_err (caller frees) naming the ReplicatedJob and container. */
 JS_WARN_UNUSED int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *opts, char **ret_err);
 

@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "local/gpu.h"
 #include "local/volumes.h"
 
 /* Longest line kept for the line callback; longer lines are split. */
@@ -64,7 +65,8 @@ struct js_pod {
 	char *start_error;
 	struct js_net_pod *net;
 	struct js_volumes_pod *vols;
-	char *const *extra_env; /* borrowed from js_pod_init during js_pod_new */
+	const char *const *gpus; /* borrowed from js_pod_init during js_pod_new */
+	size_t gpu_cursor;       /* the next GPU of gpus for a regular container */
 };
 
 /* ---- environment and templates ---- */
@@ -196,14 +198,20 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	}
 	char **env = NULL;
 	size_t n_env = 0;
-	char *const *extra = pod ? pod->extra_env : NULL;
 	if (host) {
 		push(&env, &n_env, js_buf_format("PATH=%s", host->path_env ? host->path_env : "/usr/bin:/bin"));
 		if (host->home_env)
 			push(&env, &n_env, js_buf_format("HOME=%s", host->home_env));
 		push(&env, &n_env, js_buf_format("HOSTNAME=%s", pod->hostname));
-		for (size_t k = 0; extra && extra[k]; k++)
-			push(&env, &n_env, js_xstrdup(extra[k]));
+		const char **mine = js_gpu_ctr_devices(c, init, pod->gpus, &pod->gpu_cursor);
+		if (mine) {
+			/* The device plugin's variable, and CUDA's for processes. */
+			char *list = js_gpu_join(mine);
+			push(&env, &n_env, js_buf_format("CUDA_VISIBLE_DEVICES=%s", list));
+			push(&env, &n_env, js_buf_format("NVIDIA_VISIBLE_DEVICES=%s", list));
+			free(list);
+			free(mine);
+		}
 		struct env_acc acc = {&env, &n_env};
 		char *err = NULL;
 		if (js_objects_env_from(host->objects, json_object_get(c, "envFrom"), add_env, &acc, &err) < 0) {
@@ -357,9 +365,9 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 									   : POD_DEFAULT_GRACE_S) *
 			1000;
 	pod->phase = JS_JOBCTL_PENDING;
-	pod->extra_env = init->extra_env;
+	pod->gpus = init->gpus;
 	int r = walk_ctrs(init->tmpl, json_object_get(init->tmpl, "metadata"), pod, host, ret_err);
-	pod->extra_env = NULL;
+	pod->gpus = NULL;
 	if (r == 0 && host->run_dir)
 		r = js_volumes_pod_new(spec, host->run_dir, pod->name, host->objects, &pod->vols, ret_err);
 	if (r < 0) {

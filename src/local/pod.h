@@ -95,8 +95,8 @@ struct js_pod_init {
 				     with the pod, or by js_pod_new when it
 				     fails */
 	const json_t *tmpl;       /* PodTemplateSpec (metadata + spec) */
-	char *const *extra_env;   /* "NAME=value" set before the containers'
-				     own env (devices: local/gpu.h), or NULL */
+	const char *const *gpus;  /* GPU ids the pod holds (local/gpu.h),
+				     NULL-terminated, or NULL */
 };
 
 /**

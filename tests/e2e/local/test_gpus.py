@@ -1,0 +1,74 @@
+"""GPUs (issue 12): nvidia.com/gpu limits get distinct devices of a fake
+device list (--gpus), as environment variables in process mode; a JobSet
+that needs more than exist is refused before anything starts. The check on
+a machine with real GPUs is scripts/gpu-check (not part of the suite)."""
+import yaml
+
+
+def rjob(name, replicas=1, gpus=2, script='echo "cuda=$CUDA_VISIBLE_DEVICES nv=$NVIDIA_VISIBLE_DEVICES"',
+         depends=None, extra_ctrs=(), init=()):
+    spec = {"restartPolicy": "Never", "containers": [
+        {"name": "c", "image": "cuda", "command": ["sh", "-c", script],
+         "resources": {"limits": {"nvidia.com/gpu": gpus}}}, *extra_ctrs]}
+    if init:
+        spec["initContainers"] = list(init)
+    r = {"name": name, "replicas": replicas,
+         "template": {"spec": {"completions": 1, "parallelism": 1, "template": {"spec": spec}}}}
+    if depends:
+        r["dependsOn"] = [{"name": depends, "status": "Complete"}]
+    return r
+
+
+def jobset(*rjobs, name="g"):
+    return yaml.safe_dump({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
+                           "spec": {"replicatedJobs": list(rjobs)}}, sort_keys=False)
+
+
+def test_each_pod_gets_its_own_devices(run):
+    side = {"name": "side", "image": "x", "command": ["sh", "-c", 'echo "side=${CUDA_VISIBLE_DEVICES-unset}"']}
+    init = {"name": "prep", "image": "x", "command": ["sh", "-c", 'echo "init=$CUDA_VISIBLE_DEVICES"'],
+            "resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}}
+    r = run(jobset(rjob("w", replicas=2, extra_ctrs=[side], init=[init]), rjob("solo", gpus=1)),
+            "--gpus", "0,1,2,3,4")
+    assert r.rc == 0, r.stdout + r.stderr
+    seen = []
+    for pod in ("g-w-0-0", "g-w-1-0"):
+        main = r.logs(pod, "c").split()
+        cuda = main[0].split("=")[1]
+        assert main[1] == "nv=" + cuda
+        assert len(cuda.split(",")) == 2
+        seen += cuda.split(",")
+        assert r.logs(pod, "side").strip() == "side=unset"  # asked for none, sees none
+        # The init container's device is handed on to the pod's own.
+        assert r.logs(pod, "prep").strip() == "init=" + cuda.split(",")[0]
+    seen += r.logs("g-solo-0-0", "c").split()[0].split("=")[1].split(",")
+    assert sorted(seen) == ["0", "1", "2", "3", "4"]  # five devices, nobody shares
+
+
+def test_more_gpus_than_exist_is_refused_before_anything_starts(run):
+    r = run(jobset(rjob("leader", gpus=1), rjob("workers", replicas=3, gpus=2)), "--gpus", "0,1,2,3")
+    assert r.rc == 2, r.stdout + r.stderr
+    assert ("needs 7 GPUs (nvidia.com/gpu) at once (leader: 1 pods x 1 = 1, workers: 3 pods x 2 = 6), "
+            "but this machine has 4") in r.stderr, r.stderr
+    assert "nothing was started" in r.stderr and not r.dir.exists()
+
+    r = run(jobset(rjob("big", gpus=3)), "--gpus", "0,1")
+    assert r.rc == 2 and "every pod of ReplicatedJob 'big' needs 3 GPUs" in r.stderr, r.stderr
+
+    r = run(jobset(rjob("any", gpus=1)), "--gpus", "none")
+    assert r.rc == 2 and "this machine has 0" in r.stderr, r.stderr
+
+
+def test_replicated_jobs_in_sequence_share_devices(run):
+    """dependsOn Complete: the second runs after the first, on the same two."""
+    r = run(jobset(rjob("first"), rjob("second", depends="first")), "--gpus", "7,9")
+    assert r.rc == 0, r.stdout + r.stderr
+    assert r.logs("g-first-0-0", "c").split()[0] == "cuda=7,9"
+    assert r.logs("g-second-0-0", "c").split()[0] == "cuda=7,9"
+
+
+def test_bad_gpu_flag_and_quantity(run):
+    r = run(jobset(rjob("w", gpus=1)), "--gpus", "0,0")
+    assert r.rc == 2 and "--gpus takes device ids" in r.stderr, r.stderr
+    r = run(jobset(rjob("w", gpus="half")), "--gpus", "0")
+    assert r.rc == 2 and "nvidia.com/gpu must be a whole number" in r.stderr, r.stderr
