@@ -53,6 +53,11 @@ static const char usage[] =
 	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
 	"                           share this machine's network, each run gets its\n"
 	"                           own loopback block 127.B.0.0/16)\n"
+	"      --runtime R          process (default: pods are processes of this\n"
+	"                           machine), podman or docker (pods are containers\n"
+	"                           of their images)\n"
+	"      --pull P             never (default: a missing image is an error) or\n"
+	"                           missing (pull missing images before the run)\n"
 	"      --gpus IDS           the GPUs pods may have (nvidia.com/gpu limits):\n"
 	"                           ids such as 0,1,3, or 'none' (default: found\n"
 	"                           from /dev/nvidiaN or 'nvidia-smi -L')\n"
@@ -309,6 +314,7 @@ int js_cli_run(int argc, char **argv)
 		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
 		{"feature-gates", required_argument, NULL, 'g'}, {"publish", required_argument, NULL, 'p'},
 		{"gpus", required_argument, NULL, 'G'},    {"help", no_argument, NULL, 'h'},
+		{"runtime", required_argument, NULL, 'R'}, {"pull", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *run_dir = NULL, *ns = NULL;
@@ -319,6 +325,8 @@ int js_cli_run(int argc, char **argv)
 	struct js_publish pub[RUN_PUBLISH_MAX];
 	size_t n_pub = 0;
 	const char *gpus_arg = NULL;
+	enum js_container_runtime runtime = JS_CONTAINER_PROCESS;
+	enum js_container_pull pull = JS_CONTAINER_PULL_NEVER;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:n:p:fqh", opts, NULL)) != -1) {
@@ -370,6 +378,20 @@ int js_cli_run(int argc, char **argv)
 		case 'G':
 			gpus_arg = optarg;
 			break;
+		case 'R':
+			runtime = js_container_runtime_from_string(optarg);
+			if (runtime == JS_CONTAINER__INVALID) {
+				fprintf(stderr, "jobset run: --runtime takes process, podman or docker, not '%s'\n", optarg);
+				return RUN_EXIT_INVALID;
+			}
+			break;
+		case 'P':
+			pull = js_container_pull_from_string(optarg);
+			if (pull == JS_CONTAINER_PULL__INVALID) {
+				fprintf(stderr, "jobset run: --pull takes never or missing, not '%s'\n", optarg);
+				return RUN_EXIT_INVALID;
+			}
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return JS_EXIT_OK;
@@ -386,6 +408,10 @@ int js_cli_run(int argc, char **argv)
 				   "no in-place restart agent (SPEC §13) restarts a pod's containers in place and records "
 				   "the attempt on the pod") != JS_EXIT_OK)
 		return RUN_EXIT_INVALID;
+	if (runtime != JS_CONTAINER_PROCESS && n_pub) {
+		fprintf(stderr, "jobset run: --publish works with --runtime process only\n");
+		return RUN_EXIT_INVALID;
+	}
 	struct js_gpu *gpus = NULL;
 	char *gerr = NULL;
 	if (!gpus_arg)
@@ -407,8 +433,9 @@ int js_cli_run(int argc, char **argv)
 		js->meta.namespace_ = strdup(ns);
 	}
 	char *err = NULL;
-	struct js_local_opts check = {.objects = objects, .gpus = gpus};
-	if (js_local_preflight(js, &check, &err) < 0) {
+	struct js_local_opts check = {.objects = objects, .gpus = gpus, .runtime = runtime};
+	if (js_local_preflight(js, &check, &err) < 0 ||
+	    (runtime != JS_CONTAINER_PROCESS && js_container_images(runtime, pull, js, &err) < 0)) {
 		fprintf(stderr, "jobset run: %s: %s; nothing was started\n", argv[optind], err);
 		free(err);
 		js_jobset_free(js);
@@ -435,7 +462,7 @@ int js_cli_run(int argc, char **argv)
 	struct js_local_opts lo = {
 		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
 		.no_namespaces = no_ns, .publish = pub, .n_publish = n_pub, .gates = gates, .on_event = on_event,
-		.on_view = on_view, .on_line = on_line, .ctx = &o, .objects = objects, .gpus = gpus,
+		.on_view = on_view, .on_line = on_line, .ctx = &o, .objects = objects, .gpus = gpus, .runtime = runtime,
 	};
 	struct js_local *l = NULL;
 	int r = dir ? js_local_new(js, &lo, &l) : -12;

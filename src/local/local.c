@@ -78,6 +78,8 @@ struct js_local {
 				 <run_dir>/volumes (issue 11) */
 	char *scratch_dir;    /* <run_dir>/.mnt, empty: mounts are built
 				 there (local/mounts.h) */
+	struct js_container *ctrt; /* container mode: the runtime and the
+				 run's network (local/container.h) */
 	size_t n_pvcs;
 	uint64_t plan_sig;    /* actions of the last plan, hashed */
 	int same_plans;       /* consecutive plans equal to it with nothing
@@ -194,9 +196,12 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	struct js_local *l = js_xcalloc(1, sizeof(*l));
 	l->opts = *opts;
 	l->js = js_jobset_copy(js);
-	l->run_dir = js_xstrdup(opts->run_dir);
-	l->log_dir = js_buf_format("%s/logs", opts->run_dir);
-	l->hosts_path = js_buf_format("%s/hosts", opts->run_dir);
+	/* Absolute: paths under it are handed to containers and runtimes. */
+	char cwd[4096];
+	l->run_dir = opts->run_dir[0] == '/' || !getcwd(cwd, sizeof(cwd)) ? js_xstrdup(opts->run_dir)
+								       : js_buf_format("%s/%s", cwd, opts->run_dir);
+	l->log_dir = js_buf_format("%s/logs", l->run_dir);
+	l->hosts_path = js_buf_format("%s/hosts", l->run_dir);
 	l->death_rd = l->death_wr = l->sig_fd = l->events_fd = -1;
 	l->requeue_ms = -1;
 	l->history = json_array();
@@ -207,7 +212,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 		js_local_free(l);
 		return r;
 	}
-	char *ev = js_buf_format("%s/events.log", opts->run_dir);
+	char *ev = js_buf_format("%s/events.log", l->run_dir);
 	l->events_fd = open(ev, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	free(ev);
 	if (!l->js->meta.uid)
@@ -257,6 +262,7 @@ struct js_local *js_local_free(struct js_local *l)
 		free(l->pvcs[i]);
 	free(l->pvcs);
 	free(l->scratch_dir);
+	l->ctrt = js_container_free(l->ctrt); /* after the pods: removes what is left */
 	l->net = js_net_free(l->net); /* after the pods: they hold its namespaces */
 	json_decref(l->history);
 	js_jobset_free(l->js);
@@ -950,12 +956,24 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	 * there, which changes what the sandbox probe finds. */
 	struct js_net_opts no = {.no_namespaces = l->opts.no_namespaces, .js = l->js, .publish = l->opts.publish,
 				 .n_publish = l->opts.n_publish};
+	if (l->opts.runtime != JS_CONTAINER_PROCESS) {
+		char *cerr = NULL;
+		if (js_container_new(l->opts.runtime, &l->ctrt, &cerr) < 0) {
+			event(l, "Warning FailedCreate network: %s", cerr);
+			free(cerr);
+			return JS_EINVALID;
+		}
+		no.external_base = js_container_base(l->ctrt);
+		no.external_name = js_container_network(l->ctrt);
+	}
 	int nr = js_net_new(&no, &l->net);
 	if (nr < 0)
 		return nr;
 	const char *why = NULL;
 	enum js_sandbox_mode mode = JS_SANDBOX_NONE;
-	if (l->opts.no_namespaces)
+	if (l->ctrt)
+		mode = JS_SANDBOX_NS; /* the runtime's namespaces: hosts files, hostnames */
+	else if (l->opts.no_namespaces)
 		why = "disabled by --no-namespaces";
 	else
 		mode = js_sandbox_probe(l->opts.probe_path ? l->opts.probe_path : "/bin/true", &why);
@@ -976,7 +994,7 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 		.host_ip = js_net_host_ip(l->net),
 		.path_env = l->path_env, .home_env = l->home_env, .restart_base_ms = l->opts.backoff_base_ms,
 		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
-		.run_dir = l->run_dir, .objects = l->opts.objects, .scratch_dir = l->scratch_dir,
+		.run_dir = l->run_dir, .objects = l->opts.objects, .scratch_dir = l->scratch_dir, .ctrt = l->ctrt,
 	};
 	sigset_t set;
 	sigemptyset(&set);
@@ -1117,6 +1135,9 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 		event(l, "Warning Degraded: Linux namespaces are not available (%s): pods share this machine's "
 			 "hostname and /etc/hosts; pod names resolve only through $JOBSET_HOSTS_FILE",
 		      l->sandbox_why);
+	else if (l->ctrt)
+		event(l, "Normal Runtime: pods are %s pods of containers of their images",
+		      js_container_runtime_to_string(l->opts.runtime));
 	else
 		event(l, "Normal Sandbox: pods run in their own %s (hostname, /etc/hosts, PID)",
 		      js_sandbox_mode_name(l->host.mode));
@@ -1234,7 +1255,8 @@ int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *o
 		struct js_render_opts ro = {.gates = opts ? opts->gates : (struct js_gates){0}};
 		json_t *job = js_render_job(js, i, 0, &ro);
 		char *err = NULL;
-		int cr = js_pod_check_template(tmpl, &err);
+		bool images = opts && opts->runtime != JS_CONTAINER_PROCESS;
+		int cr = images ? js_pod_check_template_images(tmpl, &err) : js_pod_check_template(tmpl, &err);
 		if (cr == 0)
 			cr = js_volumes_check(js_json_path(job, "spec.template"), opts ? opts->objects : NULL, &err);
 		json_decref(job);

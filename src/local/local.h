@@ -42,6 +42,7 @@
 
 #include "api/jobset.h"
 #include "base/common.h"
+#include "local/container.h"
 #include "local/gpu.h"
 #include "local/objects.h"
 #include "local/pod.h"
@@ -90,6 +91,9 @@ struct js_local_opts {
 	size_t n_publish;
 	struct js_gates gates;      /* feature gates for the reconcile core
 				       (the same ones validation used) */
+	enum js_container_runtime runtime; /* process (default), podman or
+				       docker (local/container.h); images
+				       checked beforehand (js_container_images) */
 	struct js_gpu *gpus;        /* the machine's GPUs (local/gpu.h), or NULL
 				       for none; borrowed until js_local_free,
 				       the run takes and gives back devices */
@@ -137,8 +141,9 @@ int64_t js_local_elapsed_ms(const struct js_local *l);
 
 /** Check every pod template of `js` before anything starts (a container
  * without command, unsupported env sources, volumes: local/volumes.h,
- * against opts->objects; GPUs: local/gpu.h, against opts->gpus; `opts` may
- * be NULL). Returns 0, or JS_EINVALID and
+ * against opts->objects; GPUs: local/gpu.h, against opts->gpus; in
+ * container mode a container needs an image, not a command; `opts` may be
+ * NULL). Returns 0, or JS_EINVALID and
  * *ret_err (caller frees) naming the ReplicatedJob and container. */
 JS_WARN_UNUSED int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *opts, char **ret_err);
 

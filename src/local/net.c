@@ -178,6 +178,19 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 	net->block = -1;
 	uint64_t n_pos = js_hosts_n_positions(o->js);
 	net->ipam = js_ipam_new(JS_IPAM_POD_BASE, n_pos);
+	if (o->external_base) {
+		/* Container mode: the runtime makes the namespaces. */
+		js_ipam_free(net->ipam);
+		net->ipam = js_ipam_new(o->external_base, n_pos);
+		net->mode = JS_NET_EXTERNAL;
+		js_ipam_format(js_ipam_gateway(net->ipam), net->host_ip);
+		char base[16];
+		js_ipam_format(o->external_base, base);
+		net->describe = js_buf_format("Normal Network: every pod is a container pod on network %s (%s/%d)",
+					      o->external_name ? o->external_name : "?", base, JS_IPAM_BLOCK_BITS);
+		*ret_net = net;
+		return 0;
+	}
 	const char *step = "disabled by --no-namespaces";
 	int r = o->no_namespaces ? -EPERM : pods_setup(net, &step);
 	if (r == 0) {

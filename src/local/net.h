@@ -50,6 +50,8 @@
 enum js_net_mode {
 	JS_NET_PODS,     /* a network namespace per pod on the run's bridge */
 	JS_NET_LOOPBACK, /* degraded: the runner's network, a loopback block */
+	JS_NET_EXTERNAL, /* container mode: a container runtime's network owns
+			    the namespaces; only the addresses are ours */
 };
 
 struct js_net_opts {
@@ -60,6 +62,10 @@ struct js_net_opts {
 	size_t n_publish;
 	const char *registry;           /* loopback block registry, NULL for
 					   js_ipam_default_registry() */
+	uint32_t external_base;         /* JS_NET_EXTERNAL: the /16 of the
+					   container network (its gateway is
+					   base+1), or 0 */
+	const char *external_name;      /* its name, for js_net_describe */
 };
 
 struct js_net;

@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "local/container.h"
 #include "local/gpu.h"
 #include "local/volumes.h"
 
@@ -38,6 +39,10 @@ struct ctr {
 	char **argv, **envp;
 	char *cwd;
 	json_t *json;    /* the container's template (volumeMounts) */
+	size_t n_cmd;    /* argv[0..n_cmd) is `command`, the rest `args` */
+	char *image;
+	char **gpus;     /* its GPU ids (NULL-terminated), or NULL */
+	char *runtime_name; /* container mode: its name for the runtime */
 	struct js_mounts *mounts; /* its volume mounts, planned at each start */
 	enum js_pod_ctr_state state;
 	pid_t pid;
@@ -66,6 +71,7 @@ struct js_pod {
 	struct js_net_pod *net;
 	struct js_volumes_pod *vols;
 	const char *const *gpus; /* borrowed from js_pod_init during js_pod_new */
+	bool runtime_pod;        /* container mode: the runtime's pod exists */
 	size_t gpu_cursor;       /* the next GPU of gpus for a regular container */
 };
 
@@ -185,33 +191,39 @@ static void add_env(void *ctx, const char *name, const char *value)
 
 /** Check (pod == NULL) or build one container from its JSON. */
 static int build_ctr(const json_t *c, bool init, const json_t *meta, const char *sa, struct js_pod *pod,
-		     const struct js_pod_host *host, struct ctr *ret, char **ret_err)
+		     const struct js_pod_host *host, bool images, struct ctr *ret, char **ret_err)
 {
 	const char *name = js_json_str(c, "name");
 	name = name ? name : "";
 	const json_t *cmd = json_object_get(c, "command");
-	if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
+	/* Container mode runs the image's ENTRYPOINT when there is no command. */
+	if (!images && (!json_is_array(cmd) || json_array_size(cmd) == 0)) {
 		*ret_err = js_buf_format("container '%s' has no command: the local runtime runs command+args directly "
 			       "and does not read the image's entrypoint",
 			       name);
 		return JS_EINVALID;
 	}
-	char **env = NULL;
-	size_t n_env = 0;
+	char **env = NULL, **gpus = NULL;
+	size_t n_env = 0, n_gpus = 0;
 	if (host) {
-		push(&env, &n_env, js_buf_format("PATH=%s", host->path_env ? host->path_env : "/usr/bin:/bin"));
-		if (host->home_env)
+		/* An image has its own PATH and HOME. */
+		if (!images)
+			push(&env, &n_env, js_buf_format("PATH=%s", host->path_env ? host->path_env : "/usr/bin:/bin"));
+		if (host->home_env && !images)
 			push(&env, &n_env, js_buf_format("HOME=%s", host->home_env));
 		push(&env, &n_env, js_buf_format("HOSTNAME=%s", pod->hostname));
 		const char **mine = js_gpu_ctr_devices(c, init, pod->gpus, &pod->gpu_cursor);
-		if (mine) {
-			/* The device plugin's variable, and CUDA's for processes. */
+		if (mine && !images) {
+			/* The device plugin's variable, and CUDA's for processes;
+			 * containers get CDI devices instead (start_container). */
 			char *list = js_gpu_join(mine);
 			push(&env, &n_env, js_buf_format("CUDA_VISIBLE_DEVICES=%s", list));
 			push(&env, &n_env, js_buf_format("NVIDIA_VISIBLE_DEVICES=%s", list));
 			free(list);
-			free(mine);
 		}
+		for (size_t k = 0; mine && mine[k]; k++)
+			push(&gpus, &n_gpus, js_xstrdup(mine[k]));
+		free(mine);
 		struct env_acc acc = {&env, &n_env};
 		char *err = NULL;
 		if (js_objects_env_from(host->objects, json_object_get(c, "envFrom"), add_env, &acc, &err) < 0) {
@@ -263,6 +275,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	}
 	if (!host) {
 		free_strv(env);
+		free_strv(gpus);
 		return 0;
 	}
 	if (pod->index >= 0 && !env_get(env, n_env, "JOB_COMPLETION_INDEX"))
@@ -282,6 +295,9 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	const char *wd = js_json_str(c, "workingDir");
 	ret->cwd = wd ? js_xstrdup(wd) : NULL;
 	ret->json = json_incref(js_json_unconst(c));
+	ret->n_cmd = json_array_size(cmd);
+	ret->image = js_json_str(c, "image") ? js_xstrdup(js_json_str(c, "image")) : NULL;
+	ret->gpus = gpus;
 	ret->pid = -1;
 	ret->out_fd = -1;
 	ret->log_fd = -1;
@@ -309,7 +325,7 @@ static char *resolve(const char *arg0, const char *path_env)
 	return NULL;
 }
 
-static int walk_ctrs(const json_t *tmpl, const json_t *meta, struct js_pod *pod, const struct js_pod_host *host,
+static int walk_ctrs(const json_t *tmpl, const json_t *meta, struct js_pod *pod, const struct js_pod_host *host, bool images,
 		     char **ret_err)
 {
 	const json_t *spec = json_object_get(tmpl, "spec");
@@ -321,7 +337,7 @@ static int walk_ctrs(const json_t *tmpl, const json_t *meta, struct js_pod *pod,
 		json_array_foreach(json_object_get(spec, lists[l]), i, c)
 		{
 			struct ctr tmp;
-			if (build_ctr(c, l == 0, meta, sa, pod, host, &tmp, ret_err) < 0)
+			if (build_ctr(c, l == 0, meta, sa, pod, host, images, &tmp, ret_err) < 0)
 				return JS_EINVALID;
 			if (!pod)
 				continue;
@@ -339,7 +355,12 @@ static int walk_ctrs(const json_t *tmpl, const json_t *meta, struct js_pod *pod,
 
 int js_pod_check_template(const json_t *tmpl, char **ret_err)
 {
-	return walk_ctrs(tmpl, json_object_get(tmpl, "metadata"), NULL, NULL, ret_err);
+	return walk_ctrs(tmpl, json_object_get(tmpl, "metadata"), NULL, NULL, false, ret_err);
+}
+
+int js_pod_check_template_images(const json_t *tmpl, char **ret_err)
+{
+	return walk_ctrs(tmpl, json_object_get(tmpl, "metadata"), NULL, NULL, true, ret_err);
 }
 
 int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, struct js_pod **ret_pod,
@@ -366,7 +387,7 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 			1000;
 	pod->phase = JS_JOBCTL_PENDING;
 	pod->gpus = init->gpus;
-	int r = walk_ctrs(init->tmpl, json_object_get(init->tmpl, "metadata"), pod, host, ret_err);
+	int r = walk_ctrs(init->tmpl, json_object_get(init->tmpl, "metadata"), pod, host, host->ctrt != NULL, ret_err);
 	pod->gpus = NULL;
 	if (r == 0 && host->run_dir)
 		r = js_volumes_pod_new(spec, host->run_dir, pod->name, host->objects, &pod->vols, ret_err);
@@ -391,6 +412,9 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 		free(c->cwd);
 		json_decref(c->json);
 		js_mounts_free(c->mounts);
+		free(c->image);
+		free_strv(c->gpus);
+		free(c->runtime_name);
 		free(c->partial);
 		if (c->out_fd >= 0)
 			close(c->out_fd);
@@ -480,6 +504,80 @@ static void start_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_
 	maybe_restart(pod, c, host, now_ms);
 }
 
+/** Start container `c` as `s` says (its output into a new pipe). */
+static void spawn_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms,
+		      struct js_sandbox_spec *s)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': pipe: %s", c->name, js_strerror(-errno)));
+		return;
+	}
+	s->out_fd = p[1];
+	pid_t pid;
+	const char *stage = "spawn";
+	int r = js_sandbox_spawn(s, &pid, &stage);
+	close(p[1]);
+	if (r < 0) {
+		close(p[0]);
+		start_failed(pod, c, host, now_ms,
+			     strcmp(stage, "exec") == 0
+				     ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, s->path, js_strerror(r))
+				     : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(r)));
+		return;
+	}
+	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	c->out_fd = p[0];
+	c->pid = pid;
+	c->state = JS_POD_CTR_RUNNING;
+}
+
+/** Container mode (local/container.h): the container is the runtime's
+ * client in the foreground, in no namespace of ours (the runtime makes
+ * them); the pod is made at its first container's start. */
+static void start_container(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
+{
+	char *err = NULL;
+	if (!pod->runtime_pod && js_container_pod_new(host->ctrt, pod->name, pod->hostname, pod->ip, &err) < 0) {
+		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': %s", c->name, err));
+		free(err);
+		return;
+	}
+	pod->runtime_pod = true;
+	struct js_volumes_binds b;
+	if (js_volumes_ctr_binds(pod->vols, c->json, &b, &err) < 0) {
+		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': mount: %s", c->name, err));
+		free(err);
+		return;
+	}
+	if (!c->path)
+		c->path = resolve(js_container_path(host->ctrt), host->path_env);
+	free(c->runtime_name);
+	c->runtime_name = js_buf_format("%s-%s-%d", pod->name, c->name, c->restarts);
+	size_t n_argv = 0;
+	while (c->argv && c->argv[n_argv])
+		n_argv++;
+	/* The first regular container carries the pod's address (docker). */
+	bool own_ip = c->init || c == &pod->ctrs[pod->n_init];
+	struct js_container_run r = {
+		.name = c->runtime_name, .pod = pod->name, .ip = pod->ip, .own_ip = own_ip, .hostname = pod->hostname,
+		.hosts_file = pod->hosts_file, .image = c->image ? c->image : "", .command = c->n_cmd ? c->argv : NULL,
+		.n_command = c->n_cmd, .args = c->argv ? c->argv + c->n_cmd : NULL, .n_args = n_argv - c->n_cmd,
+		.env = c->envp, .working_dir = c->cwd, .mounts = b.specs, .n_mounts = b.n,
+		.gpus = (const char *const *)c->gpus,
+	};
+	char **argv = js_container_argv(js_container_kind(host->ctrt), js_container_network(host->ctrt),
+					js_container_network(host->ctrt), &r);
+	extern char **environ;
+	struct js_sandbox_spec s = {
+		.path = c->path ? c->path : js_container_path(host->ctrt), .argv = argv, .envp = environ,
+		.netns_fd = -1, .death_fd = host->death_fd, .mode = JS_SANDBOX_NONE,
+	};
+	spawn_ctr(pod, c, host, now_ms, &s);
+	js_container_argv_free(argv);
+	js_volumes_binds_done(&b);
+}
+
 static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
 {
 	c->restart_at_ms = -1;
@@ -493,6 +591,10 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 		c->log_fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		free(file);
 		free(dir);
+	}
+	if (host->ctrt) {
+		start_container(pod, c, host, now_ms);
+		return;
 	}
 	if (!c->path)
 		c->path = resolve(c->argv[0], host->path_env);
@@ -523,38 +625,24 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': network: %s", c->name, js_strerror(nr)));
 		return;
 	}
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': pipe: %s", c->name, js_strerror(-errno)));
-		return;
-	}
 	struct js_sandbox_spec s = {
 		.path = c->path, .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .hostname = pod->hostname,
-		.hosts_file = pod->hosts_file, .mounts = c->mounts, .netns_fd = netns_fd, .out_fd = p[1],
+		.hosts_file = pod->hosts_file, .mounts = c->mounts, .netns_fd = netns_fd,
 		.death_fd = host->death_fd, .mode = host->mode,
 	};
-	pid_t pid;
-	const char *stage = "spawn";
-	int r = js_sandbox_spawn(&s, &pid, &stage);
-	close(p[1]);
-	if (r < 0) {
-		close(p[0]);
-		start_failed(pod, c, host, now_ms,
-			     strcmp(stage, "exec") == 0
-				     ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, c->path, js_strerror(r))
-				     : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(r)));
-		return;
-	}
-	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
-	c->out_fd = p[0];
-	c->pid = pid;
-	c->state = JS_POD_CTR_RUNNING;
+	spawn_ctr(pod, c, host, now_ms, &s);
 }
 
 static void signal_ctr(struct ctr *c, const struct js_pod_host *host, int sig)
 {
-	if (c->state == JS_POD_CTR_RUNNING && c->pid > 0)
-		(void)js_sandbox_kill(c->pid, host->mode, sig);
+	if (c->state != JS_POD_CTR_RUNNING || c->pid <= 0)
+		return;
+	/* A container's client forwards SIGTERM; killing the client would
+	 * leave the container running, so SIGKILL goes through the runtime. */
+	if (host->ctrt && sig == SIGKILL && c->runtime_name)
+		js_container_kill(host->ctrt, c->runtime_name);
+	else
+		(void)js_sandbox_kill(c->pid, host->ctrt ? JS_SANDBOX_NONE : host->mode, sig);
 }
 
 bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, int status, int64_t now_ms)
@@ -684,6 +772,9 @@ bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	if (pod->phase >= JS_JOBCTL_SUCCEEDED && js_pod_gone(pod)) {
 		js_net_pod_release(pod->net);
 		js_volumes_pod_release(pod->vols); /* emptyDir goes with its pod */
+		if (pod->runtime_pod)
+			js_container_pod_release(host->ctrt, pod->name);
+		pod->runtime_pod = false;
 	}
 	return changed;
 }

@@ -39,6 +39,7 @@
 #include <sys/types.h>
 
 #include "base/common.h"
+#include "local/container.h"
 #include "local/jobctl.h"
 #include "local/net.h"
 #include "local/objects.h"
@@ -69,6 +70,9 @@ struct js_pod_host {
 	const char *run_dir;
 	const struct js_objects *objects;
 	const char *scratch_dir;
+	/* Container mode (local/container.h): containers are the runtime's,
+	 * of their images; NULL in process mode. */
+	struct js_container *ctrt;
 };
 
 /** A container's state, as a ContainerStatus would show it. */
@@ -114,6 +118,10 @@ JS_WARN_UNUSED int js_pod_new(const struct js_pod_init *init, const struct js_po
  * js_pod_new reports. Returns 0 or JS_EINVALID with *ret_err (caller frees).
  */
 JS_WARN_UNUSED int js_pod_check_template(const json_t *tmpl, char **ret_err);
+
+/** As js_pod_check_template for container mode, where a container without
+ * `command` runs its image's ENTRYPOINT. */
+JS_WARN_UNUSED int js_pod_check_template_images(const json_t *tmpl, char **ret_err);
 
 /** Free a pod; its processes must be gone (js_pod_gone). NULL is a no-op. */
 struct js_pod *js_pod_free(struct js_pod *pod);

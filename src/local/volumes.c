@@ -457,13 +457,22 @@ bool js_volumes_ctr_has_mounts(const json_t *ctr)
 	return json_array_size(json_object_get(ctr, "volumeMounts")) > 0;
 }
 
-int js_volumes_ctr_mounts(const struct js_volumes_pod *v, const json_t *ctr, const char *scratch,
-			  struct js_mounts **ret, char **ret_err)
+void js_volumes_binds_done(struct js_volumes_binds *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->sources[i]);
+	free(b->sources);
+	free(b->specs);
+	*b = (struct js_volumes_binds){0};
+}
+
+int js_volumes_ctr_binds(const struct js_volumes_pod *v, const json_t *ctr, struct js_volumes_binds *ret,
+			 char **ret_err)
 {
 	const json_t *mounts = json_object_get(ctr, "volumeMounts");
 	size_t n = json_array_size(mounts);
-	struct js_mounts_spec *specs = js_xcalloc(n + 1, sizeof(*specs));
-	char **sources = js_xcalloc(n + 1, sizeof(*sources));
+	struct js_volumes_binds b = {.specs = js_xcalloc(n + 1, sizeof(*b.specs)),
+				     .sources = js_xcalloc(n + 1, sizeof(*b.sources))};
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		const json_t *m = json_array_get(mounts, i);
@@ -479,34 +488,49 @@ int js_volumes_ctr_mounts(const struct js_volumes_pod *v, const json_t *ctr, con
 			break;
 		}
 		const char *sub = js_json_str(m, "subPath");
+		char *src;
 		if (sub && sub[0]) {
 			if (!vol->dir) {
 				*ret_err = js_buf_format("volumeMounts[%zu]: subPath of volume '%s', which is a file", i, name);
 				r = JS_EINVALID;
 				break;
 			}
-			sources[i] = js_buf_format("%s/%s", vol->path, sub);
+			src = js_buf_format("%s/%s", vol->path, sub);
 			struct stat st;
 			/* The kubelet makes a missing subPath as a directory. */
-			if (stat(sources[i], &st) < 0 && js_mounts_mkdir_p(sources[i], 0755) < 0) {
-				*ret_err = js_buf_format("volumeMounts[%zu]: cannot create subPath %s: %s", i, sources[i],
+			if (stat(src, &st) < 0 && js_mounts_mkdir_p(src, 0755) < 0) {
+				*ret_err = js_buf_format("volumeMounts[%zu]: cannot create subPath %s: %s", i, src,
 							 js_strerror(-errno));
+				free(src);
 				r = JS_EINVALID;
 				break;
 			}
 		} else {
-			sources[i] = js_xstrdup(vol->path);
+			src = js_xstrdup(vol->path);
 		}
-		specs[i] = (struct js_mounts_spec){.source = sources[i], .target = js_json_str(m, "mountPath"),
-						   .read_only = vol->read_only || json_is_true(json_object_get(m, "readOnly"))};
+		b.sources[b.n] = src;
+		b.specs[b.n++] = (struct js_mounts_spec){
+			.source = src, .target = js_json_str(m, "mountPath"),
+			.read_only = vol->read_only || json_is_true(json_object_get(m, "readOnly"))};
 	}
+	if (r < 0) {
+		js_volumes_binds_done(&b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+int js_volumes_ctr_mounts(const struct js_volumes_pod *v, const json_t *ctr, const char *scratch,
+			  struct js_mounts **ret, char **ret_err)
+{
+	struct js_volumes_binds b;
+	int r = js_volumes_ctr_binds(v, ctr, &b, ret_err);
+	if (r < 0)
+		return r;
 	struct js_mounts *plan = NULL;
-	if (r == 0)
-		r = js_mounts_plan(specs, n, scratch, &plan, ret_err);
-	for (size_t i = 0; i < n; i++)
-		free(sources[i]);
-	free(sources);
-	free(specs);
+	r = js_mounts_plan(b.specs, b.n, scratch, &plan, ret_err);
+	js_volumes_binds_done(&b);
 	if (r < 0)
 		return r;
 	*ret = plan;

@@ -75,6 +75,23 @@ struct js_volumes_pod *js_volumes_pod_free(struct js_volumes_pod *v);
 JS_WARN_UNUSED int js_volumes_ctr_mounts(const struct js_volumes_pod *v, const json_t *ctr, const char *scratch,
 					 struct js_mounts **ret, char **ret_err);
 
+/** A container's volumeMounts as bind mounts of directories (or files) of
+ * this machine: what container mode hands the runtime. */
+struct js_volumes_binds {
+	size_t n;
+	struct js_mounts_spec *specs; /* their sources point into `sources` */
+	char **sources;
+};
+
+/** The binds of container `ctr` over the pod's volumes (subPaths made as
+ * for js_volumes_ctr_mounts). Returns 0 and fills *ret (release with
+ * js_volumes_binds_done), or JS_EINVALID with *ret_err (caller frees). */
+JS_WARN_UNUSED int js_volumes_ctr_binds(const struct js_volumes_pod *v, const json_t *ctr,
+					struct js_volumes_binds *ret, char **ret_err);
+
+/** Free what a js_volumes_binds holds and zero it. */
+void js_volumes_binds_done(struct js_volumes_binds *b);
+
 /** True when container `ctr` has volumeMounts. */
 bool js_volumes_ctr_has_mounts(const json_t *ctr);
 

@@ -1,0 +1,445 @@
+/*
+ * container.c - container mode (see container.h): the runtime's client as
+ * a child process, its argv built here.
+ */
+#include "local/container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/json.h"
+#include "local/ipam.h"
+
+/* Output of one client command kept for messages. */
+#define CONTAINER_OUT_MAX (64u * 1024u)
+/* Second octets tried for the run's /16: 10.244.0.0/16 to 10.253.0.0/16. */
+#define CONTAINER_NET_FIRST 244
+#define CONTAINER_NET_LAST 253
+
+extern char **environ;
+
+/* exec's argv is `char *const *` for history's sake: nothing writes to it. */
+static char *unc(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+static const char *const runtime_names[JS_CONTAINER__COUNT] = {"process", "podman", "docker"};
+static const char *const pull_names[JS_CONTAINER_PULL__COUNT] = {"never", "missing"};
+
+const char *js_container_runtime_to_string(enum js_container_runtime r)
+{
+	return r >= 0 && r < JS_CONTAINER__COUNT ? runtime_names[r] : "?";
+}
+
+enum js_container_runtime js_container_runtime_from_string(const char *s)
+{
+	for (int i = 0; s && i < JS_CONTAINER__COUNT; i++) {
+		if (strcmp(s, runtime_names[i]) == 0)
+			return (enum js_container_runtime)i;
+	}
+	return JS_CONTAINER__INVALID;
+}
+
+const char *js_container_pull_to_string(enum js_container_pull p)
+{
+	return p >= 0 && p < JS_CONTAINER_PULL__COUNT ? pull_names[p] : "?";
+}
+
+enum js_container_pull js_container_pull_from_string(const char *s)
+{
+	for (int i = 0; s && i < JS_CONTAINER_PULL__COUNT; i++) {
+		if (strcmp(s, pull_names[i]) == 0)
+			return (enum js_container_pull)i;
+	}
+	return JS_CONTAINER_PULL__INVALID;
+}
+
+struct js_container {
+	enum js_container_runtime rt;
+	char *path;
+	char *network;
+	uint32_t base;
+	char **pods; /* pods made and not yet released */
+	size_t n_pods;
+};
+
+/* ---- running the client ---- */
+
+static void push(char ***v, size_t *n, char *s)
+{
+	*v = js_xrealloc(*v, (*n + 2) * sizeof(char *));
+	(*v)[(*n)++] = s;
+	(*v)[*n] = NULL;
+}
+
+void js_container_argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/** Start the client with `argv` (argv[0] looked up in $PATH), stdin from
+ * /dev/null, stdout and stderr into *ret_fd (or /dev/null when ret_fd is
+ * NULL, or the runner's stderr when `to_stderr`). */
+static int spawn(char *const *argv, int *ret_fd, bool to_stderr, pid_t *ret_pid)
+{
+	int p[2] = {-1, -1};
+	if (ret_fd && pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (ret_fd) {
+		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+		posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	} else if (to_stderr) {
+		posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	} else {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	}
+	int r = posix_spawnp(ret_pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret_fd) {
+		close(p[1]);
+		if (r != 0)
+			close(p[0]);
+		else
+			*ret_fd = p[0];
+	}
+	return -r;
+}
+
+/** Run the client to its end. Returns its exit status (0..255, or 256+sig
+ * when killed), or -errno when it could not be started; its output (both
+ * streams, bounded) goes into `out` when not NULL. */
+static int run(char *const *argv, struct js_buf *out, bool to_stderr)
+{
+	int fd = -1;
+	pid_t pid;
+	int r = spawn(argv, out ? &fd : NULL, to_stderr, &pid);
+	if (r < 0)
+		return r;
+	char chunk[4096];
+	ssize_t n;
+	while (fd >= 0 && ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))) {
+		if (n > 0 && js_buf_add(out, chunk, (size_t)n) < 0) {
+			/* keep what fits; drain the rest */
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 256 + WTERMSIG(status);
+}
+
+/** The last line of a client's output, for a message. Caller frees. */
+static char *last_line(const struct js_buf *b)
+{
+	const char *s = js_buf_str(b);
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	size_t start = n;
+	while (start && s[start - 1] != '\n')
+		start--;
+	return js_xstrndup(s + start, n - start);
+}
+
+/** Run the client; 0 when it exited 0, else JS_EINVALID with *ret_err
+ * saying `what` failed and the client's last line. */
+static int run_ok(char *const *argv, const char *what, char **ret_err)
+{
+	struct js_buf out;
+	js_buf_init(&out, CONTAINER_OUT_MAX);
+	int r = run(argv, &out, false);
+	if (r == 0) {
+		js_buf_done(&out);
+		return 0;
+	}
+	char *line = last_line(&out);
+	*ret_err = r < 0 ? js_buf_format("%s: cannot start %s: %s", what, argv[0], js_strerror(r))
+			 : js_buf_format("%s: %s exited %d: %s", what, argv[0], r, line);
+	free(line);
+	js_buf_done(&out);
+	return JS_EINVALID;
+}
+
+/** Start the client and leave it: the runner's loop reaps it. */
+static void run_detached(char *const *argv)
+{
+	pid_t pid;
+	if (spawn(argv, NULL, false, &pid) < 0) {
+		/* removal is best effort: the run's label finds what is left */
+	}
+}
+
+/* ---- images ---- */
+
+static int image_present(enum js_container_runtime rt, const char *image, char **ret_err)
+{
+	char *argv[] = {unc(runtime_names[rt]), (char *)"image", (char *)(rt == JS_CONTAINER_PODMAN ? "exists" : "inspect"),
+			unc(image), NULL};
+	struct js_buf out;
+	js_buf_init(&out, CONTAINER_OUT_MAX);
+	int r = run(argv, &out, false);
+	js_buf_done(&out);
+	if (r < 0) {
+		*ret_err = js_buf_format("--runtime %s: cannot start '%s': %s", runtime_names[rt], runtime_names[rt],
+					 js_strerror(r));
+		return JS_EINVALID;
+	}
+	return r == 0 ? 1 : 0;
+}
+
+int js_container_images(enum js_container_runtime rt, enum js_container_pull pull, const struct js_jobset *js,
+			char **ret_err)
+{
+	static const char *const lists[] = {"initContainers", "containers"};
+	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
+		const struct js_rjob *rj = &js->spec.replicated_jobs[i];
+		const json_t *spec = js_json_path(rj->template_, "spec.template.spec");
+		for (size_t l = 0; l < 2; l++) {
+			size_t k;
+			json_t *c;
+			json_array_foreach(json_object_get(spec, lists[l]), k, c)
+			{
+				const char *image = js_json_str(c, "image");
+				const char *cname = js_json_str(c, "name");
+				if (!image || !image[0]) {
+					*ret_err = js_buf_format("spec.replicatedJobs[%zu] (%s): container '%s' has no image, "
+								 "which --runtime %s needs",
+								 i, rj->name, cname ? cname : "", runtime_names[rt]);
+					return JS_EINVALID;
+				}
+				int have = image_present(rt, image, ret_err);
+				if (have < 0)
+					return have;
+				if (have)
+					continue;
+				if (pull != JS_CONTAINER_PULL_MISSING) {
+					*ret_err = js_buf_format("image '%s' (container '%s' of %s) is not present and is "
+								 "never pulled without consent: pull it, or run with --pull "
+								 "missing",
+								 image, cname ? cname : "", rj->name);
+					return JS_EINVALID;
+				}
+				char *argv[] = {unc(runtime_names[rt]), (char *)"pull", unc(image), NULL};
+				if (run(argv, NULL, true) != 0) {
+					*ret_err = js_buf_format("image '%s': %s pull failed", image, runtime_names[rt]);
+					return JS_EINVALID;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- the run's network and pods ---- */
+
+int js_container_new(enum js_container_runtime rt, struct js_container **ret, char **ret_err)
+{
+	struct js_container *c = js_xcalloc(1, sizeof(*c));
+	c->rt = rt;
+	c->path = js_xstrdup(runtime_names[rt]);
+	struct js_buf err;
+	js_buf_init(&err, CONTAINER_OUT_MAX);
+	/* A /16 that no other network of the runtime holds (it refuses
+	 * overlapping subnets): runs at once get different ones. */
+	for (int b = CONTAINER_NET_FIRST; b <= CONTAINER_NET_LAST && !c->network; b++) {
+		char *name = js_buf_format("jobset-%d-%d", (int)getpid(), b);
+		char *subnet = js_buf_format("10.%d.0.0/16", b), *gw = js_buf_format("10.%d.0.1", b);
+		char *range = js_buf_format("10.%d.128.0/17", b), *label = js_buf_format(JS_CONTAINER_LABEL "=%s", name);
+		char *argv[] = {c->path, (char *)"network", (char *)"create", (char *)"--internal", (char *)"--subnet",
+				subnet, (char *)"--gateway", gw, (char *)"--ip-range", range, (char *)"--label", label,
+				name, NULL};
+		js_buf_clear(&err);
+		int r = run(argv, &err, false);
+		if (r == 0) {
+			c->network = name;
+			c->base = ((uint32_t)10 << 24) | ((uint32_t)b << 16);
+		} else {
+			free(name);
+		}
+		free(subnet);
+		free(gw);
+		free(range);
+		free(label);
+		if (r < 0) {
+			*ret_err = js_buf_format("--runtime %s: cannot start '%s': %s", runtime_names[rt], c->path,
+						 js_strerror(r));
+			break;
+		}
+	}
+	if (!c->network) {
+		if (!*ret_err) {
+			char *line = last_line(&err);
+			*ret_err = js_buf_format("%s network create: no free 10.%d-%d.0.0/16: %s", c->path,
+						 CONTAINER_NET_FIRST, CONTAINER_NET_LAST, line);
+			free(line);
+		}
+		js_buf_done(&err);
+		js_container_free(c);
+		return JS_EINVALID;
+	}
+	js_buf_done(&err);
+	*ret = c;
+	return 0;
+}
+
+struct js_container *js_container_free(struct js_container *c)
+{
+	if (!c)
+		return NULL;
+	if (c->n_pods && c->rt == JS_CONTAINER_PODMAN) {
+		char **argv = NULL;
+		size_t n = 0;
+		static const char *const head[] = {"pod", "rm", "-f", "--ignore"};
+		push(&argv, &n, js_xstrdup(c->path));
+		for (size_t i = 0; i < 4; i++)
+			push(&argv, &n, js_xstrdup(head[i]));
+		for (size_t i = 0; i < c->n_pods; i++)
+			push(&argv, &n, js_xstrdup(c->pods[i]));
+		(void)run(argv, NULL, false);
+		js_container_argv_free(argv);
+	}
+	if (c->network) {
+		/* -f: also what is still attached (docker: the containers). */
+		char *argv[] = {c->path, (char *)"network", (char *)"rm", (char *)"-f", c->network, NULL};
+		(void)run(argv, NULL, false);
+	}
+	for (size_t i = 0; i < c->n_pods; i++)
+		free(c->pods[i]);
+	free(c->pods);
+	free(c->network);
+	free(c->path);
+	free(c);
+	return NULL;
+}
+
+uint32_t js_container_base(const struct js_container *c)
+{
+	return c->base;
+}
+
+const char *js_container_network(const struct js_container *c)
+{
+	return c->network;
+}
+
+const char *js_container_path(const struct js_container *c)
+{
+	return c->path;
+}
+
+enum js_container_runtime js_container_kind(const struct js_container *c)
+{
+	return c->rt;
+}
+
+int js_container_pod_new(struct js_container *c, const char *name, const char *hostname, const char *ip,
+			 char **ret_err)
+{
+	if (c->rt != JS_CONTAINER_PODMAN)
+		return 0;
+	char *label = js_buf_format(JS_CONTAINER_LABEL "=%s", c->network);
+	char *argv[] = {c->path, (char *)"pod", (char *)"create", (char *)"--name", unc(name), (char *)"--network",
+			c->network, (char *)"--ip", unc(ip), (char *)"--hostname", unc(hostname),
+			(char *)"--no-hosts", (char *)"--label", label, NULL};
+	char *what = js_buf_format("pod %s", name);
+	int r = run_ok(argv, what, ret_err);
+	/* Started now, while its output is ours: the infra container's start
+	 * writes notes (syslog) that would otherwise land in the first
+	 * container's log. */
+	char *start[] = {c->path, (char *)"pod", (char *)"start", unc(name), NULL};
+	if (r == 0)
+		r = run_ok(start, what, ret_err);
+	free(what);
+	free(label);
+	/* Recorded even half made: js_container_free removes it. */
+	c->pods = js_xrealloc(c->pods, (c->n_pods + 1) * sizeof(*c->pods));
+	c->pods[c->n_pods++] = js_xstrdup(name);
+	return r;
+}
+
+void js_container_pod_release(struct js_container *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_pods; i++) {
+		if (strcmp(c->pods[i], name) != 0)
+			continue;
+		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i], NULL};
+		run_detached(argv);
+		free(c->pods[i]);
+		c->pods[i] = c->pods[--c->n_pods];
+		return;
+	}
+}
+
+void js_container_kill(struct js_container *c, const char *name)
+{
+	char *argv[] = {c->path, (char *)"kill", (char *)"--signal", (char *)"KILL", unc(name), NULL};
+	run_detached(argv);
+}
+
+/* ---- a container's argv ---- */
+
+char **js_container_argv(enum js_container_runtime rt, const char *network, const char *run_label,
+			 const struct js_container_run *r)
+{
+	char **v = NULL;
+	size_t n = 0;
+	static const char *const head[] = {"run", "--rm", "--pull", "never", "--sig-proxy=true"};
+	push(&v, &n, js_xstrdup(runtime_names[rt]));
+	for (size_t i = 0; i < JS_ARRAY_SIZE(head); i++)
+		push(&v, &n, js_xstrdup(head[i]));
+	push(&v, &n, js_buf_format("--name=%s", r->name));
+	push(&v, &n, js_buf_format("--label=" JS_CONTAINER_LABEL "=%s", run_label));
+	if (rt == JS_CONTAINER_PODMAN) {
+		push(&v, &n, js_buf_format("--pod=%s", r->pod));
+	} else {
+		/* docker has no pods: the network, hostname and address per
+		 * container. */
+		push(&v, &n, js_buf_format("--network=%s", network));
+		push(&v, &n, js_buf_format("--hostname=%s", r->hostname));
+		if (r->own_ip)
+			push(&v, &n, js_buf_format("--ip=%s", r->ip));
+	}
+	if (r->hosts_file)
+		push(&v, &n, js_buf_format("--volume=%s:/etc/hosts:ro", r->hosts_file));
+	if (r->working_dir)
+		push(&v, &n, js_buf_format("--workdir=%s", r->working_dir));
+	for (size_t i = 0; r->env && r->env[i]; i++)
+		push(&v, &n, js_buf_format("--env=%s", r->env[i]));
+	for (size_t i = 0; i < r->n_mounts; i++)
+		push(&v, &n, js_buf_format("--volume=%s:%s%s", r->mounts[i].source, r->mounts[i].target,
+					   r->mounts[i].read_only ? ":ro" : ""));
+	for (size_t i = 0; r->gpus && r->gpus[i]; i++)
+		push(&v, &n, js_buf_format("--device=nvidia.com/gpu=%s", r->gpus[i]));
+	if (r->command) {
+		/* Kubernetes: command replaces ENTRYPOINT, and the image's CMD
+		 * goes with it unless args are given. */
+		json_t *a = json_array();
+		for (size_t i = 0; i < r->n_command; i++)
+			json_array_append_new(a, json_string(r->command[i]));
+		char *ep = json_dumps(a, JSON_COMPACT);
+		push(&v, &n, js_buf_format("--entrypoint=%s", ep));
+		free(ep);
+		json_decref(a);
+	}
+	push(&v, &n, js_xstrdup(r->image));
+	for (size_t i = 0; i < r->n_args; i++)
+		push(&v, &n, js_xstrdup(r->args[i]));
+	return v;
+}

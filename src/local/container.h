@@ -1,0 +1,154 @@
+/*
+ * container.h - container mode of the local runtime (`jobset run --runtime
+ * podman|docker`): each pod is a pod of containers of its images, made and
+ * run by the container runtime's command-line client, which the runner
+ * supervises as it supervises processes.
+ *
+ * A run gets its own network (`jobset-<pid>-<n>`, internal: no route out,
+ * like process mode; a /16 of 10.244-10.253 that no other network holds),
+ * and the pods' addresses come from it as in process mode (local/ipam.h:
+ * position p is base+2+p, dynamic addresses in the upper half, which is
+ * also the runtime's own range). With podman every pod is a podman pod
+ * (`podman pod create`: its address, hostname and network namespace, held
+ * by the pod's infra container, shared by its containers as on a node); with
+ * docker, which has no pods, each container gets the network itself (the
+ * pod's address for init containers and the first regular container, a
+ * dynamic one for the others). Every container gets the pod's hosts file
+ * bind-mounted on /etc/hosts (every pod's name, as in process mode).
+ *
+ * A container is `RUNTIME run --rm` in the foreground: its output is the
+ * container's, its exit status the container's exit code; SIGTERM to the
+ * client is forwarded to the container (--sig-proxy), and the kill at the
+ * end of the grace period is `RUNTIME kill` (the client's death alone would
+ * leave the container running). Command and args are the image's
+ * ENTRYPOINT and CMD as Kubernetes overrides them, env is the container's
+ * (downward API, $(VAR), JOB_COMPLETION_INDEX; not the runner's PATH or
+ * HOME: the image's), volumes are bind mounts of the same directories as in
+ * process mode, GPUs are CDI devices.
+ *
+ * Images are never pulled without consent: js_container_images checks every
+ * image is present before anything starts, and pulls missing ones only with
+ * JS_CONTAINER_PULL_MISSING.
+ *
+ * Not thread-safe: the runner's thread. Commands that must finish before
+ * the run goes on (network, pods) are waited for; removals are not (their
+ * processes are reaped with the containers' by the runner's loop).
+ */
+#ifndef JS_CONTAINER_H
+#define JS_CONTAINER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/jobset.h"
+#include "base/common.h"
+#include "local/mounts.h"
+
+enum js_container_runtime {
+	JS_CONTAINER_PROCESS, /* no containers: pods are processes */
+	JS_CONTAINER_PODMAN,
+	JS_CONTAINER_DOCKER,
+	JS_CONTAINER__COUNT,
+	JS_CONTAINER__INVALID = -1,
+};
+
+enum js_container_pull {
+	JS_CONTAINER_PULL_NEVER,   /* a missing image is an error */
+	JS_CONTAINER_PULL_MISSING, /* pull what is missing, before the run */
+	JS_CONTAINER_PULL__COUNT,
+	JS_CONTAINER_PULL__INVALID = -1,
+};
+
+/** "process", "podman", "docker" and back (JS_CONTAINER__INVALID). */
+const char *js_container_runtime_to_string(enum js_container_runtime r);
+enum js_container_runtime js_container_runtime_from_string(const char *s);
+/** "never", "missing" and back. */
+const char *js_container_pull_to_string(enum js_container_pull p);
+enum js_container_pull js_container_pull_from_string(const char *s);
+
+/**
+ * Check before anything starts that the runtime's client answers and that
+ * every image of every pod template of `js` is present, pulling missing
+ * ones when `pull` allows it (the pull's output goes to the runner's
+ * stderr). Returns 0, or JS_EINVALID with *ret_err (caller frees) naming
+ * the missing image or what failed.
+ */
+JS_WARN_UNUSED int js_container_images(enum js_container_runtime rt, enum js_container_pull pull,
+				       const struct js_jobset *js, char **ret_err);
+
+struct js_container;
+
+/**
+ * Make the run's network. Returns 0 and *ret (free with
+ * js_container_free), or JS_EINVALID with *ret_err (caller frees).
+ */
+JS_WARN_UNUSED int js_container_new(enum js_container_runtime rt, struct js_container **ret, char **ret_err);
+
+/** Remove every pod still there and the network (waits). NULL is a no-op.
+ * Returns NULL. */
+struct js_container *js_container_free(struct js_container *c);
+
+/* The label every object of a run carries (value: the network's name), so
+ * what a killed runner left can be found: `podman pod rm -f $(podman pod ps
+ * -q --filter label=io.jobset.run=NAME)`. */
+#define JS_CONTAINER_LABEL "io.jobset.run"
+
+/** The network's first address (host byte order) and name (borrowed). */
+uint32_t js_container_base(const struct js_container *c);
+const char *js_container_network(const struct js_container *c);
+
+/** The client's path (borrowed), which the runner starts for a container. */
+const char *js_container_path(const struct js_container *c);
+
+/**
+ * Make pod `name` with address `ip` and `hostname` (podman: a podman pod;
+ * docker: nothing to make). Waits. Returns 0, or JS_EINVALID with *ret_err
+ * (caller frees) holding the client's message.
+ */
+JS_WARN_UNUSED int js_container_pod_new(struct js_container *c, const char *name, const char *hostname,
+					const char *ip, char **ret_err);
+
+/** Remove pod `name` and its containers, without waiting. */
+void js_container_pod_release(struct js_container *c, const char *name);
+
+/** Kill container `name` at once (SIGKILL), without waiting. */
+void js_container_kill(struct js_container *c, const char *name);
+
+/** One container to run. Every pointer is borrowed for the call. */
+struct js_container_run {
+	const char *name;          /* the container's name for the runtime */
+	const char *pod;           /* its pod's name */
+	const char *ip;            /* the pod's address (docker: used when
+				      own_ip) */
+	bool own_ip;               /* docker: this container carries the
+				      pod's address */
+	const char *hostname;
+	const char *hosts_file;    /* bind-mounted on /etc/hosts, or NULL */
+	const char *image;
+	char *const *command;      /* overrides ENTRYPOINT, or NULL */
+	size_t n_command;
+	char *const *args;         /* overrides CMD when there are any */
+	size_t n_args;
+	char *const *env;          /* NAME=value, NULL-terminated */
+	const char *working_dir;   /* or NULL: the image's */
+	const struct js_mounts_spec *mounts;
+	size_t n_mounts;
+	const char *const *gpus;   /* CDI device ids, NULL-terminated, or NULL */
+};
+
+/** The client's argv for `r` on runtime `rt`, network `network`, with the
+ * run's label value `run` (NULL-terminated; free with
+ * js_container_argv_free). Pure: unit-tested. */
+char **js_container_argv(enum js_container_runtime rt, const char *network, const char *run,
+			 const struct js_container_run *r);
+
+/** Free an argv of js_container_argv. NULL is a no-op. */
+void js_container_argv_free(char **argv);
+
+/** The runtime, the network's name and the run's label value of `c`, for
+ * js_container_argv. */
+enum js_container_runtime js_container_kind(const struct js_container *c);
+
+#endif
