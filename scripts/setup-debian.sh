@@ -2,6 +2,10 @@
 # Installs the Debian packages the project needs to build and test. Idempotent:
 # packages already present are skipped, and `apt-get update` runs at most once
 # per call (only when something is missing).
+#
+# podman with runc is the container runtime of `jobset run --runtime podman`
+# and its e2e tests (netavark, its network backend, needs iptables; a podman
+# pod's infra image is built locally from catatonit, so nothing is pulled).
 set -euo pipefail
 
 pkgs=(
@@ -13,6 +17,7 @@ pkgs=(
   valgrind gcovr
   openssl curl ca-certificates procps iproute2 util-linux
   python3 python3-yaml
+  podman runc netavark iptables catatonit
 )
 
 missing=()

@@ -70,6 +70,8 @@ struct js_container {
 	uint32_t base;
 	char **pods; /* pods made and not yet released */
 	size_t n_pods;
+	pid_t *helpers; /* removals started and not waited for */
+	size_t n_helpers;
 };
 
 /* ---- running the client ---- */
@@ -177,13 +179,15 @@ static int run_ok(char *const *argv, const char *what, char **ret_err)
 	return JS_EINVALID;
 }
 
-/** Start the client and leave it: the runner's loop reaps it. */
-static void run_detached(char *const *argv)
+/** Start the client and leave it: the runner's loop reaps it, or
+ * js_container_free waits for it. */
+static void run_detached(struct js_container *c, char *const *argv)
 {
 	pid_t pid;
-	if (spawn(argv, NULL, false, &pid) < 0) {
-		/* removal is best effort: the run's label finds what is left */
-	}
+	if (spawn(argv, NULL, false, &pid) < 0)
+		return; /* removal is best effort: the run's label finds what is left */
+	c->helpers = js_xrealloc(c->helpers, (c->n_helpers + 1) * sizeof(*c->helpers));
+	c->helpers[c->n_helpers++] = pid;
 }
 
 /* ---- images ---- */
@@ -303,6 +307,13 @@ struct js_container *js_container_free(struct js_container *c)
 {
 	if (!c)
 		return NULL;
+	/* Removals under way finish first: a pod being removed still holds
+	 * the network. The runner's loop may have reaped some (ECHILD). */
+	for (size_t i = 0; i < c->n_helpers; i++) {
+		while (waitpid(c->helpers[i], NULL, 0) < 0 && errno == EINTR) {
+		}
+	}
+	free(c->helpers);
 	if (c->n_pods && c->rt == JS_CONTAINER_PODMAN) {
 		char **argv = NULL;
 		size_t n = 0;
@@ -380,7 +391,7 @@ void js_container_pod_release(struct js_container *c, const char *name)
 		if (strcmp(c->pods[i], name) != 0)
 			continue;
 		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i], NULL};
-		run_detached(argv);
+		run_detached(c, argv);
 		free(c->pods[i]);
 		c->pods[i] = c->pods[--c->n_pods];
 		return;
@@ -390,7 +401,7 @@ void js_container_pod_release(struct js_container *c, const char *name)
 void js_container_kill(struct js_container *c, const char *name)
 {
 	char *argv[] = {c->path, (char *)"kill", (char *)"--signal", (char *)"KILL", unc(name), NULL};
-	run_detached(argv);
+	run_detached(c, argv);
 }
 
 /* ---- a container's argv ---- */

@@ -12,7 +12,8 @@
  *   ctrprobe serve PORT         answer one TCP connection with the hostname
  *   ctrprobe dial HOST PORT     connect (retrying up to 20 s), print what
  *                               the server says
- *   ctrprobe term               wait for SIGTERM, say so, exit 0
+ *   ctrprobe term [PORT]        (answer one TCP connection on PORT with
+ *                               "ready",) wait for SIGTERM, say so, exit 0
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -135,6 +136,18 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "term") == 0) {
 		signal(SIGTERM, on_term);
 		printf("waiting\n");
+		if (argc == 3) {
+			int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+			struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[2]))};
+			setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 4) < 0)
+				return 1;
+			int c = accept(s, NULL, NULL);
+			if (c >= 0) {
+				dprintf(c, "ready\n");
+				close(c);
+			}
+		}
 		while (!got_term)
 			pause();
 		printf("got SIGTERM\n");

@@ -1,0 +1,162 @@
+"""Container mode (issue 12): `jobset run --runtime podman`. The image is
+built offline from a FROM scratch Containerfile holding one static program
+(ctrprobe.c), so nothing is pulled; podman uses the test-only
+containers.conf beside this file (runc, cgroupfs, no default ulimits)."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module", autouse=True)
+def podman_env():
+    old = os.environ.get("CONTAINERS_CONF")
+    os.environ["CONTAINERS_CONF"] = str(HERE / "containers.conf")
+    yield
+    if old is None:
+        del os.environ["CONTAINERS_CONF"]
+    else:
+        os.environ["CONTAINERS_CONF"] = old
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory, podman_env):
+    """localhost/jobset-probe:<hash of ctrprobe.c>, built once per change."""
+    if not shutil.which("podman"):
+        pytest.fail("podman is not installed; scripts/setup-debian.sh installs it")
+    src = HERE / "ctrprobe.c"
+    tag = "localhost/jobset-probe:" + hashlib.sha256(src.read_bytes()).hexdigest()[:12]
+    if subprocess.run(["podman", "image", "exists", tag]).returncode == 0:
+        return tag
+    ctx = tmp_path_factory.mktemp("image")
+    subprocess.run(["gcc", "-static", "-O2", "-o", str(ctx / "ctrprobe"), str(src)], check=True,
+                   capture_output=True)
+    (ctx / "Containerfile").write_text(
+        "FROM scratch\nCOPY ctrprobe /ctrprobe\nENV PATH=/ IMAGE_VAR=from-image\nWORKDIR /\n"
+        'ENTRYPOINT ["/ctrprobe"]\nCMD ["info", "from-cmd"]\n')
+    subprocess.run(["podman", "build", "-q", "-t", tag, str(ctx)], check=True, capture_output=True)
+    return tag
+
+
+def pod_spec(containers, **extra):
+    return dict({"restartPolicy": "Never", "containers": containers}, **extra)
+
+
+def rjob(name, spec, completions=1, **job):
+    return {"name": name, "template": {"spec": dict(
+        {"completions": completions, "parallelism": completions, "backoffLimit": 0, "template": {"spec": spec}},
+        **job)}}
+
+
+def jobset(*rjobs, name="ct", docs=(), **spec):
+    js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
+          "spec": dict({"replicatedJobs": list(rjobs)}, **spec)}
+    return yaml.safe_dump_all([*docs, js], sort_keys=False)
+
+
+def leftovers(run_dir):
+    """Pods and networks of podman that a run left (by the run's label)."""
+    out = []
+    for what in (["pod", "ps", "-q"], ["network", "ls", "-q"], ["ps", "-aq"]):
+        r = subprocess.run(["podman", *what, "--filter", "label=io.jobset.run"], capture_output=True, text=True)
+        out += r.stdout.split()
+    return out
+
+
+def test_pods_are_containers_of_their_images(run, image):
+    server = pod_spec([{"name": "srv", "image": image, "args": ["serve", "8080"]}])
+    client = pod_spec(
+        [{"name": "dial", "image": image, "command": ["/ctrprobe", "dial", "ct-server-0-0.ct", "8080"]},
+         {"name": "info", "image": image, "args": ["info", "$(POD_IP)", "$$(kept)"], "workingDir": "/etc",
+          "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                  {"name": "GREETING", "value": "hi-$(POD_IP)"}]},
+         {"name": "cmd", "image": image}],
+        initContainers=[{"name": "first", "image": image, "command": ["/ctrprobe", "write", "/proc/self/fd/1", "init ran"]}])
+    r = run(jobset(rjob("server", server), rjob("client", client)), "--runtime", "podman", timeout=180)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert r.logs("ct-client-0-0", "dial").strip() == "got: hello from ct-server-0-0"
+    assert r.logs("ct-client-0-0", "first").strip() == "init ran"
+    info = r.logs("ct-client-0-0", "info").splitlines()
+    ip = "10." + info[[l.startswith("env=POD_IP=") for l in info].index(True)].split("=10.")[1]
+    assert "hostname=ct-client-0-0" in info and "cwd=/etc" in info
+    assert info[info.index("arg=/ctrprobe") + 1:][:3] == ["arg=info", "arg=" + ip, "arg=$(kept)"]
+    assert f"env=GREETING=hi-{ip}" in info and "env=JOB_COMPLETION_INDEX=0" in info
+    assert "env=IMAGE_VAR=from-image" in info and "env=PATH=/" in info  # the image's PATH, not ours
+    # No command and no args: the image's ENTRYPOINT and CMD.
+    assert "arg=from-cmd" in r.logs("ct-client-0-0", "cmd").splitlines()
+    assert "Runtime: pods are podman pods" in r.events()
+    assert leftovers(r.dir) == []
+
+
+def test_exit_code_reaches_the_job_controller(run, image):
+    spec = pod_spec([{"name": "c", "image": image, "args": ["exit", "3"]}])
+    js = jobset(rjob("w", spec, podFailurePolicy={"rules": [
+        {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]}))
+    r = run(js, "--runtime", "podman", timeout=120)
+    assert r.rc == 1, r.stdout + r.stderr
+    job = [j for j in r.jobs if j["metadata"]["name"] == "ct-w-0"][0]
+    failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"][0]
+    assert failed["reason"] == "PodFailurePolicy", failed
+    assert "exit code 3" in failed["message"], failed
+    assert leftovers(r.dir) == []
+
+
+def test_volumes_in_containers(run, image, tmp_path):
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "in").write_text("from the host\n")
+    cfg = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"k": "v1"}}
+    spec = pod_spec(
+        [{"name": "c", "image": image, "args": ["cat", "/shared/note"],
+          "volumeMounts": [{"name": "scratch", "mountPath": "/shared"}]},
+         {"name": "h", "image": image, "args": ["cat", "/host/in"],
+          "volumeMounts": [{"name": "h", "mountPath": "/host", "readOnly": True}]},
+         {"name": "m", "image": image, "args": ["cat", "/cfg/k"],
+          "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]},
+         {"name": "p", "image": image, "args": ["write", "/data/out", "kept"],
+          "volumeMounts": [{"name": "claim", "mountPath": "/data"}]}],
+        initContainers=[{"name": "fill", "image": image, "args": ["write", "/shared/note", "shared by the pod"],
+                         "volumeMounts": [{"name": "scratch", "mountPath": "/shared"}]}],
+        volumes=[{"name": "scratch", "emptyDir": {}}, {"name": "h", "hostPath": {"path": str(host)}},
+                 {"name": "cfg", "configMap": {"name": "cfg"}},
+                 {"name": "claim", "persistentVolumeClaim": {"claimName": "data"}}])
+    r = run(jobset(rjob("w", spec), docs=[cfg]), "--runtime", "podman", timeout=120)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert r.logs("ct-w-0-0", "c").strip() == "shared by the pod"
+    assert r.logs("ct-w-0-0", "h").strip() == "from the host"
+    assert r.logs("ct-w-0-0", "m").strip() == "v1"
+    assert (r.dir / "volumes" / "data" / "out").read_text() == "kept\n"
+
+
+def test_stop_sends_sigterm_within_the_grace_period(run, image):
+    """The JobSet completes when `quick` does (successPolicy Any), once it
+    reached `waiter`; the still running `waiter` is stopped: SIGTERM reaches
+    it through the client, well within its grace period."""
+    quick = pod_spec([{"name": "c", "image": image, "args": ["dial", "ct-waiter-0-0.ct", "9000"]}])
+    waiter = pod_spec([{"name": "c", "image": image, "args": ["term", "9000"]}], terminationGracePeriodSeconds=60)
+    js = jobset(rjob("quick", quick), rjob("waiter", waiter),
+                successPolicy={"operator": "Any", "targetReplicatedJobs": ["quick"]})
+    r = run(js, "--runtime", "podman", timeout=50)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert r.logs("ct-quick-0-0", "c").strip() == "got: ready"
+    assert r.logs("ct-waiter-0-0", "c").splitlines() == ["waiting", "got SIGTERM"]
+    assert leftovers(r.dir) == []
+
+
+def test_images_are_never_pulled_without_consent(run, image):
+    spec = pod_spec([{"name": "c", "image": "localhost/jobset-absent:none"}])
+    r = run(jobset(rjob("w", spec)), "--runtime", "podman")
+    assert r.rc == 2, r.stdout + r.stderr
+    assert "image 'localhost/jobset-absent:none'" in r.stderr and "--pull missing" in r.stderr, r.stderr
+    assert not r.dir.exists()
+    r = run(jobset(rjob("w", spec)), "--runtime", "podman", "--pull", "missing")
+    assert r.rc == 2 and "podman pull failed" in r.stderr, r.stderr
+    r = run(jobset(rjob("w", spec)), "--runtime", "rkt")
+    assert r.rc == 2 and "--runtime takes process, podman or docker" in r.stderr
