@@ -51,8 +51,25 @@ class Run:
         return self.jobset["status"]
 
     @property
+    def items(self):
+        """jobs.json: a v1 List of every Job, then every pod."""
+        doc = json.loads((self.dir / "jobs.json").read_text())
+        assert doc["kind"] == "List", doc
+        return doc["items"]
+
+    @property
     def jobs(self):
-        return json.loads((self.dir / "jobs.json").read_text())
+        return [i for i in self.items if i["kind"] == "Job"]
+
+    @property
+    def pods(self):
+        return [i for i in self.items if i["kind"] == "Pod"]
+
+    def pod(self, prefix):
+        """The one pod whose name starts with prefix."""
+        found = [p for p in self.pods if p["metadata"]["name"].startswith(prefix)]
+        assert len(found) == 1, [p["metadata"]["name"] for p in self.pods]
+        return found[0]
 
     def condition(self, ctype):
         for c in self.status.get("conditions", []):

@@ -389,7 +389,7 @@ def test_volume_claim_policies_do_not_livelock(run):
     assert r.rc in (0, 1), r.stderr
     ev = r.events()
     for claim in ("initializer-volume-claim-trainjob", "checkpoints-volume-claim-trainjob"):
-        assert ev.count(f"Created persistentvolumeclaim/{claim} ") == 1, ev
+        assert ev.count(f"Created persistentvolumeclaim/{claim}:") == 1, ev
         assert (r.dir / "volumes" / claim).is_dir()
     assert "RuntimeBug" not in ev, ev
     assert len(ev.splitlines()) < 200, f"{len(ev.splitlines())} event lines"

@@ -357,7 +357,7 @@ static void test_not_found_onfailure_restarts(void **state)
 	assert_int_equal(obs.n_exits, 1);
 	assert_int_equal(obs.exits[0].exit_code, 128);
 	/* Deleting it needs no process to exit. */
-	js_pod_delete(pod, &f->host, T0 + 2 * BASE_MS, true);
+	js_pod_delete(pod, &f->host, T0 + 2 * BASE_MS, JS_POD_STOP_JOB_CONTROLLER);
 	settle(pod, &f->host, T0 + 2 * BASE_MS);
 	assert_true(js_pod_gone(pod));
 	assert_int_equal(js_pod_phase(pod), JS_JOBCTL_FAILED);
