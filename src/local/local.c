@@ -451,8 +451,8 @@ static void pod_finished_event(struct js_local *l, const struct js_pod *p, enum 
 		[JS_POD_STOP_RUNNER] = "deleted by the runner",
 	};
 	if (in.stop == JS_POD_STOP_EVICTED)
-		event(l, "Warning", "Failed", "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.disruption_reason,
-		      js_buf_str(&b));
+		event(l, ph == JS_JOBCTL_FAILED ? "Warning" : "Normal", ph == JS_JOBCTL_FAILED ? "Failed" : "Completed",
+		      "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.disruption_reason, js_buf_str(&b));
 	else if (in.stop != JS_POD_STOP_NONE)
 		event(l, "Normal", "Stopped", "pod", in.name, "%s; %s", stopped_by[in.stop], js_buf_str(&b));
 	else if (ph == JS_JOBCTL_SUCCEEDED)
