@@ -40,6 +40,9 @@ struct ctr {
 	enum js_pod_ctr_state state;
 	pid_t pid;
 	int out_fd;      /* read end of the output pipe, -1 when closed */
+	int exec_fd;     /* report pipe until the start is known, else -1 */
+	int exec_err;    /* a step before the exec failed: -errno ... */
+	const char *exec_stage; /* ... at this step (static) */
 	struct js_podlog *log; /* NULL when closed */
 	char *partial;   /* incomplete last line */
 	size_t n_partial;
@@ -284,6 +287,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	ret->image = js_xstrdup(image ? image : "");
 	ret->pid = -1;
 	ret->out_fd = -1;
+	ret->exec_fd = -1;
 	ret->restart_at_ms = -1;
 	return 0;
 }
@@ -393,6 +397,8 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 		free(c->last_message);
 		if (c->out_fd >= 0)
 			close(c->out_fd);
+		if (c->exec_fd >= 0)
+			close(c->exec_fd);
 		js_podlog_free(c->log);
 	}
 	free(pod->ctrs);
@@ -494,6 +500,29 @@ static void start_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_
 	maybe_restart(pod, c, host, now_ms);
 }
 
+/** The message for a container that could not start at `stage`. */
+static char *start_error_text(const struct ctr *c, const char *stage, int err)
+{
+	return strcmp(stage, "exec") == 0 ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, c->path,
+							  js_strerror(err))
+					  : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(err));
+}
+
+/** Read the report pipe of a started container, if it has news: an exec
+ * closes it; a failed step is kept for js_pod_reap (the process exits
+ * right after reporting it). */
+static void exec_news(struct ctr *c)
+{
+	const char *stage = "report";
+	int r = js_sandbox_started(c->exec_fd, &stage);
+	if (r == -EAGAIN)
+		return;
+	close(c->exec_fd);
+	c->exec_fd = -1;
+	c->exec_err = r;
+	c->exec_stage = stage;
+}
+
 static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
 {
 	c->restart_at_ms = -1;
@@ -532,17 +561,18 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	};
 	pid_t pid;
 	const char *stage = "spawn";
-	int r = js_sandbox_spawn(&s, &pid, &stage);
+	int report_fd = -1;
+	/* No waiting for the exec: the next container starts while this one
+	 * sets up; its report pipe says later how the start went. */
+	int r = js_sandbox_start(&s, &pid, &report_fd, &stage);
 	close(p[1]);
 	if (r < 0) {
 		close(p[0]);
-		start_failed(pod, c, host, now_ms,
-			     strcmp(stage, "exec") == 0
-				     ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, c->path, js_strerror(r))
-				     : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(r)));
+		start_failed(pod, c, host, now_ms, start_error_text(c, stage, r));
 		return;
 	}
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	c->exec_fd = report_fd;
 	c->out_fd = p[0];
 	c->pid = pid;
 	c->state = JS_POD_CTR_RUNNING;
@@ -565,6 +595,16 @@ bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, 
 		struct ctr *c = &pod->ctrs[i];
 		if (c->pid != pid || c->state != JS_POD_CTR_RUNNING)
 			continue;
+		if (c->exec_fd >= 0)
+			exec_news(c); /* written before it exited: final now */
+		if (c->exec_err) {
+			/* It never ran: a start error, as if found at spawn. */
+			int err = c->exec_err;
+			c->exec_err = 0;
+			start_failed(pod, c, host, now_ms, start_error_text(c, c->exec_stage, err));
+			close_output(pod, c, host);
+			return true;
+		}
 		c->state = JS_POD_CTR_TERMINATED;
 		c->pid = -1;
 		c->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -773,7 +813,7 @@ size_t js_pod_n_fds(const struct js_pod *pod)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < pod->n_ctrs; i++)
-		n += pod->ctrs[i].out_fd >= 0;
+		n += (pod->ctrs[i].out_fd >= 0) + (pod->ctrs[i].exec_fd >= 0);
 	return n;
 }
 
@@ -783,6 +823,8 @@ size_t js_pod_fill_pollfds(const struct js_pod *pod, struct pollfd *fds)
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		if (pod->ctrs[i].out_fd >= 0)
 			fds[n++] = (struct pollfd){.fd = pod->ctrs[i].out_fd, .events = POLLIN};
+		if (pod->ctrs[i].exec_fd >= 0)
+			fds[n++] = (struct pollfd){.fd = pod->ctrs[i].exec_fd, .events = POLLIN};
 	}
 	return n;
 }
@@ -815,6 +857,10 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd)
 {
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		struct ctr *c = &pod->ctrs[i];
+		if (c->exec_fd >= 0 && c->exec_fd == fd) {
+			exec_news(c);
+			return true;
+		}
 		if (c->out_fd != fd)
 			continue;
 		char buf[16384];

@@ -174,13 +174,16 @@ bool js_pod_gone(const struct js_pod *pod);
 /** Earliest time js_pod_step has something to do, or -1. */
 int64_t js_pod_wake(const struct js_pod *pod);
 
-/** Append this pod's log pipes to `fds` (room for js_pod_n_fds entries). */
+/** Append this pod's log pipes and start reports to `fds` (room for
+ * js_pod_n_fds entries). */
 size_t js_pod_fill_pollfds(const struct js_pod *pod, struct pollfd *fds);
 
-/** Number of open log pipes. */
+/** Number of open log pipes and start reports. */
 size_t js_pod_n_fds(const struct js_pod *pod);
 
-/** Drain log pipe `fd` if it is one of this pod's. Returns true if it was. */
+/** Drain log pipe `fd` if it is one of this pod's, or read a container's
+ * start report (local/sandbox.h: a failed start shows at its exit). Returns
+ * true if `fd` was the pod's. */
 bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd);
 
 /** The pod as the Job controller sees it. `exits` and `conds` must have room
