@@ -56,36 +56,6 @@ static void nap(void)
 	(void)poll(NULL, 0, CONTROL_POLL_MS);
 }
 
-static int parse(const char *cmd, const char *use, int argc, char **argv, const char **ret_dir, int64_t *ret_timeout)
-{
-	static const struct option opts[] = {
-		{"run-dir", required_argument, NULL, 'd'}, {"timeout", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			*ret_dir = optarg;
-			break;
-		case 't':
-			if (!ret_timeout || js_parse_i64_in(optarg, strlen(optarg), 1, 86400, ret_timeout) < 0) {
-				fprintf(stderr, "jobset %s: --timeout takes 1..86400 seconds, not '%s'\n", cmd, optarg);
-				return JS_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(use, stdout);
-			return JS_EXIT_OK;
-		default:
-			fputs(use, stderr);
-			return JS_EXIT_USAGE;
-		}
-	}
-	return -1;
-}
-
 /** Send `line`; prints why it could not be sent. */
 static int send_line(const struct js_cli_runinfo *ri, const char *line)
 {
@@ -99,11 +69,12 @@ static int send_line(const struct js_cli_runinfo *ri, const char *line)
 
 int js_cli_down(int argc, char **argv)
 {
-	const char *dir = NULL;
-	int64_t timeout = CONTROL_DOWN_WAIT_S;
-	int rc = parse("down", down_usage, argc, argv, &dir, &timeout);
+	struct js_cli_runopts o;
+	int rc = js_cli_runinfo_args("down", down_usage, "dT", argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	const char *dir = o.dir;
+	int64_t timeout = o.timeout_s > 0 ? o.timeout_s : CONTROL_DOWN_WAIT_S;
 	if (optind != argc) {
 		fputs(down_usage, stderr);
 		return JS_EXIT_USAGE;
@@ -164,10 +135,11 @@ static bool disrupted(const struct js_cli_runinfo *ri, const char *name)
 
 int js_cli_evict(int argc, char **argv)
 {
-	const char *dir = NULL;
-	int rc = parse("evict", evict_usage, argc, argv, &dir, NULL);
+	struct js_cli_runopts o;
+	int rc = js_cli_runinfo_args("evict", evict_usage, "d", argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	const char *dir = o.dir;
 	if (optind != argc - 1) {
 		fputs(evict_usage, stderr);
 		return JS_EXIT_USAGE;

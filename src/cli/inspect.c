@@ -55,58 +55,6 @@ static const char logs_usage[] =
 	"      --tail N      only the last N lines\n"
 	"  -c, --container C the container\n";
 
-/** -d/--run-dir and -h for the three commands; more options via `extra`.
- * Returns -1 to go on, else an exit code. */
-struct opt_state {
-	const char *dir;
-	bool json, follow;
-	int64_t tail;
-	const char *container;
-};
-
-static int parse(const char *cmd, const char *use, const char *shorts, int argc, char **argv, struct opt_state *s)
-{
-	static const struct option opts[] = {
-		{"run-dir", required_argument, NULL, 'd'}, {"output", required_argument, NULL, 'o'},
-		{"follow", no_argument, NULL, 'f'},        {"tail", required_argument, NULL, 't'},
-		{"container", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	s->tail = -1;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			s->dir = optarg;
-			break;
-		case 'o':
-			if (js_cli_opt_output(cmd, optarg, "text", &s->json) != JS_EXIT_OK)
-				return JS_EXIT_USAGE;
-			break;
-		case 'f':
-			s->follow = true;
-			break;
-		case 't':
-			if (js_parse_i64_in(optarg, strlen(optarg), 0, INT32_MAX, &s->tail) < 0) {
-				fprintf(stderr, "jobset %s: --tail takes a number of lines, not '%s'\n", cmd, optarg);
-				return JS_EXIT_USAGE;
-			}
-			break;
-		case 'c':
-			s->container = optarg;
-			break;
-		case 'h':
-			fputs(use, stdout);
-			return JS_EXIT_OK;
-		default:
-			fputs(use, stderr);
-			return JS_EXIT_USAGE;
-		}
-	}
-	return -1;
-}
-
 /** "Running (runner pid 123)" or the final state of the run. */
 static void print_header(const struct js_cli_runinfo *ri)
 {
@@ -132,21 +80,20 @@ static void ready_of(const json_t *pod, char *buf, size_t n)
 
 static int restarts_of(const json_t *pod)
 {
-	static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
 	int r = 0;
-	for (size_t k = 0; k < 2; k++) {
-		size_t i;
-		json_t *cs;
-		json_array_foreach(js_json_path(pod, lists[k]), i, cs)
-			r += (int)json_integer_value(json_object_get(cs, "restartCount"));
-	}
+	json_t *all = js_podjson_statuses(pod);
+	size_t i;
+	json_t *cs;
+	json_array_foreach(all, i, cs)
+		r += (int)json_integer_value(json_object_get(cs, "restartCount"));
+	json_decref(all);
 	return r;
 }
 
 int js_cli_ps(int argc, char **argv)
 {
-	struct opt_state s = {0};
-	int rc = parse("ps", ps_usage, "d:o:h", argc, argv, &s);
+	struct js_cli_runopts s;
+	int rc = js_cli_runinfo_args("ps", ps_usage, "do", argc, argv, &s);
 	if (rc >= 0)
 		return rc;
 	if (optind != argc) {
@@ -275,8 +222,8 @@ static void describe_events(const struct js_cli_runinfo *ri, const char *name)
 
 int js_cli_describe(int argc, char **argv)
 {
-	struct opt_state s = {0};
-	int rc = parse("describe", describe_usage, "d:h", argc, argv, &s);
+	struct js_cli_runopts s;
+	int rc = js_cli_runinfo_args("describe", describe_usage, "d", argc, argv, &s);
 	if (rc >= 0)
 		return rc;
 	if (optind != argc - 1) {
@@ -400,17 +347,17 @@ static bool ctr_done(struct js_cli_runinfo *ri, const char *pod, const char *ctr
 	const char *phase = js_json_str(json_object_get(p, "status"), "phase");
 	if (!p || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
 		return true;
-	static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
-	for (size_t k = 0; k < 2; k++) {
-		json_array_foreach(js_json_path(p, lists[k]), i, x)
-		{
-			/* A container waiting for its restart shows as waiting
-			 * (CrashLoopBackOff), so terminated is for good. */
-			if (strcmp(js_json_str(x, "name"), ctr) == 0)
-				return js_json_path(x, "state.terminated") != NULL;
-		}
+	json_t *all = js_podjson_statuses(p);
+	bool done = false;
+	json_array_foreach(all, i, x)
+	{
+		/* A container waiting for its restart shows as waiting
+		 * (CrashLoopBackOff), so terminated is for good. */
+		if (strcmp(js_json_str(x, "name"), ctr) == 0)
+			done = js_json_path(x, "state.terminated") != NULL;
 	}
-	return false;
+	json_decref(all);
+	return done;
 }
 
 /** Follow `path` (the current file of a rotated log) from `fd`: new bytes as
@@ -493,8 +440,8 @@ static const char *pick_container(const json_t *pod, const char *want)
 
 int js_cli_logs(int argc, char **argv)
 {
-	struct opt_state s = {0};
-	int rc = parse("logs", logs_usage, "d:c:fh", argc, argv, &s);
+	struct js_cli_runopts s;
+	int rc = js_cli_runinfo_args("logs", logs_usage, "dcft", argc, argv, &s);
 	if (rc >= 0)
 		return rc;
 	if (optind != argc - 1) {

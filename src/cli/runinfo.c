@@ -5,6 +5,7 @@
 #include "cli/runinfo.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,62 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/time.h"
+#include "base/parse.h"
 #include "cli/cli.h"
+#include "cli/manifest.h"
 #include "local/podjson.h"
 #include "local/rundir.h"
+
+int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, int argc, char **argv,
+			struct js_cli_runopts *s)
+{
+	static const struct option opts[] = {
+		{"run-dir", required_argument, NULL, 'd'},   {"output", required_argument, NULL, 'o'},
+		{"follow", no_argument, NULL, 'f'},          {"tail", required_argument, NULL, 't'},
+		{"container", required_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+	};
+	*s = (struct js_cli_runopts){.tail = -1, .timeout_s = -1};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:o:c:fh", opts, NULL)) != -1) {
+		/* An option the command does not take is a usage error, as an
+		 * unknown one is. */
+		if (c != '?' && c != 'h' && !strchr(accept, c))
+			c = '?';
+		switch (c) {
+		case 'd':
+			s->dir = optarg;
+			break;
+		case 'o':
+			if (js_cli_opt_output(cmd, optarg, "text", &s->json) != JS_EXIT_OK)
+				return JS_EXIT_USAGE;
+			break;
+		case 'f':
+			s->follow = true;
+			break;
+		case 't':
+		case 'T':
+			if (js_parse_i64_in(optarg, strlen(optarg), c == 't' ? 0 : 1, c == 't' ? INT32_MAX : 86400,
+					    c == 't' ? &s->tail : &s->timeout_s) < 0) {
+				fprintf(stderr, "jobset %s: --%s takes a number, not '%s'\n", cmd, c == 't' ? "tail" : "timeout",
+					optarg);
+				return JS_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			s->container = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return JS_EXIT_OK;
+		default:
+			fputs(usage, stderr);
+			return JS_EXIT_USAGE;
+		}
+	}
+	return -1;
+}
 
 int js_cli_runinfo_open(const char *cmd, const char *dir, struct js_cli_runinfo *ret)
 {
@@ -181,18 +235,17 @@ const char *js_cli_runinfo_pod_exit(const json_t *pod, char *buf, size_t n)
 	const char *phase = js_json_str(json_object_get(pod, "status"), "phase");
 	if (!phase || (strcmp(phase, "Succeeded") != 0 && strcmp(phase, "Failed") != 0))
 		return buf;
-	static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
 	json_int_t code = 0;
-	for (size_t l = 0; l < 2 && !code; l++) {
-		size_t i;
-		json_t *cs;
-		json_array_foreach(js_json_path(pod, lists[l]), i, cs)
-		{
-			json_int_t c = json_integer_value(json_object_get(terminated(cs), "exitCode"));
-			if (c && !code)
-				code = c;
-		}
+	json_t *all = js_podjson_statuses(pod);
+	size_t i;
+	json_t *cs;
+	json_array_foreach(all, i, cs)
+	{
+		json_int_t c = json_integer_value(json_object_get(terminated(cs), "exitCode"));
+		if (c && !code)
+			code = c;
 	}
+	json_decref(all);
 	snprintf(buf, n, "Exited (%lld)", (long long)code);
 	return buf;
 }

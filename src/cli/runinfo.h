@@ -16,6 +16,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** The options of the commands on a run; each takes those it names in
+ * `accept`: d (-d, --run-dir), o (-o), f (-f), c (-c), t (--tail), T
+ * (--timeout). */
+struct js_cli_runopts {
+	const char *dir;       /* -d, --run-dir */
+	bool json;             /* -o json */
+	bool follow;           /* -f */
+	int64_t tail;          /* --tail N, -1 when not given */
+	const char *container; /* -c */
+	int64_t timeout_s;     /* --timeout S, -1 when not given */
+};
+
+/** Parse argv for command `cmd` into *ret, refusing options not in
+ * `accept`. Returns -1 to go on, else the exit code (after -h, or a usage
+ * error, both printed). */
+int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, int argc, char **argv,
+			struct js_cli_runopts *ret);
+
 /** One run, read. */
 struct js_cli_runinfo {
 	const char *cmd;   /* for messages: "ps", "logs", ... */

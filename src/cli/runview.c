@@ -144,23 +144,22 @@ static const json_t *term_of(const json_t *cs)
  * non-zero (compose's wording), init containers included. */
 static void exits(const json_t *pod, struct js_buf *b)
 {
-	static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
-	for (size_t l = 0; l < 2; l++) {
-		size_t i;
-		json_t *cs;
-		json_array_foreach(js_json_path(pod, lists[l]), i, cs)
-		{
-			const json_t *t = term_of(cs);
-			json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
-			if (!t || code == 0)
-				continue;
-			const char *reason = js_json_str(t, "reason");
-			if (js_buf_printf(b, " %s Exited (%lld)%s%s", js_json_str(cs, "name"), (long long)code,
-					  reason && strcmp(reason, "Error") != 0 ? " " : "",
-					  reason && strcmp(reason, "Error") != 0 ? reason : "") < 0)
-				return;
-		}
+	json_t *all = js_podjson_statuses(pod);
+	size_t i;
+	json_t *cs;
+	json_array_foreach(all, i, cs)
+	{
+		const json_t *t = term_of(cs);
+		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
+		if (!t || code == 0)
+			continue;
+		const char *reason = js_json_str(t, "reason");
+		if (js_buf_printf(b, " %s Exited (%lld)%s%s", js_json_str(cs, "name"), (long long)code,
+				  reason && strcmp(reason, "Error") != 0 ? " " : "",
+				  reason && strcmp(reason, "Error") != 0 ? reason : "") < 0)
+			break;
 	}
+	json_decref(all);
 }
 
 struct tally {
@@ -224,25 +223,23 @@ static void summary_json(const struct js_local *l, enum js_local_result res, con
 	{
 		if (strcmp(js_json_str(it, "kind") ? js_json_str(it, "kind") : "", "Pod") != 0 || !pod_failed(it))
 			continue;
-		json_t *ctrs = json_array();
-		static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
-		for (size_t k = 0; k < 2; k++) {
-			size_t ci;
-			json_t *cs;
-			json_array_foreach(js_json_path(it, lists[k]), ci, cs)
-			{
-				const json_t *term = term_of(cs);
-				json_t *o = json_pack("{s:s, s:O}", "name", js_json_str(cs, "name"), "restartCount",
-						      json_object_get(cs, "restartCount"));
-				if (term)
-					json_object_update(o, js_json_unconst(term));
-				char *log = js_buf_format("%s/logs/%s/%s.log", run_dir, js_json_str(js_json_path(it,
-							  "metadata"), "name"), js_json_str(cs, "name"));
-				json_object_set_new(o, "log", json_string(log));
-				free(log);
-				json_array_append_new(ctrs, o);
-			}
+		json_t *ctrs = json_array(), *all = js_podjson_statuses(it);
+		size_t ci;
+		json_t *cs;
+		json_array_foreach(all, ci, cs)
+		{
+			const json_t *term = term_of(cs);
+			json_t *o = json_pack("{s:s, s:O}", "name", js_json_str(cs, "name"), "restartCount",
+					      json_object_get(cs, "restartCount"));
+			if (term)
+				json_object_update(o, js_json_unconst(term));
+			char *log = js_buf_format("%s/logs/%s/%s.log", run_dir,
+						  js_json_str(js_json_path(it, "metadata"), "name"), js_json_str(cs, "name"));
+			json_object_set_new(o, "log", json_string(log));
+			free(log);
+			json_array_append_new(ctrs, o);
 		}
+		json_decref(all);
 		json_array_append_new(failed, json_pack("{s:s, s:s, s:o}", "name",
 							js_json_str(js_json_path(it, "metadata"), "name"), "job",
 							js_json_str(js_json_path(it, "metadata.labels"), "job-name")

@@ -28,6 +28,15 @@ const char *js_podjson_phase_name(enum js_jobctl_phase phase)
 	return (size_t)phase < JS_ARRAY_SIZE(names) ? names[phase] : "Unknown";
 }
 
+json_t *js_podjson_statuses(const json_t *pod)
+{
+	const json_t *st = json_object_get(pod, "status");
+	json_t *all = json_array();
+	json_array_extend(all, js_json_unconst(json_object_get(st, "initContainerStatuses")));
+	json_array_extend(all, js_json_unconst(json_object_get(st, "containerStatuses")));
+	return all;
+}
+
 /** Set `key` to the RFC 3339 time of wall ms `ms`, when known. */
 static void set_time(json_t *o, const char *key, int64_t ms)
 {

@@ -32,6 +32,12 @@
  */
 json_t *js_podjson_pod(const struct js_pod *pod, bool with_spec);
 
+/** Every container status of a rendered pod (`pod` as js_podjson_pod made
+ * it, or read back from jobs.json or state.json): initContainerStatuses
+ * first, then containerStatuses. A new array (json_decref it) whose
+ * elements are `pod`'s own. */
+json_t *js_podjson_statuses(const json_t *pod);
+
 /** "JobController", "JobDeleted", "Runner", "Evicted", or NULL for
  * JS_POD_STOP_NONE (static). */
 const char *js_podjson_stop_name(enum js_pod_stop stop);

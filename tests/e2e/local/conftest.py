@@ -140,3 +140,31 @@ def processes_with_env(marker):
 
 def have_cc():
     return shutil.which("cc") is not None
+
+
+def jobset_yaml(name, command, *, replicas=1, completions=1, restart="Never", grace=None, job_extra=""):
+    """A JobSet of one ReplicatedJob `w` (`replicas` Indexed Jobs of
+    `completions` pods each) whose container `main` runs `sh -c command`.
+    `job_extra` is YAML added to the Job spec, indented 8 spaces."""
+    grace_line = f"            terminationGracePeriodSeconds: {grace}\n" if grace is not None else ""
+    cmd = command.replace("'", "''")
+    return f"""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {{name: {name}}}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: {replicas}
+    template:
+      spec:
+        completions: {completions}
+        parallelism: {completions}
+{job_extra}        template:
+          spec:
+            restartPolicy: {restart}
+{grace_line}            containers:
+            - name: main
+              image: busybox
+              command: [sh, -c, '{cmd}']
+"""

@@ -7,7 +7,7 @@ import re
 import signal
 import subprocess
 
-from conftest import REPO, wait_for
+from conftest import REPO, jobset_yaml, wait_for
 
 EX = REPO / "examples"
 
@@ -79,24 +79,8 @@ def test_pods_stopped_after_success_are_not_failed(run):
     assert len(stopped) == 2 and all(p["metadata"]["deletionTimestamp"] for p in stopped)
 
 
-FLAKY = """
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: flaky}
-spec:
-  replicatedJobs:
-  - name: w
-    template:
-      spec:
-        backoffLimit: 3
-        template:
-          spec:
-            restartPolicy: OnFailure
-            containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, 'n=$(cat count 2>/dev/null || echo 0); echo $((n+1)) > count; [ $n -ge 2 ] || exit 3']
-"""
+FLAKY = jobset_yaml("flaky", 'n=$(cat count 2>/dev/null || echo 0); echo $((n+1)) > count; [ $n -ge 2 ] || exit 3',
+                    restart="OnFailure", job_extra="        backoffLimit: 3\n")
 
 
 def test_container_restarts_are_events_and_statuses(run):
@@ -112,27 +96,8 @@ def test_container_restarts_are_events_and_statuses(run):
     assert cs["lastState"]["terminated"]["exitCode"] == 3
 
 
-SLEEPERS = """
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: sleepers}
-spec:
-  replicatedJobs:
-  - name: w
-    replicas: 2
-    template:
-      spec:
-        completions: 2
-        parallelism: 2
-        template:
-          spec:
-            restartPolicy: Never
-            terminationGracePeriodSeconds: 5
-            containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, 'trap "exit 0" TERM; echo up; while :; do sleep 0.05; done']
-"""
+SLEEPERS = jobset_yaml("sleepers", 'trap "exit 0" TERM; echo up; while :; do sleep 0.05; done', replicas=2,
+                       completions=2, grace=5)
 
 
 def _state(d):

@@ -13,33 +13,13 @@ import subprocess
 import termios
 import time
 
-from conftest import REPO
+from conftest import REPO, jobset_yaml
 
 EX = REPO / "examples"
 
 
-def _one(name, command, extra=""):
-    return f"""
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {{name: {name}}}
-spec:
-  replicatedJobs:
-  - name: w
-    template:
-      spec:
-        template:
-          spec:
-            restartPolicy: Never
-{extra}            containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, '{command}']
-"""
-
-
 # 5 MB of numbered 100-byte lines, then a last line.
-CHATTY = _one("chatty", 'i=0; while [ $i -lt 50000 ]; do printf "%099d\\n" $i; i=$((i+1)); done; echo the-end')
+CHATTY = jobset_yaml("chatty", 'i=0; while [ $i -lt 50000 ]; do printf "%099d\\n" $i; i=$((i+1)); done; echo the-end')
 
 
 def test_logs_are_capped_and_rotated(run, jobset_bin):
@@ -67,7 +47,7 @@ def test_log_cap_options_are_checked(run):
     assert r.rc == 2 and "--log-max-files" in r.stderr
 
 
-HELLO = _one("hello", 'echo "hello from $HOSTNAME"; echo made > made-by-pod.txt')
+HELLO = jobset_yaml("hello", 'echo "hello from $HOSTNAME"; echo made > made-by-pod.txt')
 
 
 def test_a_run_dir_is_fresh_unless_reuse_is_asked(run, tmp_path):

@@ -8,33 +8,14 @@ import subprocess
 
 import pytest
 
-from conftest import wait_for
+from conftest import jobset_yaml, wait_for
 
 # Pod i of Job j prints "line 1..3" and then waits until the file go-<host>
 # exists in the shared work directory (the run's work/), then exits 0. On
 # SIGTERM it exits 143, as most programs do.
-WAITERS = """
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: waiters}
-spec:
-  replicatedJobs:
-  - name: w
-    replicas: 2
-    template:
-      spec:
-        completions: 2
-        parallelism: 2
-        backoffLimit: 0
-%s        template:
-          spec:
-            restartPolicy: Never
-            terminationGracePeriodSeconds: 5
-            containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, 'trap "exit 143" TERM; for i in 1 2 3; do echo "line $i of $HOSTNAME"; done; until [ -e go-$HOSTNAME ]; do sleep 0.05; done; echo "bye from $HOSTNAME"']
-"""
+WAITERS = jobset_yaml("waiters", 'trap "exit 143" TERM; for i in 1 2 3; do echo "line $i of $HOSTNAME"; done; '
+                      'until [ -e go-$HOSTNAME ]; do sleep 0.05; done; echo "bye from $HOSTNAME"', replicas=2,
+                      completions=2, grace=5, job_extra="        backoffLimit: 0\n%s")
 
 IGNORE_DISRUPTION = """        podFailurePolicy:
           rules:
