@@ -450,6 +450,28 @@ static int64_t restart_delay(const struct js_pod_host *host, int32_t restarts)
 	return d < host->restart_max_ms ? d : host->restart_max_ms;
 }
 
+/** Append to the container's log, opening it (and its pod's log directory)
+ * at the first bytes: a silent container costs no files, and starting many
+ * pods touches no file system for their logs (docs/local.md). */
+static void log_write(const struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, const void *data,
+		      size_t n)
+{
+	if (!c->log) {
+		char *dir = js_buf_format("%s/%s", host->log_dir, pod->name);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			/* the open below reports it */
+		}
+		char *file = js_buf_format("%s/%s.log", dir, c->name);
+		if (js_podlog_open(file, host->log_max_bytes ? host->log_max_bytes : JS_PODLOG_DEFAULT_MAX_BYTES,
+				   host->log_max_files ? host->log_max_files : JS_PODLOG_DEFAULT_MAX_FILES, &c->log) < 0)
+			c->log = NULL; /* the output is still read, and dropped */
+		free(file);
+		free(dir);
+	}
+	if (c->log)
+		js_podlog_write(c->log, data, n);
+}
+
 /** A container that terminated: decide on a restart. */
 static void maybe_restart(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
 {
@@ -486,11 +508,9 @@ static void start_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_
 	c->started_wall_ms = c->finished_wall_ms = wall_ms();
 	free(c->message);
 	c->message = js_xstrdup(msg);
-	if (c->log) {
-		/* The start error is the container's only output. */
-		js_podlog_write(c->log, msg, strlen(msg));
-		js_podlog_write(c->log, "\n", 1);
-	}
+	/* The start error is the container's only output. */
+	log_write(pod, c, host, msg, strlen(msg));
+	log_write(pod, c, host, "\n", 1);
 	if (!pod->start_error)
 		pod->start_error = msg;
 	else
@@ -529,18 +549,6 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	c->killed = false;
 	if (!pod->started_wall_ms)
 		pod->started_wall_ms = wall_ms();
-	if (!c->log) {
-		char *dir = js_buf_format("%s/%s", host->log_dir, pod->name);
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			/* the open below reports it */
-		}
-		char *file = js_buf_format("%s/%s.log", dir, c->name);
-		if (js_podlog_open(file, host->log_max_bytes ? host->log_max_bytes : JS_PODLOG_DEFAULT_MAX_BYTES,
-				   host->log_max_files ? host->log_max_files : JS_PODLOG_DEFAULT_MAX_FILES, &c->log) < 0)
-			c->log = NULL; /* the output is still read, and dropped */
-		free(file);
-		free(dir);
-	}
 	if (!c->path)
 		c->path = resolve(c->argv[0], host->path_env);
 	if (!c->path) {
@@ -875,8 +883,7 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd)
 				c->out_fd = -1;
 				break;
 			}
-			if (c->log)
-				js_podlog_write(c->log, buf, (size_t)n); /* capped, rotated */
+			log_write(pod, c, host, buf, (size_t)n); /* capped, rotated */
 			emit(pod, c, host, buf, (size_t)n);
 		}
 		return true;
