@@ -1386,10 +1386,11 @@ static void write_state(struct js_local *l, int64_t t, const char *final)
 				l->js->meta.uid ? l->js->meta.uid : "", "status", status ? json_incref(status) : json_object(), "pods",
 				pods);
 	json_decref(js);
-	if (write_doc(l, "state.json", doc, JSON_COMPACT) == 0) {
-		l->state_ms = t;
+	/* A failed write (a full disk) is tried again after the interval, not
+	 * at once: the loop must not spin on it. */
+	if (write_doc(l, "state.json", doc, JSON_COMPACT) == 0)
 		l->state_dirty = false;
-	}
+	l->state_ms = t;
 	json_decref(doc);
 }
 
