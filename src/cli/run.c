@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include "core/job.h"
 #include "local/local.h"
 #include "local/podlog.h"
+#include "local/publish.h"
 #include "local/rundir.h"
 
 #define RUN_EXIT_FAILED 1
@@ -41,6 +43,9 @@
 /* How long --detach waits for the background runner to hold its run
  * directory before it gives up on it. */
 #define RUN_DETACH_WAIT_MS 30000
+/* --publish flags per run: a handful in practice; the bound keeps the
+ * forwarder's poll set small. */
+#define RUN_PUBLISH_MAX 32
 
 extern char **environ;
 
@@ -75,7 +80,13 @@ static const char usage[] =
 	"      --log-max-files N    log files kept per container, rotated (default 5)\n"
 	"      --backoff-ms N       first pod re-creation / container restart delay,\n"
 	"                           doubling (default 1000; Kubernetes uses 10000)\n"
-	"      --no-namespaces      do not use Linux namespaces (degraded mode)\n"
+	"  -p, --publish POD:PORT[:HOSTPORT]\n"
+	"                           forward 127.0.0.1:HOSTPORT (default PORT) to PORT\n"
+	"                           of the pod with hostname POD (an Indexed pod,\n"
+	"                           e.g. NAME-leader-0-0); repeatable\n"
+	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
+	"                           share this machine's network, each run gets its\n"
+	"                           own loopback block 127.B.0.0/16)\n"
 	"      --feature-gates G    A=true,B=false: RestartJob, ElasticJobSet (off by\n"
 	"                           default); they apply to validation and to the\n"
 	"                           reconcile core. InPlaceRestart=true is refused:\n"
@@ -180,6 +191,56 @@ static int parse_size(const char *s, int64_t *ret)
 	return -EINVAL;
 }
 
+/* Open files a run may want: per pod a network namespace and, per
+ * container, an output pipe and a log file. The soft limit is often 1024
+ * (about 300 pods); the hard limit, up to this, is ours to take. */
+#define RUN_NOFILE_MAX 65536
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= RUN_NOFILE_MAX || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max < RUN_NOFILE_MAX ? rl.rlim_max : RUN_NOFILE_MAX;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		/* the run goes on with the lower limit */
+	}
+}
+
+static void close_ports(struct js_publish *pub, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (pub[i].listen_fd >= 0)
+			close(pub[i].listen_fd);
+		pub[i].listen_fd = -1;
+	}
+}
+
+/** Check every --publish pod against the JobSet and bind its host port, so
+ * a mistake is a usage error before anything starts. */
+static int publish_ports(const struct js_jobset *js, const char *file, struct js_publish *pub, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pos;
+		char *err = NULL;
+		if (js_publish_resolve(js, &pub[i], &pos, &err) < 0) {
+			fprintf(stderr, "jobset run: %s: %s; nothing was started\n", file, err);
+			free(err);
+			close_ports(pub, n);
+			return -1;
+		}
+		int r = js_publish_listen(&pub[i]);
+		if (r < 0) {
+			fprintf(stderr, "jobset run: --publish %s:%u:%u: cannot listen on 127.0.0.1:%u: %s; nothing was "
+					"started\n",
+				pub[i].pod, pub[i].port, pub[i].host_port, pub[i].host_port, js_strerror(r));
+			close_ports(pub, n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /**
  * --detach: start this same command again in a new session (posix_spawn of
  * /proc/self/exe: no fork without exec), with its output in
@@ -264,6 +325,8 @@ struct run_opts {
 	int64_t backoff, log_max_bytes, log_max_files;
 	enum js_local_workdir workdir;
 	struct js_gates gates;
+	struct js_publish pub[RUN_PUBLISH_MAX];
+	size_t n_pub;
 };
 
 /** Parse argv into *o and the view flags. Returns -1 to go on, else the
@@ -279,13 +342,14 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 		{"workdir", required_argument, NULL, O_WORKDIR}, {"log-max-bytes", required_argument, NULL, O_LOG_BYTES},
 		{"log-max-files", required_argument, NULL, O_LOG_FILES}, {"ready-fd", required_argument, NULL, O_READY},
 		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
-		{"feature-gates", required_argument, NULL, 'g'},
+		{"feature-gates", required_argument, NULL, 'g'}, {"publish", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	int c;
 	int64_t v64;
+	char *perr = NULL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:o:fqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:n:o:p:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (!optarg[0]) {
@@ -359,6 +423,18 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 		case 'N':
 			o->no_ns = true;
 			break;
+		case 'p':
+			if (o->n_pub == RUN_PUBLISH_MAX) {
+				fprintf(stderr, "jobset run: at most %d --publish flags\n", RUN_PUBLISH_MAX);
+				return RUN_EXIT_INVALID;
+			}
+			if (js_publish_parse(optarg, &o->pub[o->n_pub], &perr) < 0) {
+				fprintf(stderr, "jobset run: %s\n", perr);
+				free(perr);
+				return RUN_EXIT_INVALID;
+			}
+			o->n_pub++;
+			break;
 		case 'g':
 			if (js_cli_opt_gates("run", optarg, &o->gates) != JS_EXIT_OK)
 				return RUN_EXIT_INVALID;
@@ -420,6 +496,12 @@ int js_cli_run(int argc, char **argv)
 		js_jobset_free(js);
 		return RUN_EXIT_INVALID;
 	}
+	/* Checked (and bound) before anything starts; the background half of
+	 * --detach binds them again for itself. */
+	if (publish_ports(js, argv[optind], ro.pub, ro.n_pub) < 0) {
+		js_jobset_free(js);
+		return RUN_EXIT_INVALID;
+	}
 	o.name = js_jobset_name(js);
 	char *root = NULL;
 	char *dir = ro.run_dir ? js_xstrdup(ro.run_dir) : default_run_dir(o.name, &root);
@@ -440,6 +522,7 @@ int js_cli_run(int argc, char **argv)
 	}
 	free(root);
 	if (r < 0 || ro.detach) {
+		close_ports(ro.pub, ro.n_pub);
 		int rc = r < 0 ? RUN_EXIT_INVALID : detach(argc, argv, dir);
 		free(dir);
 		js_jobset_free(js);
@@ -451,7 +534,8 @@ int js_cli_run(int argc, char **argv)
 	struct js_local_opts lo = {
 		.run_dir = dir, .backoff_base_ms = ro.backoff, .tick_ms = js_cli_runview_live(&o) ? RUN_TICK_MS : 0,
 		.no_namespaces = ro.no_ns, .workdir = ro.workdir, .log_max_bytes = ro.log_max_bytes,
-		.log_max_files = (int)ro.log_max_files, .gates = ro.gates, .on_event = js_cli_runview_event,
+		.log_max_files = (int)ro.log_max_files, .publish = ro.pub, .n_publish = ro.n_pub, .gates = ro.gates,
+		.on_event = js_cli_runview_event,
 		.on_view = js_cli_runview_view, .on_line = js_cli_runview_line, .ctx = &o,
 	};
 	struct js_local *l = NULL;
@@ -461,11 +545,14 @@ int js_cli_run(int argc, char **argv)
 			r == -EBUSY ? "another runner is live in it" : js_strerror(r));
 		free(dir);
 		js_jobset_free(js);
-		close(ro.ready_fd);
+		close_ports(ro.pub, ro.n_pub);
+		if (ro.ready_fd >= 0)
+			close(ro.ready_fd);
 		return RUN_EXIT_INVALID;
 	}
 	signal_ready(ro.ready_fd);
 	enum js_local_result res = JS_LOCAL_FAILED;
+	raise_nofile();
 	r = js_local_run(l, &res);
 	int rc;
 	if (r < 0) {
@@ -475,6 +562,7 @@ int js_cli_run(int argc, char **argv)
 		rc = js_cli_runview_summary(&o, l, res, dir);
 	}
 	js_local_free(l);
+	close_ports(ro.pub, ro.n_pub);
 	js_jobset_free(js);
 	free(dir);
 	return rc;

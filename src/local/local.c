@@ -40,6 +40,7 @@
 #include "core/reconcile.h"
 #include "local/hosts.h"
 #include "local/jobctl.h"
+#include "local/net.h"
 #include "local/podjson.h"
 #include "local/rundir.h"
 
@@ -97,7 +98,7 @@ struct js_local {
 				 observed changing in between */
 	bool observed_change; /* pods or Jobs changed since the last plan */
 	uint64_t next_pod_id;
-	uint32_t nonindexed_ips;
+	struct js_net *net;   /* the run's network (local/net.h) */
 	uint64_t rng;
 
 	int death_rd, death_wr, sig_fd, events_fd;
@@ -345,6 +346,7 @@ struct js_local *js_local_free(struct js_local *l)
 	for (size_t i = 0; i < l->n_pvcs; i++)
 		free(l->pvcs[i]);
 	free(l->pvcs);
+	l->net = js_net_free(l->net); /* after the pods: they hold its namespaces */
 	json_decref(l->history);
 	json_decref(l->pod_history);
 	json_decref(l->results);
@@ -490,11 +492,15 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	char *name = index >= 0 ? js_buf_format("%s-%d-%s", j->name, index, suffix) : js_buf_format("%s-%s", j->name, suffix);
 	char *hostname = index >= 0 ? js_buf_format("%s-%d", j->name, index) : js_xstrdup(name);
 	uint32_t ord;
-	char ip[16];
-	if (pod_ordinal(l, j->obj, index, &ord))
-		js_hosts_ip(ord, ip);
-	else
-		js_hosts_ip(JS_HOSTS_DYNAMIC_BASE + l->nonindexed_ips++, ip);
+	struct js_net_pod *net = NULL;
+	int nr = js_net_pod_new(l->net, pod_ordinal(l, j->obj, index, &ord) ? (int64_t)ord : -1, &net);
+	if (nr < 0) {
+		event(l, "Warning", "FailedCreate", "job", j->name, "no network for pod %s: %s", name, js_strerror(nr));
+		free(hostname);
+		free(name);
+		return false;
+	}
+	const char *ip = js_net_pod_ip(net);
 
 	/* The Job controller's additions to the pod template (SPEC §6.5). */
 	json_t *tmpl = json_deep_copy(js_json_path(j->obj, "spec.template"));
@@ -532,7 +538,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	struct js_pod_init init = {
 		.id = ++l->next_pod_id, .name = name, .namespace_ = js_jobset_namespace(l->js), .uid = uid,
 		.job_name = j->name, .index = index, .hostname = hostname, .subdomain = subdomain, .ip = ip,
-		.hosts_file = hosts, .tmpl = tmpl,
+		.hosts_file = hosts, .net = net, .tmpl = tmpl,
 	};
 	char *workdir = pod_workdir(l, hostname);
 	init.job_uid = job_uid;
@@ -794,7 +800,7 @@ static int local_apply_other(void *self, const struct js_action *a)
 {
 	struct js_local *l = self;
 	if (a->kind == JS_ACTION_CREATE_SERVICE) {
-		int r = js_hosts_write_service(l->hosts_path, l->js);
+		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net));
 		if (r < 0) {
 			event(l, "Warning", "HeadlessServiceCreationFailed", "jobset", js_jobset_name(l->js), "%s: %s",
 			      l->hosts_path, js_strerror(r));
@@ -1187,6 +1193,13 @@ static void finish_interrupted(struct js_local *l)
 
 static int setup(struct js_local *l, sigset_t *ret_old)
 {
+	/* The network first: an unprivileged runner enters a user namespace
+	 * there, which changes what the sandbox probe finds. */
+	struct js_net_opts no = {.no_namespaces = l->opts.no_namespaces, .js = l->js, .publish = l->opts.publish,
+				 .n_publish = l->opts.n_publish};
+	int nr = js_net_new(&no, &l->net);
+	if (nr < 0)
+		return nr;
 	const char *why = NULL;
 	enum js_sandbox_mode mode = JS_SANDBOX_NONE;
 	if (l->opts.no_namespaces)
@@ -1204,6 +1217,7 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	free(hd);
 	l->host = (struct js_pod_host){
 		.mode = mode, .death_fd = l->death_rd, .log_dir = l->log_dir, .node_name = l->node_name,
+		.host_ip = js_net_host_ip(l->net),
 		.path_env = l->path_env, .home_env = l->home_env, .restart_base_ms = l->opts.backoff_base_ms,
 		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
 	};
@@ -1470,6 +1484,10 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	else
 		event(l, "Normal", "Sandbox", "jobset", js_jobset_name(l->js),
 		      "pods run in their own %s (hostname, /etc/hosts, PID)", js_sandbox_mode_name(l->host.mode));
+	if (js_net_why(l->net))
+		event(l, "Warning", "DegradedNetwork", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
+	else
+		event(l, "Normal", "Network", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
 	setenv("JOBSET_HOSTS_FILE", l->hosts_path, 1);
 	struct pollfd *fds = NULL;
 	size_t cap = 0;
