@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "local/podjson.h"
+#include "local/report.h"
 
 #define RUNVIEW_EXIT_FAILED 1
 /* Failed pods listed by name in the text summary; the rest are counted. */
@@ -54,7 +55,7 @@ void js_cli_runview_event(void *ctx, const struct js_local_event *e)
 	if (live)
 		erase_view(o);
 	if (o->events_json) {
-		json_t *j = js_local_event_json(e);
+		json_t *j = js_report_event_json(e);
 		char *s = json_dumps(j, JSON_COMPACT);
 		if (s)
 			fprintf(f, "%s\n", s);
@@ -65,7 +66,7 @@ void js_cli_runview_event(void *ctx, const struct js_local_event *e)
 		stamp(e->time_ms, t, sizeof(t));
 		struct js_buf b;
 		js_buf_init(&b, 0);
-		js_local_event_text(e, &b);
+		js_report_event_text(e, &b);
 		fprintf(f, "%s %s\n", t, js_buf_str(&b));
 		js_buf_done(&b);
 	}

@@ -27,11 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/codec.h"
 #include "api/render.h"
 #include "api/template.h"
 #include "base/buf.h"
-#include "base/file.h"
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/time.h"
@@ -40,6 +38,7 @@
 #include "core/reconcile.h"
 #include "local/hosts.h"
 #include "local/jobctl.h"
+#include "local/local_int.h"
 #include "local/net.h"
 #include "local/podjson.h"
 #include "local/rundir.h"
@@ -52,67 +51,6 @@
 /* The poll set starts with the signalfd and the control FIFO; the
  * containers' output pipes follow. */
 #define LOCAL_FIXED_FDS 2
-
-struct ljob {
-	json_t *obj;          /* batch/v1 Job with status */
-	const struct js_obsjob *rec; /* what the core reads of `obj`, decoded
-				        once per change of `obj`; NULL: stale */
-	char *name;
-	bool deleting;
-	int64_t wake_ms;      /* jobctl's next deadline, -1 none */
-	size_t n_pods;
-	struct js_pod **pods;
-	bool reported_finish;
-	bool reported_sync_error;
-};
-
-struct js_local {
-	struct js_jobset *js;
-	struct js_local_opts opts;
-	char *run_dir, *log_dir, *hosts_path;
-	struct js_pod_host host;
-	const char *sandbox_why;
-	char *path_env, *home_env, *node_name;
-
-	size_t n_jobs;
-	struct ljob *jobs;
-	json_t *history;      /* final JSON of removed Jobs */
-	json_t *pod_history;  /* final JSON of the pods of removed Jobs */
-	json_t *results;      /* jobs.json, once the run ended */
-	bool service_exists;
-	char *workdir;        /* the pods' shared working directory, or NULL */
-	char *state_path;     /* state.json */
-	bool state_dirty;     /* something changed since it was written */
-	int64_t state_ms;     /* monotonic time of its last write, -1 never */
-	int lock_fd, ctl_rd, ctl_wr;
-	struct js_buf ctl_line; /* a control command being read */
-	const char *interrupt_why; /* static: "SIGINT", "jobset down", ... */
-	const char *ev_type;  /* the JobSet event held back (flush_jobset_event) */
-	char *ev_message;
-	struct js_buf ev_reasons;
-	char **pvcs;          /* claims created: a directory each under
-				 <run_dir>/volumes (issue 11) */
-	size_t n_pvcs;
-	uint64_t plan_sig;    /* actions of the last plan, hashed */
-	int same_plans;       /* consecutive plans equal to it with nothing
-				 observed changing in between */
-	bool observed_change; /* pods or Jobs changed since the last plan */
-	uint64_t next_pod_id;
-	struct js_net *net;   /* the run's network (local/net.h) */
-	uint64_t rng;
-
-	int death_rd, death_wr, sig_fd, events_fd;
-	int64_t start_ms;     /* monotonic */
-	int64_t start_wall_ms;
-	int64_t turn_ms;      /* monotonic time of the turn applying a plan */
-	int64_t requeue_ms;   /* next reconcile by time (monotonic), -1 none */
-	bool dirty;           /* something changed since the last reconcile */
-	bool resync;          /* pods changed after their Job's sync read them */
-	bool stall_pass;      /* a turn forced by the stall check is under way */
-	bool stalled;         /* the stall check ended the run */
-	int interrupts;
-	int64_t last_view_ms;
-};
 
 /* Two clocks (issue 10): every deadline, delay and duration is measured on
  * CLOCK_MONOTONIC, which a clock step cannot move; wall time is only for
@@ -140,84 +78,6 @@ static void wall_stamp(char out[21])
 	js_time_format_rfc3339(wall_ms() / 1000, out);
 }
 
-/* The kinds events name, as `kubectl` spells them in text and in JSON. */
-static const struct {
-	const char *text, *kind;
-} kinds[] = {
-	{"pod", "Pod"}, {"job", "Job"}, {"jobset", "JobSet"}, {"service", "Service"},
-	{"persistentvolumeclaim", "PersistentVolumeClaim"},
-};
-
-void js_local_event_text(const struct js_local_event *e, struct js_buf *out)
-{
-	if (js_buf_printf(out, "%s %s %s/%s%s%s", e->type, e->reason, e->kind, e->name, e->message[0] ? ": " : "",
-			  e->message) < 0) {
-		/* bounded by the caller's buffer: keep what fits */
-	}
-}
-
-json_t *js_local_event_json(const struct js_local_event *e)
-{
-	const char *kind = e->kind;
-	for (size_t i = 0; i < JS_ARRAY_SIZE(kinds); i++) {
-		if (strcmp(kinds[i].text, e->kind) == 0)
-			kind = kinds[i].kind;
-	}
-	char ts[32];
-	js_time_format_rfc3339(e->time_ms / 1000, ts);
-	/* Milliseconds: events of one turn are often in the same second. */
-	snprintf(ts + 19, sizeof(ts) - 19, ".%03dZ", (int)(e->time_ms % 1000));
-	json_t *reasons = json_array();
-	for (const char *r = e->reason; *r;) {
-		size_t n = strcspn(r, ",");
-		json_array_append_new(reasons, json_stringn(r, n));
-		r += n + (r[n] == ',');
-	}
-	return json_pack("{s:s, s:s, s:O, s:o, s:{s:s, s:s, s:s}, s:s}", "time", ts, "type", e->type, "reason",
-			 json_array_get(reasons, 0) ? json_array_get(reasons, 0) : json_string(""), "reasons", reasons,
-			 "involvedObject", "kind", kind, "name", e->name, "namespace", e->namespace_ ? e->namespace_ : "",
-			 "message", e->message);
-}
-
-/** Record an event: events.log, then the CLI's callback. `kind`/`name` is
- * the object it is about ("pod", "job", "jobset", ...). */
-static void event(struct js_local *l, const char *type, const char *reason, const char *kind, const char *name,
-		  const char *f, ...) JS_PRINTF(6, 7);
-static void event(struct js_local *l, const char *type, const char *reason, const char *kind, const char *name,
-		  const char *f, ...)
-{
-	struct js_buf msg;
-	js_buf_init(&msg, 0);
-	va_list ap;
-	va_start(ap, f);
-	if (js_buf_vprintf(&msg, f, ap) < 0) {
-		/* only past 64 MiB */
-	}
-	va_end(ap);
-	struct js_local_event e = {
-		.time_ms = wall_ms(), .type = type, .reason = reason, .kind = kind, .name = name,
-		.namespace_ = js_jobset_namespace(l->js), .message = js_buf_str(&msg),
-	};
-	if (l->events_fd >= 0) {
-		struct js_buf line;
-		js_buf_init(&line, 0);
-		char ts[21];
-		js_time_format_rfc3339(e.time_ms / 1000, ts);
-		if (js_buf_printf(&line, "%s ", ts) < 0) {
-			/* only past 64 MiB */
-		}
-		js_local_event_text(&e, &line);
-		if (js_buf_add(&line, "\n", 1) < 0 || write(l->events_fd, line.p, line.len) < 0) {
-			/* events.log is best effort */
-		}
-		js_buf_done(&line);
-	}
-	l->state_dirty = true;
-	if (l->opts.on_event)
-		l->opts.on_event(l->opts.ctx, &e);
-	js_buf_done(&msg);
-}
-
 static uint64_t rnd(struct js_local *l)
 {
 	/* xorshift64*: pod name suffixes and uids need variety, not secrecy. */
@@ -234,8 +94,6 @@ static char *new_uid(struct js_local *l)
 		   (unsigned)a & 0xfff, (unsigned)((b >> 48) & 0x3fff) | 0x8000,
 		   (unsigned long long)(b & 0xffffffffffffULL));
 }
-
-static void write_state(struct js_local *l, int64_t t, const char *final);
 
 /* ---- setup ---- */
 
@@ -318,7 +176,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 		snprintf(hn, sizeof(hn), "localhost");
 	l->node_name = js_xstrdup(hn);
 	l->state_dirty = true;
-	write_state(l, now_ms(), NULL);
+	js__report_state(l, now_ms(), NULL);
 	*ret_local = l;
 	return 0;
 }
@@ -406,62 +264,7 @@ static bool pod_ordinal(const struct js_local *l, const json_t *job, int32_t ind
 static void on_pod_note(void *ctx, const struct js_pod *pod, const char *type, const char *reason,
 			const char *message)
 {
-	event(ctx, type, reason, "pod", js_pod_name(pod), "%s", message);
-}
-
-/** "worker: exit code 1 (Error); sidecar: ..." for the containers that
- * decided a finished pod's outcome: regular ones, and init containers that
- * failed (sidecars are stopped after the pod finished). */
-static void exits_text(const struct js_pod *p, struct js_buf *b)
-{
-	for (size_t i = 0; i < js_pod_n_containers(p); i++) {
-		struct js_pod_ctr_info c;
-		js_pod_ctr_info(p, i, &c);
-		if (!c.has_term || (c.init && (c.sidecar || c.term.exit_code == 0)))
-			continue;
-		const char *sig = c.term.signal ? sigabbrev_np(c.term.signal) : NULL;
-		int r = sig ? js_buf_printf(b, "%s%s: killed by SIG%s (exit code %d)", b->len ? "; " : "", c.name, sig,
-					    c.term.exit_code)
-			    : js_buf_printf(b, "%s%s: exit code %d (%s)%s%s", b->len ? "; " : "", c.name,
-					    c.term.exit_code, c.term.reason, c.term.message ? ": " : "",
-					    c.term.message ? c.term.message : "");
-		if (r < 0)
-			return; /* bounded: the rest is in jobs.json */
-	}
-	if (!b->len && js_buf_puts(b, "no container ran") < 0) {
-		/* cannot happen under the ceiling */
-	}
-}
-
-/** The event of a pod that reached Succeeded or Failed, with every exit
- * code and reason: Completed, Failed, or Stopped for a pod that was deleted
- * while it ran (by the Job controller, with its Job, or by the runner; an
- * evicted pod failed: its failure counts). */
-static void pod_finished_event(struct js_local *l, const struct js_pod *p, enum js_jobctl_phase before)
-{
-	enum js_jobctl_phase ph = js_pod_phase(p);
-	if (before == ph || ph < JS_JOBCTL_SUCCEEDED)
-		return;
-	struct js_pod_info in;
-	js_pod_info(p, &in);
-	struct js_buf b;
-	js_buf_init(&b, 4096);
-	exits_text(p, &b);
-	static const char *const stopped_by[] = {
-		[JS_POD_STOP_JOB_CONTROLLER] = "deleted by the Job controller",
-		[JS_POD_STOP_JOB_DELETED] = "deleted with its Job",
-		[JS_POD_STOP_RUNNER] = "deleted by the runner",
-	};
-	if (in.stop == JS_POD_STOP_EVICTED)
-		event(l, ph == JS_JOBCTL_FAILED ? "Warning" : "Normal", ph == JS_JOBCTL_FAILED ? "Failed" : "Completed",
-		      "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.disruption_reason, js_buf_str(&b));
-	else if (in.stop != JS_POD_STOP_NONE)
-		event(l, "Normal", "Stopped", "pod", in.name, "%s; %s", stopped_by[in.stop], js_buf_str(&b));
-	else if (ph == JS_JOBCTL_SUCCEEDED)
-		event(l, "Normal", "Completed", "pod", in.name, "%s", js_buf_str(&b));
-	else
-		event(l, "Warning", "Failed", "pod", in.name, "%s", js_buf_str(&b));
-	js_buf_done(&b);
+	js__report_event(ctx, type, reason, "pod", js_pod_name(pod), "%s", message);
 }
 
 /** The pod's default working directory (docs/local.md): the run's shared
@@ -495,7 +298,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	struct js_net_pod *net = NULL;
 	int nr = js_net_pod_new(l->net, pod_ordinal(l, j->obj, index, &ord) ? (int64_t)ord : -1, &net);
 	if (nr < 0) {
-		event(l, "Warning", "FailedCreate", "job", j->name, "no network for pod %s: %s", name, js_strerror(nr));
+		js__report_event(l, "Warning", "FailedCreate", "job", j->name, "no network for pod %s: %s", name, js_strerror(nr));
 		free(hostname);
 		free(name);
 		return false;
@@ -547,12 +350,12 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	char *err = NULL;
 	bool created = false;
 	if (js_pod_new(&init, &l->host, &pod, &err) < 0) {
-		event(l, "Warning", "FailedCreate", "job", j->name, "%s", err);
+		js__report_event(l, "Warning", "FailedCreate", "job", j->name, "%s", err);
 		free(err);
 	} else {
 		j->pods = js_xrealloc(j->pods, (j->n_pods + 1) * sizeof(*j->pods));
 		j->pods[j->n_pods++] = pod;
-		event(l, "Normal", "Started", "pod", name, "hostname %s, IP %s", hostname, ip);
+		js__report_event(l, "Normal", "Started", "pod", name, "hostname %s, IP %s", hostname, ip);
 		/* Step until the pod settles: a container that cannot start fails the
 		 * pod now, with no child exit or timer left to wake the loop. The
 		 * bound is the pod's few phase transitions. The caller syncs the Job
@@ -560,7 +363,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		enum js_jobctl_phase before = js_pod_phase(pod);
 		for (int k = 0; k < 8 && js_pod_step(pod, &l->host, t); k++)
 			l->dirty = true;
-		pod_finished_event(l, pod, before); /* a start error says why */
+		js__report_pod_finished(l, pod, before); /* a start error says why */
 		created = true;
 	}
 	free(uid);
@@ -580,33 +383,6 @@ static void stale(struct ljob *j)
 	j->rec = NULL;
 }
 
-/** The Job's outcome as an event, once, when it is decided: at
- * FailureTarget or SuccessCriteriaMet, which the JobSet acts on, and not at
- * the Failed or Complete that follows once its pods are gone - so the Job's
- * event always comes before the JobSet's events it causes. */
-static void job_outcome_event(struct js_local *l, struct ljob *j)
-{
-	static const char *const failed[] = {"FailureTarget", "Failed"};
-	static const char *const done[] = {"SuccessCriteriaMet", "Complete"};
-	if (j->reported_finish)
-		return;
-	const json_t *c = NULL;
-	bool fail = false;
-	for (size_t i = 0; i < 2 && !c; i++) {
-		if ((c = js_jobctl_condition(j->obj, failed[i])))
-			fail = true;
-		else
-			c = js_jobctl_condition(j->obj, done[i]);
-	}
-	if (!c)
-		return;
-	j->reported_finish = true;
-	const char *reason = js_json_str(c, "reason"), *msg = js_json_str(c, "message");
-	event(l, fail ? "Warning" : "Normal", reason ? reason : (fail ? "Failed" : "Completed"), "job", j->name, "%s",
-	      msg ? msg : "");
-}
-
-/** Sync one Job with its pods. Returns true when its status changed. */
 /** Run the Job controller over `j` and its pods as they are now; the plan
  * is the caller's to act on (or not). `gone_if_deleted` leaves out the pods
  * the runner deleted, as pods deleted with their JobSet are gone on a
@@ -637,6 +413,7 @@ static int jobctl_pass(struct js_local *l, struct ljob *j, int64_t t, bool gone_
 	return r;
 }
 
+/** Sync one Job with its pods. Returns true when its status changed. */
 static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 {
 	if (j->deleting)
@@ -648,7 +425,7 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 		/* Validation keeps such Jobs out, so this is a bug worth seeing; the
 		 * Job gets no pods, and the loop's stall check ends the run. */
 		if (!j->reported_sync_error)
-			event(l, "Warning", "FailedSync", "job", j->name,
+			js__report_event(l, "Warning", "FailedSync", "job", j->name,
 			      "the local Job controller cannot run this Job: %s (an Indexed Job needs completions in "
 			      "0..100000 and parallelism >= 0)",
 			      js_strerror(r));
@@ -678,7 +455,7 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 	if (created || plan.n_delete)
 		l->resync = true;
 	j->wake_ms = plan.wake_ms;
-	job_outcome_event(l, j);
+	js__report_job_outcome(l, j);
 	js_jobctl_plan_done(&plan);
 	return changed;
 }
@@ -711,7 +488,7 @@ static bool collect_jobs(struct js_local *l)
 			i++;
 			continue;
 		}
-		event(l, "Normal", "Deleted", "job", j->name, "%s", "");
+		js__report_event(l, "Normal", "Deleted", "job", j->name, "%s", "");
 		json_array_append_new(l->history, j->obj);
 		for (size_t k = 0; k < j->n_pods; k++)
 			json_array_append_new(l->pod_history, js_podjson_pod(j->pods[k], true));
@@ -749,7 +526,7 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 	for (size_t i = 0; i < n; i++) {
 		const char *name = acts[i].name;
 		if (find_job(l, name)) {
-			event(l, "Warning", "JobCreationFailed", "jobset", js_jobset_name(l->js),
+			js__report_event(l, "Warning", "JobCreationFailed", "jobset", js_jobset_name(l->js),
 			      "job \"%s\" creation failed with error: jobs.batch \"%s\" already exists", name, name);
 			first = first ? first : JS_EEXISTS;
 			continue;
@@ -766,7 +543,7 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 		l->jobs = js_xrealloc(l->jobs, (l->n_jobs + 1) * sizeof(*l->jobs));
 		l->jobs[l->n_jobs++] = (struct ljob){.obj = obj, .name = js_xstrdup(name), .wake_ms = -1};
 		l->dirty = true;
-		event(l, "Normal", "Created", "job", name, "%s", "");
+		js__report_event(l, "Normal", "Created", "job", name, "%s", "");
 	}
 	return first;
 }
@@ -802,12 +579,12 @@ static int local_apply_other(void *self, const struct js_action *a)
 	if (a->kind == JS_ACTION_CREATE_SERVICE) {
 		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net));
 		if (r < 0) {
-			event(l, "Warning", "HeadlessServiceCreationFailed", "jobset", js_jobset_name(l->js), "%s: %s",
+			js__report_event(l, "Warning", "HeadlessServiceCreationFailed", "jobset", js_jobset_name(l->js), "%s: %s",
 			      l->hosts_path, js_strerror(r));
 			return r;
 		}
 		l->service_exists = true;
-		event(l, "Normal", "Created", "service", a->name, "hosts entries in %s", l->hosts_path);
+		js__report_event(l, "Normal", "Created", "service", a->name, "hosts entries in %s", l->hosts_path);
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		/* A claim is a directory of the run. It must be recorded as
 		 * existing: the core asks for every claim it does not see, and
@@ -815,14 +592,14 @@ static int local_apply_other(void *self, const struct js_action *a)
 		char *dir = js_buf_format("%s/volumes/%s", l->run_dir, a->name);
 		int r = mkdir_p(dir);
 		if (r < 0) {
-			event(l, "Warning", "PVCCreationFailed", "jobset", js_jobset_name(l->js),
+			js__report_event(l, "Warning", "PVCCreationFailed", "jobset", js_jobset_name(l->js),
 			      "persistentvolumeclaim %s: %s: %s", a->name, dir, js_strerror(r));
 			free(dir);
 			return r;
 		}
 		l->pvcs = js_xrealloc(l->pvcs, (l->n_pvcs + 1) * sizeof(*l->pvcs));
 		l->pvcs[l->n_pvcs++] = js_xstrdup(a->name);
-		event(l, "Normal", "Created", "persistentvolumeclaim", a->name, "directory %s", dir);
+		js__report_event(l, "Normal", "Created", "persistentvolumeclaim", a->name, "directory %s", dir);
 		free(dir);
 	}
 	/* DeleteJobSet (TTL after finished): the run is over anyway. */
@@ -847,7 +624,7 @@ static void flush_jobset_event(struct js_local *l)
 {
 	if (!l->ev_reasons.len)
 		return;
-	event(l, l->ev_type, js_buf_str(&l->ev_reasons), "jobset", js_jobset_name(l->js), "%s", l->ev_message);
+	js__report_event(l, l->ev_type, js_buf_str(&l->ev_reasons), "jobset", js_jobset_name(l->js), "%s", l->ev_message);
 	js_buf_clear(&l->ev_reasons);
 	free(l->ev_message);
 	l->ev_message = NULL;
@@ -930,7 +707,7 @@ static bool repeated_plan(struct js_local *l, const struct js_plan *plan)
 	if (l->same_plans < LOCAL_MAX_SAME_PLANS)
 		return false;
 	const struct js_action *a = &plan->actions[0];
-	event(l, "Warning", "RuntimeBug", "jobset", js_jobset_name(l->js),
+	js__report_event(l, "Warning", "RuntimeBug", "jobset", js_jobset_name(l->js),
 	      "the same %zu action(s) (first: %s %s) were planned %d times in a row with nothing observed changing "
 	      "in between; this is a bug of the local runtime, not of the JobSet, so the run stops instead of "
 	      "repeating them",
@@ -984,7 +761,7 @@ static void reconcile(struct js_local *l, int64_t t)
 	int r = plan_now(l, &plan, &err);
 	l->dirty = false;
 	if (r < 0) {
-		event(l, "Warning", "ReconcileError", "jobset", js_jobset_name(l->js), "%s", err ? err : js_strerror(r));
+		js__report_event(l, "Warning", "ReconcileError", "jobset", js_jobset_name(l->js), "%s", err ? err : js_strerror(r));
 		free(err);
 		l->requeue_ms = t + LOCAL_RETRY_MS;
 		return;
@@ -1050,16 +827,6 @@ static void reap(struct js_local *l, int64_t t)
 	}
 }
 
-/** "Starting", "Running", "Stopping", "Completed", "Failed" (static). */
-static const char *run_state(const struct js_local *l)
-{
-	return l->interrupts ? "Stopping"
-	       : js_jobset_condition_true(l->js, "Completed") ? "Completed"
-	       : js_jobset_condition_true(l->js, "Failed")    ? "Failed"
-	       : l->n_jobs ? "Running"
-			   : "Starting";
-}
-
 static void view(struct js_local *l, int64_t t, bool force)
 {
 	if (!l->opts.on_view)
@@ -1108,7 +875,7 @@ static void view(struct js_local *l, int64_t t, bool force)
 			v->restarts += js_pod_restarts(p);
 		}
 	}
-	struct js_local_view v = {.elapsed_ms = t - l->start_ms, .restarts = l->js->status.restarts, .state = run_state(l),
+	struct js_local_view v = {.elapsed_ms = t - l->start_ms, .restarts = l->js->status.restarts, .state = js__report_run_state(l),
 				  .n_rjobs = nr, .rjobs = rv};
 	l->opts.on_view(l->opts.ctx, &v);
 	free(rv);
@@ -1248,11 +1015,11 @@ static void interrupt(struct js_local *l, int64_t t, const char *why)
 	l->interrupts++;
 	if (l->interrupts == 1) {
 		l->interrupt_why = why;
-		event(l, "Normal", "Interrupted", "jobset", js_jobset_name(l->js),
+		js__report_event(l, "Normal", "Interrupted", "jobset", js_jobset_name(l->js),
 		      "%s: stopping every pod within its grace period", why);
 		stop_all(l, t, INT64_MAX / 4);
 	} else {
-		event(l, "Warning", "Interrupted", "jobset", js_jobset_name(l->js), "%s again: killing every pod now",
+		js__report_event(l, "Warning", "Interrupted", "jobset", js_jobset_name(l->js), "%s again: killing every pod now",
 		      why);
 		stop_all(l, t, LOCAL_KILL_NOW_MS);
 	}
@@ -1286,14 +1053,14 @@ static void evict(struct js_local *l, int64_t t, const char *name)
 				continue;
 			if (js_pod_evict(p, &l->host, t, wall_ms(), EVICTION_REASON, EVICTION_MESSAGE) < 0)
 				break;
-			event(l, "Warning", "Evicted", "pod", name,
+			js__report_event(l, "Warning", "Evicted", "pod", name,
 			      "evicted by jobset evict: DisruptionTarget=True (%s), stopping within its grace period",
 			      EVICTION_REASON);
 			l->dirty = true;
 			return;
 		}
 	}
-	event(l, "Warning", "EvictionFailed", "pod", name, "no running pod of that name (finished, stopping, or "
+	js__report_event(l, "Warning", "EvictionFailed", "pod", name, "no running pod of that name (finished, stopping, or "
 	      "never created)");
 }
 
@@ -1335,79 +1102,6 @@ static void pump(struct js_local *l, struct pollfd *fds, size_t n)
 	}
 }
 
-/** Write `doc` to <run_dir>/<name>, atomically. */
-static int write_doc(const struct js_local *l, const char *name, const json_t *doc, size_t flags)
-{
-	char *text = json_dumps(doc, flags | JSON_SORT_KEYS);
-	char *path = js_buf_format("%s/%s", l->run_dir, name);
-	int r = text ? js_file_write_atomic(path, text, strlen(text)) : -ENOMEM;
-	free(path);
-	free(text);
-	return r;
-}
-
-/** jobset.json, and jobs.json: a v1 List of every Job, then every pod. */
-static int write_results(struct js_local *l)
-{
-	json_t *items = json_deep_copy(l->history);
-	for (size_t i = 0; i < l->n_jobs; i++)
-		json_array_append(items, l->jobs[i].obj);
-	json_array_extend(items, l->pod_history);
-	for (size_t i = 0; i < l->n_jobs; i++) {
-		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
-			json_array_append_new(items, js_podjson_pod(l->jobs[i].pods[k], true));
-	}
-	json_decref(l->results);
-	l->results = json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "List", "items", items);
-	json_t *js = js_codec_encode_jobset(l->js);
-	int r = write_doc(l, "jobset.json", js, JSON_INDENT(2));
-	int r2 = write_doc(l, "jobs.json", l->results, JSON_INDENT(2));
-	json_decref(js);
-	return r < 0 ? r : r2;
-}
-
-/**
- * The live state file (local.h): written when something changed and at
- * least JS_LOCAL_STATE_INTERVAL_MS after the last write, or at once when
- * `final` is set (`state` then names how the run ended).
- */
-static void write_state(struct js_local *l, int64_t t, const char *final)
-{
-	if (!final && (!l->state_dirty || (l->state_ms >= 0 && t - l->state_ms < JS_LOCAL_STATE_INTERVAL_MS)))
-		return;
-	json_t *pods = json_array();
-	size_t i;
-	json_t *p;
-	json_array_foreach(l->pod_history, i, p)
-	{
-		json_t *lean = json_copy(p);
-		json_object_del(lean, "spec");
-		json_array_append_new(pods, lean);
-	}
-	for (i = 0; i < l->n_jobs; i++) {
-		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
-			json_array_append_new(pods, js_podjson_pod(l->jobs[i].pods[k], false));
-	}
-	char started[21], updated[21];
-	js_time_format_rfc3339(l->start_wall_ms / 1000, started);
-	js_time_format_rfc3339(wall_ms() / 1000, updated);
-	json_t *js = js_codec_encode_jobset(l->js);
-	json_t *status = json_object_get(js, "status");
-	json_t *doc = json_pack("{s:{s:i, s:s, s:b, s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:o}, s:o}", "runner", "pid",
-				(json_int_t)getpid(), "state", final ? final : run_state(l), "final", final != NULL,
-				"startedAt", started, "updatedAt", updated, "runDir", l->run_dir, "logDir", l->log_dir,
-				"jobset", "name", js_jobset_name(l->js), "namespace", js_jobset_namespace(l->js), "uid",
-				l->js->meta.uid ? l->js->meta.uid : "", "status", status ? json_incref(status) : json_object(), "pods",
-				pods);
-	json_decref(js);
-	/* A failed write (a full disk) is tried again after the interval, not
-	 * at once: the loop must not spin on it. */
-	if (write_doc(l, "state.json", doc, JSON_COMPACT) == 0)
-		l->state_dirty = false;
-	l->state_ms = t;
-	json_decref(doc);
-}
-
 static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap)
 {
 	size_t need = LOCAL_FIXED_FDS;
@@ -1445,7 +1139,7 @@ static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l);
 	if (can_wake || l->interrupts) {
 		if (l->stall_pass)
-			event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
+			js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
 			      "the runner had nothing left to wake it, and syncing again found work: an internal error of "
 			      "the local runtime, recovered");
 		l->stall_pass = false;
@@ -1463,7 +1157,7 @@ static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 		jobs += !l->jobs[i].deleting;
 		pods += l->jobs[i].n_pods;
 	}
-	event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
+	js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
 	      "nothing is running or scheduled (%zu Jobs, %zu pods, no timer) and the JobSet is neither Completed nor "
 	      "Failed, even after syncing again; nothing can change that in a local run, so it ends as Failed",
 	      jobs, pods);
@@ -1477,17 +1171,17 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	if (r < 0)
 		return r;
 	if (l->sandbox_why)
-		event(l, "Warning", "Degraded", "jobset", js_jobset_name(l->js),
+		js__report_event(l, "Warning", "Degraded", "jobset", js_jobset_name(l->js),
 		      "Linux namespaces are not available (%s): pods share this machine's hostname and /etc/hosts; pod "
 		      "names resolve only through the hosts file named by $JOBSET_HOSTS_FILE in every pod",
 		      l->sandbox_why);
 	else
-		event(l, "Normal", "Sandbox", "jobset", js_jobset_name(l->js),
+		js__report_event(l, "Normal", "Sandbox", "jobset", js_jobset_name(l->js),
 		      "pods run in their own %s (hostname, /etc/hosts, PID)", js_sandbox_mode_name(l->host.mode));
 	if (js_net_why(l->net))
-		event(l, "Warning", "DegradedNetwork", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
+		js__report_event(l, "Warning", "DegradedNetwork", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
 	else
-		event(l, "Normal", "Network", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
+		js__report_event(l, "Normal", "Network", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
 	setenv("JOBSET_HOSTS_FILE", l->hosts_path, 1);
 	struct pollfd *fds = NULL;
 	size_t cap = 0;
@@ -1501,7 +1195,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 				enum js_jobctl_phase before = js_pod_phase(p);
 				if (js_pod_step(p, &l->host, t))
 					changed = true;
-				pod_finished_event(l, p, before);
+				js__report_pod_finished(l, p, before);
 			}
 		}
 		l->resync = false;
@@ -1538,7 +1232,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 			w = t + l->opts.tick_ms;
 		/* state.json is behind only until its next allowed write; that is
 		 * no reason to stay awake for the stall check above. */
-		write_state(l, t, NULL);
+		js__report_state(l, t, NULL);
 		if (l->state_dirty && (w < 0 || l->state_ms + JS_LOCAL_STATE_INTERVAL_MS < w))
 			w = l->state_ms + JS_LOCAL_STATE_INTERVAL_MS;
 		int timeout = w < 0 ? -1 : (int)(w > t ? (w - t < 60000 ? w - t : 60000) : 0);
@@ -1563,8 +1257,8 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	if (l->interrupts && !l->stalled && r == 0)
 		finish_interrupted(l);
 	view(l, now_ms(), true);
-	int wr = write_results(l);
-	write_state(l, now_ms(), l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : run_state(l));
+	int wr = js__report_results(l);
+	js__report_state(l, now_ms(), l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : js__report_run_state(l));
 	close(l->sig_fd);
 	l->sig_fd = -1;
 	close(l->death_wr);

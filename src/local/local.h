@@ -84,14 +84,7 @@ struct js_local_event {
 	const char *message;    /* "" when there is none */
 };
 
-/** The event as one line of text, "Warning Failed pod/x-0-0-abcde:
- * worker: exit code 1 (Error)" (no time, no newline), appended to `out`. */
-void js_local_event_text(const struct js_local_event *e, struct js_buf *out);
-
-/** The event as a JSON object: {"time" (RFC 3339, milliseconds), "type",
- * "reason" (the first), "reasons" (all), "involvedObject": {"kind" (Pod,
- * Job, JobSet, ...), "name", "namespace"}, "message"}. New reference. */
-json_t *js_local_event_json(const struct js_local_event *e);
+/* local/report.h formats an event as text and as JSON. */
 
 /** A pod's default working directory (docs/local.md). */
 enum js_local_workdir {
