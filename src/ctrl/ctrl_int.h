@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/hmap.h"
+#include "ctrl/cache.h"
 #include "ctrl/controller.h"
 #include "ctrl/metrics.h"
 #include "kube/informer.h"
@@ -19,6 +21,8 @@
 
 /* Index of Jobs by the uid of their controller JobSet owner (SPEC §11.1). */
 #define JS__CTRL_INDEX_OWNER "jobset-owner"
+/* Index of JobSets by metadata.uid (an orphaned Job's former owner). */
+#define JS__CTRL_INDEX_UID "uid"
 
 /* Metric families, in the order of the table in controller.c. */
 enum {
@@ -41,7 +45,14 @@ enum {
 	JS__M_CACHE_OBJECTS,     /* jobset_controller_cache_objects{resource} */
 	JS__M_INFORMER_LISTS,    /* jobset_controller_informer_lists_total{resource} */
 	JS__M_INFORMER_WATCHES,  /* jobset_controller_informer_watches_total{resource} */
+	JS__M_WATCH_EVENTS,      /* jobset_controller_watch_events_total{resource,verdict} */
 	JS__M__COUNT
+};
+
+/* The event-handler context of a child informer (Services, PVCs). */
+struct js__ctrl_child {
+	struct js_controller *c;
+	const char *resource; /* metric label */
 };
 
 struct js_controller {
@@ -50,20 +61,27 @@ struct js_controller {
 
 	struct js_client *client;
 	struct js_metrics *metrics;
-	struct js_informer *jobsets, *jobs, *services;
+	struct js_informer *jobsets, *jobs, *services, *pvcs;
+	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
 	struct js_leader *le;
 
 	pthread_mutex_t mu;          /* guards the fields below */
-	pthread_cond_t cond;
+	pthread_cond_t cond;         /* CLOCK_MONOTONIC; signalled when a worker exits */
 	pthread_t *threads;
 	int n_threads;
 	int busy;                    /* workers inside a reconcile */
 	int alive;                   /* worker threads not yet exited */
-	json_t *enqueued;            /* key -> monotonic ns of first add, for queue latency */
+	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
+	struct js_hmap *written;     /* key -> resourceVersion our last status write returned */
+	int stop_result;             /* what the first js_controller_stop returned */
 
 	atomic_bool started, workers_started, stopping, stopped, lost;
+	/* Set when the stop grace period has passed: the workers' requests
+	 * (bound with js_client_bind_cancel) end with -ECANCELED and the
+	 * read-your-writes waits give up, so the workers finish promptly. */
+	atomic_bool abort;
 };
 
 /* Outcome of one reconcile. */
@@ -85,5 +103,9 @@ void js__ctrl_count_request(struct js_controller *c, const char *method, long ht
 
 /* Monotonic clock, ns. controller.c. */
 uint64_t js__ctrl_now_ns(void);
+
+/* Remember the resourceVersion our status write of `key` returned, so that
+ * the watch event of that write does not start another pass. controller.c. */
+void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv);
 
 #endif

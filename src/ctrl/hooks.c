@@ -21,7 +21,6 @@
 /* How often the server start is retried until the certificates load. */
 #define HOOKS_RETRY_MS 250
 
-static const struct js_resource res_pvcs = {"", "v1", "persistentvolumeclaims", true};
 static const struct js_resource res_nodes = {"", "v1", "nodes", false};
 
 struct js_hooks {
@@ -60,7 +59,7 @@ static enum js_pvc_lookup pvc_lookup(void *ctx, const char *ns, const char *name
 	struct js_hooks *h = ctx;
 	struct js_apierr e = {0};
 	json_t *pvc = NULL;
-	int r = js_client_get(h->o.client, &res_pvcs, ns, name, NULL, &pvc, &e);
+	int r = js_client_get(h->o.client, &js_client_res_pvcs, ns, name, NULL, &pvc, &e);
 	enum js_pvc_lookup out = JS_PVC_FOUND;
 	if (r == JS_ENOTFOUND) {
 		out = JS_PVC_NOT_FOUND;
