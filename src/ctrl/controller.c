@@ -600,7 +600,7 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 		pthread_join(c->threads[i], NULL);
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
-		js_leader_stop(c->le);
+		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
 	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
 		(void)js_informer_stop(infs[i]);
@@ -619,7 +619,8 @@ int js_controller_free(struct js_controller *c)
 			      "refusing to free it");
 		return -EBUSY;
 	}
-	c->le = js_leader_free(c->le);
+	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
+	c->le = NULL;
 	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */

@@ -222,7 +222,7 @@ int js_hooks_new(const struct js_hooks_opts *opts, struct js_hooks **ret)
 		}
 		int r = js_rotator_new(&ro, &h->rot);
 		if (r < 0) {
-			js_hooks_free(h);
+			(void)js_hooks_free(h);
 			return r;
 		}
 	}
@@ -275,7 +275,11 @@ struct js_hooks *js_hooks_free(struct js_hooks *h)
 	/* The server first: its lookups use the client, the rotator nothing
 	 * the server needs. */
 	h->srv = js_webhook_server_free(h->srv);
-	h->rot = js_rotator_free(h->rot);
+	if (h->rot) {
+		(void)js_rotator_stop(h->rot);
+		(void)!js_rotator_free(h->rot); /* stopped: cannot refuse */
+		h->rot = NULL;
+	}
 	free(h->host);
 	free(h->cert_dir);
 	pthread_cond_destroy(&h->cond);
