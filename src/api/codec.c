@@ -705,6 +705,101 @@ static void release_obj(const struct type *t, void *obj)
 	memset(obj, 0, t->size);
 }
 
+/* ---- copy ---- */
+
+/*
+ * A copy walks the same tables as encode and decode, and keeps exactly what
+ * an encode/decode round trip would keep: a value whose presence flag is off
+ * is not copied. Verbatim JSON (templates, labels, unmodelled metadata) is
+ * shared by reference, not copied: nothing mutates it in place except
+ * defaulting, which replaces a template with its own copy before adding to
+ * it (api/defaults.c). Strings and lists are copied.
+ */
+
+static void copy_obj(const struct type *t, void *dst, const void *src);
+
+static char *dup_or_null(const char *s)
+{
+	return s ? js_xstrdup(s) : NULL;
+}
+
+static void copy_field(const struct field *f, void *dst, const void *src)
+{
+	if (!get_has(src, f))
+		return; /* absent: the zeroed destination says so */
+	set_has(dst, f, true);
+	switch (f->kind) {
+	case K_STR:
+		*(char **)at(dst, f->off) = dup_or_null(*(char *const *)cat(src, f->off));
+		break;
+	case K_BOOL:
+		*(bool *)at(dst, f->off) = *(const bool *)cat(src, f->off);
+		break;
+	case K_I32:
+		*(int32_t *)at(dst, f->off) = *(const int32_t *)cat(src, f->off);
+		break;
+	case K_I64:
+		*(int64_t *)at(dst, f->off) = *(const int64_t *)cat(src, f->off);
+		break;
+	case K_ENUM:
+		*(int *)at(dst, f->off) = *(const int *)cat(src, f->off);
+		break;
+	case K_OBJ: {
+		const void *p = *(void *const *)cat(src, f->off);
+		if (p) {
+			*(void **)at(dst, f->off) = js_xcalloc(1, f->sub->size);
+			copy_obj(f->sub, *(void **)at(dst, f->off), p);
+		}
+		break;
+	}
+	case K_INLINE:
+		copy_obj(f->sub, at(dst, f->off), cat(src, f->off));
+		break;
+	case K_LIST: {
+		const char *items = *(char *const *)cat(src, f->off);
+		size_t n = *(const size_t *)cat(src, f->cnt);
+		char *out = n ? js_xcalloc(n, f->sub->size) : NULL;
+		for (size_t i = 0; i < n; i++)
+			copy_obj(f->sub, out + i * f->sub->size, items + i * f->sub->size);
+		*(void **)at(dst, f->off) = out;
+		*(size_t *)at(dst, f->cnt) = n;
+		break;
+	}
+	case K_STRLIST: {
+		const struct js_strlist *l = cat(src, f->off);
+		struct js_strlist *o = at(dst, f->off);
+		*o = (struct js_strlist){.has = l->has, .n = l->has ? l->n : 0};
+		o->items = o->n ? js_xcalloc(o->n, sizeof(char *)) : NULL;
+		for (size_t i = 0; i < o->n; i++)
+			o->items[i] = dup_or_null(l->items[i]);
+		break;
+	}
+	case K_I32LIST: {
+		const struct js_i32list *l = cat(src, f->off);
+		struct js_i32list *o = at(dst, f->off);
+		*o = (struct js_i32list){.has = l->has, .n = l->has ? l->n : 0};
+		if (o->n) {
+			o->items = js_xmalloc(o->n * sizeof(int32_t));
+			memcpy(o->items, l->items, o->n * sizeof(int32_t));
+		}
+		break;
+	}
+	case K_RAWOBJ:
+	case K_RAWARR:
+	case K_STRMAP:
+		*(json_t **)at(dst, f->off) = json_incref(*(json_t *const *)cat(src, f->off));
+		break;
+	}
+}
+
+static void copy_obj(const struct type *t, void *dst, const void *src)
+{
+	for (size_t i = 0; i < t->nfields; i++)
+		copy_field(&t->fields[i], dst, src);
+	if (t->extra != NONE)
+		*(json_t **)at(dst, t->extra) = json_incref(*(json_t *const *)cat(src, t->extra));
+}
+
 /* ---- encode ---- */
 
 static json_t *encode_obj(const struct type *t, const void *obj);
@@ -846,16 +941,8 @@ struct js_jobset *js_jobset_free(struct js_jobset *js)
 
 struct js_jobset *js_jobset_copy(const struct js_jobset *js)
 {
-	json_t *j = js_codec_encode_jobset(js);
-	struct js_diag diag;
-	js_diag_init(&diag);
-	struct js_jobset *out = NULL;
-	/* A copy of a decoded object always decodes. */
-	int r = js_codec_decode_jobset(j, JS_CODEC_LENIENT, &diag, &out);
-	json_decref(j);
-	js_diag_done(&diag);
-	if (r < 0)
-		return js_jobset_new();
+	struct js_jobset *out = js_xcalloc(1, sizeof(*out));
+	copy_obj(&jobset_type, out, js);
 	return out;
 }
 

@@ -45,17 +45,33 @@ bool js_default_crd(struct js_jobset *js)
 	return changed;
 }
 
-/* Set template.<path>.<field> = value when absent. The template is the
- * user's JSON, kept verbatim; only missing fields are added. */
-static bool default_template_string(json_t *tmpl, const char *path, const char *field, const char *value)
+/* True when template.<path>.<field> is not a string, or (`empty_too`) is
+ * the empty string. */
+static bool missing(const json_t *tmpl, const char *path, const char *field, bool empty_too)
 {
-	if (!tmpl)
+	const char *cur = json_string_value(json_object_get(js_json_path(tmpl, path), field));
+	return !cur || (empty_too && !cur[0]);
+}
+
+/* M3, M4: completionMode and restartPolicy of a template, when absent. The
+ * template is the user's JSON, kept verbatim; only missing fields are added.
+ * Copies of a JobSet share their templates (js_jobset_copy), so the template
+ * is replaced by a private copy before anything is added to it. */
+static bool default_template(json_t **slot)
+{
+	/* M3: a null completionMode counts as absent, as in Go; an empty one
+	 * is left for validation to reject. */
+	bool mode = missing(*slot, "spec", "completionMode", false);
+	bool restart = missing(*slot, "spec.template.spec", "restartPolicy", true);
+	if (!*slot || (!mode && !restart))
 		return false;
-	json_t *obj = js_json_path_make(tmpl, path);
-	const char *cur = json_string_value(json_object_get(obj, field));
-	if (cur && cur[0])
-		return false;
-	json_object_set_new(obj, field, json_string(value));
+	json_t *t = json_deep_copy(*slot);
+	json_decref(*slot);
+	*slot = t;
+	if (mode)
+		json_object_set_new(js_json_path_make(t, "spec"), "completionMode", json_string("Indexed"));
+	if (restart)
+		json_object_set_new(js_json_path_make(t, "spec.template.spec"), "restartPolicy", json_string("OnFailure"));
 	return true;
 }
 
@@ -75,14 +91,8 @@ bool js_default_jobset(struct js_jobset *js)
 		s->startup_policy->order = JS_STARTUP_ORDER_ANY;
 		changed = true;
 	}
-	for (size_t i = 0; i < s->n_replicated_jobs; i++) {
-		json_t *t = s->replicated_jobs[i].template_;
-		/* M3: a null completionMode counts as absent, as in Go. */
-		json_t *spec = json_object_get(t, "spec");
-		if (t && !json_is_string(json_object_get(spec, "completionMode")))
-			changed |= default_template_string(t, "spec", "completionMode", "Indexed");
-		changed |= default_template_string(t, "spec.template.spec", "restartPolicy", "OnFailure"); /* M4 */
-	}
+	for (size_t i = 0; i < s->n_replicated_jobs; i++)
+		changed |= default_template(&s->replicated_jobs[i].template_); /* M3, M4 */
 	if (!s->network) { /* M5 */
 		s->network = js_xcalloc(1, sizeof(*s->network));
 		changed = true;

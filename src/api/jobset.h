@@ -310,7 +310,11 @@ struct js_jobset *js_jobset_new(void);
 /** Free a JobSet and everything it owns. NULL is a no-op. Returns NULL. */
 struct js_jobset *js_jobset_free(struct js_jobset *js);
 
-/** Deep copy. Caller owns the result (js_jobset_free). */
+/** Copy (api/codec.c, by the field tables): structs, strings and lists are
+ * copied; the verbatim JSON (templates, labels, annotations, unmodelled
+ * metadata) is shared by reference, so it must be replaced, never changed in
+ * place, in either JobSet (api/defaults.c does so). Caller owns the result
+ * (js_jobset_free). */
 struct js_jobset *js_jobset_copy(const struct js_jobset *js);
 
 /** Index of the ReplicatedJob named `name`, or -1. */

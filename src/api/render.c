@@ -37,11 +37,17 @@ bool js_jobset_dns_hostnames(const struct js_jobset *js)
 	return n && n->has_enable_dns_hostnames && n->enable_dns_hostnames;
 }
 
+int js_render_job_name_to(struct js_buf *out, const struct js_jobset *js, const struct js_rjob *rjob,
+			  int32_t job_index)
+{
+	return js_buf_printf(out, "%s-%s-%" PRId32, js_jobset_name(js), rjob->name ? rjob->name : "", job_index);
+}
+
 char *js_render_job_name(const struct js_jobset *js, const struct js_rjob *rjob, int32_t job_index)
 {
 	struct js_buf b;
 	js_buf_init(&b, 0);
-	if (js_buf_printf(&b, "%s-%s-%" PRId32, js_jobset_name(js), rjob->name ? rjob->name : "", job_index) < 0)
+	if (js_render_job_name_to(&b, js, rjob, job_index) < 0)
 		js_buf_clear(&b);
 	return js_buf_take(&b);
 }

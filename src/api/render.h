@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "api/jobset.h"
+#include "base/buf.h"
 
 /** The JobSet name N (metadata.name; "" when absent). Borrowed. */
 const char *js_jobset_name(const struct js_jobset *js);
@@ -27,8 +28,13 @@ const char *js_jobset_subdomain(const struct js_jobset *js);
  * true (SPEC §6.2 step 4; an undefaulted nil network means off). */
 bool js_jobset_dns_hostnames(const struct js_jobset *js);
 
-/** Child Job name `<N>-<rjob>-<jobIndex>`; caller frees. */
+/** Child Job name `<N>-<rjob>-<jobIndex>` (SPEC §6.1); caller frees. */
 char *js_render_job_name(const struct js_jobset *js, const struct js_rjob *rjob, int32_t job_index);
+
+/** The same name appended to `out` (for callers that reuse one buffer per
+ * Job). Returns 0, or -E2BIG past the buffer's ceiling (out unchanged). */
+int js_render_job_name_to(struct js_buf *out, const struct js_jobset *js, const struct js_rjob *rjob,
+			  int32_t job_index);
 
 /** Coordinator endpoint `<N>-<rjob>-<jobIdx>-<podIdx>.<subdomain>` or NULL
  * when spec.coordinator is unset; caller frees. */

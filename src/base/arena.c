@@ -118,18 +118,25 @@ char *js_arena_strdup(struct js_arena *a, const char *s)
 	return s ? js_arena_strndup(a, s, strlen(s)) : NULL;
 }
 
-char *js_arena_printf(struct js_arena *a, const char *fmt, ...)
+char *js_arena_vprintf(struct js_arena *a, const char *fmt, va_list ap)
 {
-	va_list ap, ap2;
-	va_start(ap, fmt);
+	va_list ap2;
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		abort();
 	char *p = js_arena_alloc(a, (size_t)n + 1);
 	(void)vsnprintf(p, (size_t)n + 1, fmt, ap2);
 	va_end(ap2);
+	return p;
+}
+
+char *js_arena_printf(struct js_arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = js_arena_vprintf(a, fmt, ap);
+	va_end(ap);
 	return p;
 }
 

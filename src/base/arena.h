@@ -17,6 +17,7 @@
 #ifndef JS_ARENA_H
 #define JS_ARENA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "base/common.h"
@@ -49,6 +50,9 @@ char *js_arena_strndup(struct js_arena *a, const char *s, size_t n);
 
 /** printf into arena memory. */
 char *js_arena_printf(struct js_arena *a, const char *fmt, ...) JS_PRINTF(2, 3);
+
+/** As js_arena_printf with a va_list (which it consumes, like vprintf). */
+char *js_arena_vprintf(struct js_arena *a, const char *fmt, va_list ap) JS_PRINTF(2, 0);
 
 /** Bytes handed out since the last reset (for tests and metrics). */
 size_t js_arena_used(const struct js_arena *a);

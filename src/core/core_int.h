@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
+#include "base/hmap.h"
+#include "base/time.h"
 #include "core/reconcile.h"
 
 /* Condition types, reasons and messages (SPEC §11.6). */
@@ -27,16 +30,22 @@
 
 /** A bucket of children (borrowed pointers into the input). */
 struct js__bucket {
-	size_t n;
-	const struct js_obsjob **items;
+	size_t n, cap;
+	const struct js_obsjob **items; /* plan arena */
 };
 
 struct js__ctx {
 	const struct js_reconcile_input *in;
 	struct js_jobset *js;      /* working copy; js->status is the new status */
-	struct js_plan *plan;
-	size_t cap_actions, cap_events;
+	struct js_plan *plan;       /* its arena holds everything below */
+	struct js_action *actions;  /* the plan's, while being built */
+	size_t n_actions, cap_actions;
+	struct js_event *events;
+	size_t n_events, cap_events;
 
+	struct js_hmap *by_name;    /* every input Job by name (borrowed keys
+				       and values): lookups are O(1), so a
+				       reconcile is linear in its Jobs */
 	struct js__bucket owned;    /* every child (owner uid matches) */
 	struct js__bucket active, succeeded, failed, previous;
 
@@ -44,14 +53,15 @@ struct js__ctx {
 	bool hold;                  /* suspended since creation: no Job, no
 				       Service until first resumed (#535) */
 	char now[21];               /* RFC 3339 of in->now */
-	char *err;                  /* reconcile error message, or NULL */
+	const char *err;            /* reconcile error message, or NULL */
 };
 
 /* ---- reconcile.c: plan building ---- */
 
-/** Append an action; `name` is copied, `object` (may be NULL) is taken. */
-void js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
-		    const char *why);
+/** Append an action; `name` is copied, `object` (may be NULL) is taken.
+ * Returns it (in the plan arena) for fields beyond these. */
+struct js_action *js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
+				 const char *why);
 
 /** Queue an event (emitted after the status write). Strings are copied. */
 void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message);
@@ -59,8 +69,12 @@ void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, cons
 /** Record a reconcile error (first one wins). Returns JS_EINVALID. */
 int js__ctx_fail(struct js__ctx *c, const char *fmt, ...) JS_PRINTF(2, 3);
 
-/** printf into a new string (caller frees). */
-char *js__fmt(const char *fmt, ...) JS_PRINTF(1, 2);
+/** printf into the plan arena (freed with the plan). */
+const char *js__fmt(struct js__ctx *c, const char *fmt, ...) JS_PRINTF(2, 3);
+
+/** `items` (n used of *cap entries of `size` bytes) with room for one more:
+ * the same array, or a copy twice as large in the plan arena. */
+void *js__grow(struct js__ctx *c, void *items, size_t n, size_t *cap, size_t size);
 
 /** Strict decimal int32 ("-3", "12"); false on anything else. */
 bool js__parse_i32(const char *s, int32_t *ret);

@@ -8,6 +8,7 @@
 
 #include "api/render.h"
 #include "api/template.h"
+#include "base/hmap.h"
 #include "base/json.h"
 #include "core/core_int.h"
 
@@ -64,7 +65,7 @@ static void elastic(struct js__ctx *c)
 {
 	for (size_t i = 0; i < c->active.n; i++) {
 		const struct js_obsjob *j = c->active.items[i];
-		int ri = js_jobset_find_rjob(c->js, js_job_label(j, JS_LABEL_RJOB_NAME));
+		int ri = js_jobset_find_rjob(c->js, j->rjob_name);
 		int32_t p, k;
 		if (ri < 0)
 			continue;
@@ -104,32 +105,32 @@ void js__create_dependents(struct js__ctx *c)
  * blocks its own name only (§6.1, Recreate). */
 static const struct js_obsjob *observed(const struct js__ctx *c, const char *name)
 {
-	for (size_t i = 0; i < c->in->n_jobs; i++)
-		if (c->in->jobs[i].name && strcmp(c->in->jobs[i].name, name) == 0)
-			return &c->in->jobs[i];
-	return NULL;
+	return js_hmap_get(c->by_name, name);
 }
 
-static void create_rjob(struct js__ctx *c, size_t ri)
+static void create_rjob(struct js__ctx *c, size_t ri, struct js_buf *name)
 {
 	const struct js_rjob *r = &c->js->spec.replicated_jobs[ri];
-	struct js_render_opts opts = {.gates = c->in->gates};
 	int32_t n = js__replicas(r);
 
 	for (int32_t idx = 0; idx < n; idx++) {
-		char *name = js_render_job_name(c->js, r, idx);
-		const struct js_obsjob *o = observed(c, name);
+		js_buf_clear(name);
+		if (js_render_job_name_to(name, c->js, r, idx) < 0)
+			continue; /* past 64 MiB: no such name can exist */
+		const struct js_obsjob *o = observed(c, js_buf_str(name));
 		if (!o) {
-			js__ctx_action(c, JS_ACTION_CREATE_JOB, name, js_render_job(c->js, ri, idx, &opts),
-				       "job missing");
+			/* The body is rendered when the executor needs it
+			 * (js_plan_render_job), not held by the plan. */
+			struct js_action *a = js__ctx_action(c, JS_ACTION_CREATE_JOB, js_buf_str(name), NULL, "job missing");
+			a->rjob = ri;
+			a->job_index = idx;
 		} else if (!o->owner_uid || !c->js->meta.uid || strcmp(o->owner_uid, c->js->meta.uid) != 0) {
-			char *msg = js__fmt("job \"%s\" creation failed with error: a Job of that name exists and is "
-					    "not owned by this JobSet",
-					    name);
-			js__ctx_event(c, "Warning", "JobCreationFailed", msg);
-			free(msg);
+			js__ctx_event(c, "Warning", "JobCreationFailed",
+				      js__fmt(c,
+					      "job \"%s\" creation failed with error: a Job of that name exists and "
+					      "is not owned by this JobSet",
+					      js_buf_str(name)));
 		}
-		free(name);
 	}
 }
 
@@ -139,6 +140,8 @@ void js__create_jobs(struct js__ctx *c)
 	const struct js_failure_policy *fp = js->spec.failure_policy;
 	bool suspended = js->spec.has_suspend && js->spec.suspend;
 	bool in_order = !suspended && js__create_in_order(js);
+
+	struct js_buf name;
 
 	if (c->hold)
 		return;
@@ -151,7 +154,9 @@ void js__create_jobs(struct js__ctx *c)
 			continue;
 		if (in_order && js__create_started(c, ri))
 			continue;
-		create_rjob(c, ri);
+		js_buf_init(&name, 0);
+		create_rjob(c, ri, &name);
+		js_buf_done(&name);
 		if (in_order) {
 			(void)js__status_set_condition(c, JS_COND_SP_IN_PROGRESS, true, "InOrderStartupPolicyInProgress",
 						       "in order startup policy is in progress", "Normal");

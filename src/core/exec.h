@@ -22,7 +22,9 @@
  *
  * Ops return 0 or a negative error (JS_E* or -errno); an op that is NULL is
  * a body that cannot do that action, which fails the pass with
- * JS_ENOTSUP-like -ENOTSUP.
+ * JS_EUNSUPPORTED.
+ *
+ * Not thread-safe per plan; js_exec_apply keeps no state between calls.
  */
 #ifndef JS_EXEC_H
 #define JS_EXEC_H
@@ -77,10 +79,12 @@ struct js_exec_ops {
  * CreateJob actions are rendered through js_plan_render_job one run at a
  * time).
  * Returns 0 when every action, the status write (if any) and the requeue
- * were done; otherwise the first error of an op, and nothing after that op
- * was attempted. *ret_failed_at (if not NULL) receives the index of the
- * action that failed, n_actions for the status write, or SIZE_MAX on
- * success.
+ * were done; otherwise the first error of an op (JS_EUNSUPPORTED for a NULL
+ * op the plan needs, JS_EINVALID when a CreateJob cannot be rendered because
+ * the plan's JobSet was taken), and nothing after that op was attempted.
+ * *ret_failed_at (if not NULL) receives the index of the action that failed
+ * (the first action of a failed run), n_actions for the status write, or
+ * SIZE_MAX on success.
  */
 JS_WARN_UNUSED int js_exec_apply(const struct js_exec_ops *ops, void *self, const struct js_plan *plan,
 				 size_t *ret_failed_at);

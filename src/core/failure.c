@@ -54,7 +54,7 @@ static bool any_pattern_matches(const struct js_strlist *patterns, const char *m
 bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j)
 {
 	const struct js_jobcond *f = js__status_failure_cond(j);
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *rname = j->rjob_name;
 
 	if (rule->on_job_failure_reasons.n > 0 && !strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
 		return false;
@@ -81,13 +81,6 @@ static const struct js_obsjob *earliest(const struct js__ctx *c, const struct js
 	return best;
 }
 
-/* Set Failed=True with `msg`, which this takes. */
-static void fail_with(struct js__ctx *c, const char *reason, char *msg)
-{
-	js__status_set_failed(c, reason, msg);
-	free(msg);
-}
-
 static int64_t job_budget_used(const struct js__ctx *c)
 {
 	int64_t sum = 0;
@@ -102,8 +95,8 @@ static int64_t job_budget_used(const struct js__ctx *c)
 static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, const struct js_obsjob *j, bool counted)
 {
 	struct js_status *st = &c->js->status;
-	char *msg = js__fmt(counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
-	char *reason = rule ? js__fmt("FailurePolicy_%s", rule->name ? rule->name : "") : js_xstrdup("DefaultFailurePolicy");
+	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
+	const char *reason = rule ? js__fmt(c, "FailurePolicy_%s", rule->name ? rule->name : "") : "DefaultFailurePolicy";
 
 	st->restarts++;
 	if (counted)
@@ -114,8 +107,6 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 	js__ctx_event(c, "Warning",
 		      counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
 		      msg);
-	free(reason);
-	free(msg);
 }
 
 /* Zero list of `n` entries when empty (SPEC §11.8 RestartJob). */
@@ -131,8 +122,8 @@ static void materialise(struct js_i32list *l, int32_t n)
 
 static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counted)
 {
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
-	const char *idx_s = js_job_label(j, JS_LABEL_JOB_INDEX);
+	const char *rname = j->rjob_name;
+	const char *idx_s = j->job_index;
 	int32_t idx;
 	int ri = rname ? js_jobset_find_rjob(c->js, rname) : -1;
 	struct js_rjob_status *e = rname ? js__rjob_status(c, rname) : NULL;
@@ -150,10 +141,9 @@ static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counte
 	if (counted)
 		e->job_restarts_count_towards_max.items[idx]++;
 	c->dirty = true;
-	char *msg = js__fmt(counted ? MSG_RESTART_JOB : MSG_RESTART_JOB_IGNORE, j->name);
+	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOB : MSG_RESTART_JOB_IGNORE, j->name);
 	js__ctx_event(c, "Warning",
 		      counted ? "RestartJobFailurePolicyAction" : "RestartJobAndIgnoreMaxRestartsFailurePolicyAction", msg);
-	free(msg);
 	return 0;
 }
 
@@ -163,7 +153,7 @@ int js__failure_run(struct js__ctx *c)
 	const struct js_status *st = &c->js->status;
 
 	if (!fp) {
-		fail_with(c, "FailedJobs", js__fmt(MSG_FAILED_JOBS, earliest(c, NULL)->name));
+		js__status_set_failed(c, "FailedJobs", js__fmt(c, MSG_FAILED_JOBS, earliest(c, NULL)->name));
 		return 0;
 	}
 	const struct js_fp_rule *rule = NULL;
@@ -181,7 +171,7 @@ int js__failure_run(struct js__ctx *c)
 
 	switch (action) {
 	case JS_FP_ACTION_FAIL_JOBSET:
-		fail_with(c, "FailJobSetFailurePolicyAction", js__fmt(MSG_FAIL_JOBSET, j->name));
+		js__status_set_failed(c, "FailJobSetFailurePolicyAction", js__fmt(c, MSG_FAIL_JOBSET, j->name));
 		return 0;
 	case JS_FP_ACTION_RESTART_JOBSET_IGNORE_MAX:
 		restart_jobset(c, rule, j, false);
@@ -191,21 +181,21 @@ int js__failure_run(struct js__ctx *c)
 		if (!gate) {
 			/* Upstream errors on every reconcile, forever (SPEC
 			 * §16.13); a terminal condition says why instead. */
-			fail_with(c, "FailurePolicyActionUnavailable",
-				  js__fmt(MSG_GATE_OFF, js_fp_action_to_string(action), j->name));
+			js__status_set_failed(c, "FailurePolicyActionUnavailable",
+				  js__fmt(c, MSG_GATE_OFF, js_fp_action_to_string(action), j->name));
 			return 0;
 		}
 		if (action == JS_FP_ACTION_RESTART_JOB_IGNORE_MAX)
 			return restart_job(c, j, false);
 		if (used + job_budget_used(c) >= max) {
-			fail_with(c, "ReachedMaxRestarts", js__fmt(MSG_MAX_RESTARTS, j->name));
+			js__status_set_failed(c, "ReachedMaxRestarts", js__fmt(c, MSG_MAX_RESTARTS, j->name));
 			return 0;
 		}
 		return restart_job(c, j, true);
 	case JS_FP_ACTION_RESTART_JOBSET:
 	default:
 		if ((gate && used + job_budget_used(c) >= max) || used >= max) {
-			fail_with(c, "ReachedMaxRestarts", js__fmt(MSG_MAX_RESTARTS, j->name));
+			js__status_set_failed(c, "ReachedMaxRestarts", js__fmt(c, MSG_MAX_RESTARTS, j->name));
 			return 0;
 		}
 		restart_jobset(c, rule, j, true);

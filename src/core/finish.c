@@ -36,7 +36,7 @@ bool js__success_run(struct js__ctx *c)
 	int64_t matching = 0, required = 0;
 
 	for (size_t i = 0; i < c->succeeded.n; i++) {
-		const char *r = js_job_label(c->succeeded.items[i], JS_LABEL_RJOB_NAME);
+		const char *r = c->succeeded.items[i]->rjob_name;
 		if (targets->n == 0 || strlist_has(targets, r))
 			matching++;
 	}

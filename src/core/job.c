@@ -1,19 +1,106 @@
 /*
- * job.c - the observed child Job: decoding from batch/v1 JSON, copying,
- * RFC 3339 times without the C library's time zone machinery.
+ * job.c - the observed-Job record: decoding from batch/v1 JSON, packing
+ * into one allocation, sharing by atomic reference count.
+ *
+ * Both constructors end in pack(): from_json first points a temporary
+ * record at the strings inside the JSON tree (borrowed), then pack() sizes
+ * and copies everything into one block, so the two paths cannot drift.
  */
 #include "core/job.h"
 
+#include <stdalign.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/jobset.h"
 #include "base/json.h"
+#include "base/time.h"
 
-static char *dup_or_null(const char *s)
+/* The block behind every record: header, the public struct, then the
+ * conditions, then the strings. */
+struct rec {
+	atomic_size_t refs;
+	struct js_obsjob j;
+};
+
+static struct rec *rec_of(const struct js_obsjob *j)
 {
-	return s ? js_xstrdup(s) : NULL;
+	return (struct rec *)((uintptr_t)j - offsetof(struct rec, j));
 }
+
+/* ---- packing ---- */
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/* Copy `s` to *cursor and advance it; NULL stays NULL. */
+static const char *put(char **cursor, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = *cursor;
+	memcpy(d, s, n);
+	*cursor += n;
+	return d;
+}
+
+static json_t *copy_array(const json_t *a)
+{
+	return json_is_array(a) ? json_deep_copy(a) : NULL;
+}
+
+/* One block holding `src` and everything it points to (JSON arrays are deep
+ * copies beside it). Refcount 1. */
+static struct js_obsjob *pack(const struct js_obsjob *src)
+{
+	const char *const strs[] = {src->name, src->uid, src->owner_uid, src->rjob_name, src->job_index,
+				    src->restart_attempt, src->job_restart_attempt};
+	size_t bytes = 0;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
+		bytes += slen(strs[i]);
+	for (size_t i = 0; i < src->n_conditions; i++) {
+		const struct js_jobcond *c = &src->conditions[i];
+		bytes += slen(c->type) + slen(c->status) + slen(c->reason) + slen(c->message);
+	}
+	_Static_assert(sizeof(struct rec) % alignof(struct js_jobcond) == 0, "conditions follow the header aligned");
+	size_t conds = src->n_conditions * sizeof(struct js_jobcond);
+	struct rec *r = js_xmalloc(sizeof(*r) + conds + bytes);
+	struct js_jobcond *cv = (struct js_jobcond *)(r + 1);
+	char *cur = (char *)cv + conds;
+
+	atomic_init(&r->refs, 1);
+	r->j = *src;
+	r->j.name = put(&cur, src->name);
+	r->j.uid = put(&cur, src->uid);
+	r->j.owner_uid = put(&cur, src->owner_uid);
+	r->j.rjob_name = put(&cur, src->rjob_name);
+	r->j.job_index = put(&cur, src->job_index);
+	r->j.restart_attempt = put(&cur, src->restart_attempt);
+	r->j.job_restart_attempt = put(&cur, src->job_restart_attempt);
+	for (size_t i = 0; i < src->n_conditions; i++) {
+		const struct js_jobcond *c = &src->conditions[i];
+		cv[i] = *c;
+		cv[i].type = put(&cur, c->type);
+		cv[i].status = put(&cur, c->status);
+		cv[i].reason = put(&cur, c->reason);
+		cv[i].message = put(&cur, c->message);
+	}
+	r->j.conditions = src->n_conditions ? cv : NULL;
+	r->j.tolerations = copy_array(src->tolerations);
+	r->j.scheduling_gates = copy_array(src->scheduling_gates);
+	return &r->j;
+}
+
+struct js_obsjob *js_job_build(const struct js_obsjob_init *init)
+{
+	return init->job.name ? pack(&init->job) : NULL;
+}
+
+/* ---- decoding ---- */
 
 static bool get_i32(const json_t *o, const char *key, int32_t *ret)
 {
@@ -25,11 +112,6 @@ static bool get_i32(const json_t *o, const char *key, int32_t *ret)
 		return false;
 	*ret = (int32_t)x;
 	return true;
-}
-
-static json_t *copy_string_map(const json_t *v)
-{
-	return json_is_object(v) ? json_deep_copy(v) : NULL;
 }
 
 /* The controller owner reference of kind JobSet in our API version. */
@@ -48,21 +130,58 @@ static const char *owner_uid(const json_t *meta)
 	return NULL;
 }
 
-int js_job_from_json(const json_t *job, struct js_obsjob *ret)
+/* The conditions the core reads (job.h): True, and one of three types. */
+static bool kept_condition(const char *type, const char *status)
+{
+	return type && status && strcmp(status, "True") == 0 &&
+	       (strcmp(type, "Complete") == 0 || strcmp(type, "Failed") == 0 || strcmp(type, "FailureTarget") == 0);
+}
+
+/* Point `out` at the kept conditions of `conds` (strings borrowed from
+ * the tree). Returns the count; `out` holds at least as many entries as
+ * `conds` has. */
+static size_t borrow_conditions(const json_t *conds, struct js_jobcond *out)
+{
+	size_t i, n = 0;
+	json_t *c;
+	json_array_foreach(conds, i, c) {
+		const char *type = js_json_str(c, "type"), *status = js_json_str(c, "status");
+		if (!kept_condition(type, status))
+			continue;
+		struct js_jobcond *jc = &out[n++];
+		*jc = (struct js_jobcond){.type = type,
+					  .status = status,
+					  .reason = js_json_str(c, "reason"),
+					  .message = js_json_str(c, "message")};
+		jc->has_last_transition_time =
+			js_time_parse_rfc3339(js_json_str(c, "lastTransitionTime"), &jc->last_transition_time) == 0;
+	}
+	return n;
+}
+
+struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 {
 	const json_t *meta = json_object_get(job, "metadata");
 	const json_t *spec = json_object_get(job, "spec");
 	const json_t *st = json_object_get(job, "status");
+	const json_t *labels = json_object_get(meta, "labels");
+	const json_t *pod_spec = js_json_path(spec, "template.spec");
 	struct js_obsjob j = {0};
 
-	if (!js_json_str(meta, "name"))
-		return JS_EINVALID;
-	j.name = js_xstrdup(js_json_str(meta, "name"));
-	j.uid = dup_or_null(js_json_str(meta, "uid"));
-	j.labels = copy_string_map(json_object_get(meta, "labels"));
-	j.annotations = copy_string_map(json_object_get(meta, "annotations"));
-	j.owner_uid = dup_or_null(owner_uid(meta));
-	j.deleting = json_object_get(meta, "deletionTimestamp") && !json_is_null(json_object_get(meta, "deletionTimestamp"));
+	if (!js_json_str(meta, "name")) {
+		if (ret_err)
+			*ret_err = JS_EINVALID;
+		return NULL;
+	}
+	j.name = js_json_str(meta, "name");
+	j.uid = js_json_str(meta, "uid");
+	j.owner_uid = owner_uid(meta);
+	j.rjob_name = js_json_str(labels, JS_LABEL_RJOB_NAME);
+	j.job_index = js_json_str(labels, JS_LABEL_JOB_INDEX);
+	j.restart_attempt = js_json_str(labels, JS_LABEL_RESTART_ATTEMPT);
+	j.job_restart_attempt = js_json_str(labels, JS_LABEL_JOB_RESTART_ATTEMPT);
+	json_t *del = json_object_get(meta, "deletionTimestamp");
+	j.deleting = del && !json_is_null(del);
 
 	json_t *susp = json_object_get(spec, "suspend");
 	if (json_is_boolean(susp)) {
@@ -71,8 +190,8 @@ int js_job_from_json(const json_t *job, struct js_obsjob *ret)
 	}
 	j.has_parallelism = get_i32(spec, "parallelism", &j.parallelism);
 	j.has_completions = get_i32(spec, "completions", &j.completions);
-	if (json_is_object(json_object_get(spec, "template")))
-		j.pod_template = json_deep_copy(json_object_get(spec, "template"));
+	j.tolerations = json_object_get(pod_spec, "tolerations");
+	j.scheduling_gates = json_object_get(pod_spec, "schedulingGates");
 
 	(void)get_i32(st, "active", &j.active);
 	(void)get_i32(st, "succeeded", &j.succeeded);
@@ -81,73 +200,89 @@ int js_job_from_json(const json_t *job, struct js_obsjob *ret)
 	j.has_terminating = get_i32(st, "terminating", &j.terminating);
 	j.has_start_time = js_time_parse_rfc3339(js_json_str(st, "startTime"), &j.start_time) == 0;
 
-	json_t *conds = json_object_get(st, "conditions");
-	if (json_is_array(conds) && json_array_size(conds) > 0) {
-		j.conditions = js_xcalloc(json_array_size(conds), sizeof(*j.conditions));
-		size_t i;
-		json_t *c;
-		json_array_foreach(conds, i, c) {
-			if (!js_json_str(c, "type") || !js_json_str(c, "status"))
-				continue;
-			struct js_jobcond *jc = &j.conditions[j.n_conditions++];
-			jc->type = js_xstrdup(js_json_str(c, "type"));
-			jc->status = js_xstrdup(js_json_str(c, "status"));
-			jc->reason = dup_or_null(js_json_str(c, "reason"));
-			jc->message = dup_or_null(js_json_str(c, "message"));
-			jc->has_last_transition_time =
-				js_time_parse_rfc3339(js_json_str(c, "lastTransitionTime"), &jc->last_transition_time) == 0;
-		}
+	/* A handful of conditions at most; the scratch copy of the borrowed
+	 * view lives only until pack() has copied it. */
+	const json_t *conds = json_object_get(st, "conditions");
+	struct js_jobcond *cv = NULL;
+	if (json_array_size(conds) > 0) {
+		cv = js_xcalloc(json_array_size(conds), sizeof(*cv));
+		j.n_conditions = borrow_conditions(conds, cv);
+		j.conditions = cv;
 	}
-	*ret = j;
-	return 0;
+	struct js_obsjob *rec = pack(&j);
+	free(cv);
+	return rec;
 }
 
-void js_job_done(struct js_obsjob *j)
+/* ---- sharing ---- */
+
+const struct js_obsjob *js_job_ref(const struct js_obsjob *j)
+{
+	if (j)
+		atomic_fetch_add_explicit(&rec_of(j)->refs, 1, memory_order_relaxed);
+	return j;
+}
+
+void js_job_unref(const struct js_obsjob *j)
 {
 	if (!j)
 		return;
-	free(j->name);
-	free(j->uid);
-	json_decref(j->labels);
-	json_decref(j->annotations);
-	free(j->owner_uid);
-	json_decref(j->pod_template);
-	for (size_t i = 0; i < j->n_conditions; i++) {
-		free(j->conditions[i].type);
-		free(j->conditions[i].status);
-		free(j->conditions[i].reason);
-		free(j->conditions[i].message);
-	}
-	free(j->conditions);
-	memset(j, 0, sizeof(*j));
+	struct rec *r = rec_of(j);
+	/* Release on the decrement, acquire before freeing: every write of
+	 * another holder happens-before the free (the usual refcount rule). */
+	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_release) != 1)
+		return;
+	atomic_thread_fence(memory_order_acquire);
+	json_decref(r->j.tolerations);
+	json_decref(r->j.scheduling_gates);
+	free(r);
 }
 
-void js_job_copy(const struct js_obsjob *src, struct js_obsjob *ret)
+/* ---- reading ---- */
+
+static bool str_same(const char *a, const char *b)
 {
-	struct js_obsjob j = *src;
-	j.name = dup_or_null(src->name);
-	j.uid = dup_or_null(src->uid);
-	j.labels = src->labels ? json_deep_copy(src->labels) : NULL;
-	j.annotations = src->annotations ? json_deep_copy(src->annotations) : NULL;
-	j.owner_uid = dup_or_null(src->owner_uid);
-	j.pod_template = src->pod_template ? json_deep_copy(src->pod_template) : NULL;
-	j.conditions = NULL;
-	if (src->n_conditions) {
-		j.conditions = js_xcalloc(src->n_conditions, sizeof(*j.conditions));
-		for (size_t i = 0; i < src->n_conditions; i++) {
-			j.conditions[i] = src->conditions[i];
-			j.conditions[i].type = dup_or_null(src->conditions[i].type);
-			j.conditions[i].status = dup_or_null(src->conditions[i].status);
-			j.conditions[i].reason = dup_or_null(src->conditions[i].reason);
-			j.conditions[i].message = dup_or_null(src->conditions[i].message);
-		}
-	}
-	*ret = j;
+	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-const char *js_job_label(const struct js_obsjob *j, const char *key)
+static bool json_same(const json_t *a, const json_t *b)
 {
-	return j->labels ? js_json_str(j->labels, key) : NULL;
+	return a == b || (a && b && json_equal(a, b));
+}
+
+static bool cond_same(const struct js_jobcond *a, const struct js_jobcond *b)
+{
+	return str_same(a->type, b->type) && str_same(a->status, b->status) && str_same(a->reason, b->reason) &&
+	       str_same(a->message, b->message) && a->has_last_transition_time == b->has_last_transition_time &&
+	       (!a->has_last_transition_time || a->last_transition_time == b->last_transition_time);
+}
+
+/* Optional scalars compare equal when both are absent, whatever their
+ * value slot holds. */
+#define OPT_SAME(a, b, f) ((a)->has_##f == (b)->has_##f && (!(a)->has_##f || (a)->f == (b)->f))
+
+bool js_job_same(const struct js_obsjob *a, const struct js_obsjob *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b)
+		return false;
+	if (!str_same(a->name, b->name) || !str_same(a->uid, b->uid) || !str_same(a->owner_uid, b->owner_uid) ||
+	    !str_same(a->rjob_name, b->rjob_name) || !str_same(a->job_index, b->job_index) ||
+	    !str_same(a->restart_attempt, b->restart_attempt) ||
+	    !str_same(a->job_restart_attempt, b->job_restart_attempt))
+		return false;
+	if (a->deleting != b->deleting || !OPT_SAME(a, b, suspend) || !OPT_SAME(a, b, parallelism) ||
+	    !OPT_SAME(a, b, completions) || a->active != b->active || a->succeeded != b->succeeded ||
+	    a->failed != b->failed || !OPT_SAME(a, b, ready) || !OPT_SAME(a, b, terminating) ||
+	    !OPT_SAME(a, b, start_time))
+		return false;
+	if (a->n_conditions != b->n_conditions)
+		return false;
+	for (size_t i = 0; i < a->n_conditions; i++)
+		if (!cond_same(&a->conditions[i], &b->conditions[i]))
+			return false;
+	return json_same(a->tolerations, b->tolerations) && json_same(a->scheduling_gates, b->scheduling_gates);
 }
 
 const struct js_jobcond *js_job_condition_true(const struct js_obsjob *j, const char *type)

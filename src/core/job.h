@@ -1,13 +1,23 @@
 /*
- * job.h - a child Job as the reconcile core observes it.
+ * job.h - a child Job as the reconcile core observes it: a compact,
+ * immutable, reference-counted record (issue 9).
  *
- * The core never sees a full batch/v1 Job: it reads the handful of fields
- * below. A runtime fills a struct js_obsjob either field by field (the local
- * runtime, which owns its Jobs) or with js_job_from_json() from the object
- * the API server returned (the controller). Times are Unix seconds.
+ * The core never sees a full batch/v1 Job. A record holds only what the
+ * core reads: identity (name, uid, controller owner uid), the four labels
+ * the core uses, deletionTimestamp, the spec and status counters, the
+ * conditions that decide a Job's outcome, and - the only part of the pod
+ * template kept - its tolerations and schedulingGates, which a resume
+ * unions with the JobSet's (core/suspend.c, SPEC §11.13). A record is built
+ * once when a Job is observed (the controller's informer transform hook,
+ * the local runtime when its Job changes, the simulator) and then borrowed:
+ * the core never copies it per reconcile.
  *
- * Ownership: every pointer in a js_obsjob is owned by it; js_job_done()
- * releases them. Plain data, no hidden state, not thread-safe.
+ * Memory: one allocation per record (the struct, its conditions and every
+ * string packed together), plus the two small JSON arrays when present.
+ *
+ * Ownership and threads: a record is read-only after creation, so any
+ * number of threads may read it. js_job_ref/js_job_unref count references
+ * atomically; the last unref frees it. Times are Unix seconds.
  */
 #ifndef JS_JOB_H
 #define JS_JOB_H
@@ -18,28 +28,29 @@
 #include <stdint.h>
 
 #include "base/common.h"
-#include "base/time.h"
 
-/** One batch/v1 JobCondition (Complete, Failed, FailureTarget,
- * SuccessCriteriaMet, Suspended, ...). */
+/** One batch/v1 JobCondition the core reads: only conditions with status
+ * "True" and type Complete, Failed or FailureTarget are kept (SPEC §11.3,
+ * §11.8); a Job's other conditions never change a plan. */
 struct js_jobcond {
-	char *type;   /* "Complete", "Failed", ... */
-	char *status; /* "True" | "False" | "Unknown" */
-	char *reason;  /* NULL when absent */
-	char *message; /* NULL when absent */
+	const char *type;    /* "Complete" | "Failed" | "FailureTarget" */
+	const char *status;  /* "True" */
+	const char *reason;  /* NULL when absent */
+	const char *message; /* NULL when absent */
 	bool has_last_transition_time;
 	int64_t last_transition_time; /* Unix seconds */
 };
 
-/** An observed child Job (SPEC §11.3). */
+/** An observed child Job (SPEC §11.3). Read-only; the refcount is private. */
 struct js_obsjob {
-	char *name;
-	char *uid;              /* metadata.uid, or NULL */
-	json_t *labels;         /* object of strings, or NULL */
-	json_t *annotations;    /* object of strings, or NULL */
-	char *owner_uid;        /* uid of the controller ownerReference with kind
+	const char *name;
+	const char *uid;        /* metadata.uid, or NULL */
+	const char *owner_uid;  /* uid of the controller ownerReference with kind
 				   JobSet and apiVersion jobset.x-k8s.io/v1alpha2;
 				   NULL when there is none */
+	/* The labels the core reads (jobset.sigs.k8s.io/replicatedjob-name,
+	 * job-index, restart-attempt, job-restart-attempt); NULL when absent. */
+	const char *rjob_name, *job_index, *restart_attempt, *job_restart_attempt;
 	bool deleting;          /* metadata.deletionTimestamp is set */
 
 	bool has_suspend;       /* spec.suspend */
@@ -48,8 +59,6 @@ struct js_obsjob {
 	int32_t parallelism;
 	bool has_completions;   /* spec.completions */
 	int32_t completions;
-	json_t *pod_template;   /* spec.template (PodTemplateSpec), or NULL; read
-				   when resuming, to merge scheduling fields */
 
 	int32_t active, succeeded, failed; /* status counters, absent = 0 */
 	bool has_ready;                    /* status.ready */
@@ -60,29 +69,56 @@ struct js_obsjob {
 	int64_t start_time;
 
 	size_t n_conditions;
-	struct js_jobcond *conditions;
+	const struct js_jobcond *conditions;
+
+	/* spec.template.spec.{tolerations,schedulingGates} (arrays), NULL when
+	 * absent: the only parts of the pod template a resume reads. */
+	json_t *tolerations, *scheduling_gates;
 };
 
+/** Plain fields for js_job_build: every pointer is borrowed and copied. */
+struct js_obsjob_init {
+	struct js_obsjob job;
+};
+
+/* ---- building ---- */
+
 /**
- * Decode the fields above from a batch/v1 Job object. `job` is borrowed.
- * Unknown or malformed optional fields are ignored as the API server never
- * sends them; only a missing metadata.name is an error.
- * Returns 0 and fills *ret (caller releases with js_job_done), or
- * JS_EINVALID (with *ret untouched).
+ * A new record (refcount 1) from a batch/v1 Job object. `job` is borrowed
+ * and not referenced afterwards. Unknown or malformed optional fields are
+ * ignored, as the API server never sends them.
+ * Returns the record (release with js_job_unref), or NULL with *ret_err =
+ * JS_EINVALID when metadata.name is missing (ret_err may be NULL).
  */
-JS_WARN_UNUSED int js_job_from_json(const json_t *job, struct js_obsjob *ret);
+struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err);
 
-/** Release what `j` owns and zero it. NULL is a no-op. */
-void js_job_done(struct js_obsjob *j);
+/**
+ * A new record (refcount 1) holding a copy of `init->job`: strings, the
+ * conditions and the two JSON arrays are copied, so the caller keeps what it
+ * passed. For runtimes that own their Jobs (local, sim) and for tests.
+ * Returns the record (release with js_job_unref), or NULL when
+ * init->job.name is NULL.
+ */
+struct js_obsjob *js_job_build(const struct js_obsjob_init *init);
 
-/** Deep copy of `src` into *ret (caller releases with js_job_done). */
-void js_job_copy(const struct js_obsjob *src, struct js_obsjob *ret);
+/* ---- sharing ---- */
 
-/** Label `key` of the Job, or NULL. Borrowed. */
-const char *js_job_label(const struct js_obsjob *j, const char *key);
+/** Take a reference (atomic). Returns `j`. */
+const struct js_obsjob *js_job_ref(const struct js_obsjob *j);
 
-/** The first condition of `type` with status "True", or NULL. Borrowed. */
+/** Drop a reference (atomic); the last one frees the record. NULL is a
+ * no-op. */
+void js_job_unref(const struct js_obsjob *j);
+
+/* ---- reading ---- */
+
+/** True when `a` and `b` agree in every field the core reads, so a
+ * reconcile would plan the same for either (the controller enqueues the
+ * JobSet only when this is false). NULL equals only NULL. */
+bool js_job_same(const struct js_obsjob *a, const struct js_obsjob *b);
+
+/** The first kept condition of `type` with status "True", or NULL.
+ * Borrowed from `j`. */
 const struct js_jobcond *js_job_condition_true(const struct js_obsjob *j, const char *type);
-
 
 #endif

@@ -5,24 +5,20 @@
 #include "core/reconcile.h"
 
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "api/defaults.h"
+#include "api/render.h"
+#include "base/arena.h"
 #include "core/core_int.h"
 
 /* ---- helpers shared by the core ---- */
 
-char *js__fmt(const char *fmt, ...)
+const char *js__fmt(struct js__ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *s = js_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
-	va_start(ap, fmt);
-	(void)vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	const char *s = js_arena_vprintf(c->plan->arena, fmt, ap);
 	va_end(ap);
 	return s;
 }
@@ -53,6 +49,19 @@ bool js__parse_i32(const char *s, int32_t *ret)
 	return true;
 }
 
+void *js__grow(struct js__ctx *c, void *items, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return items;
+	/* Doubling: the arena keeps the old copies, at most as much again. */
+	size_t ncap = *cap ? *cap * 2 : 8;
+	void *p = js_arena_calloc(c->plan->arena, ncap, size);
+	if (n)
+		memcpy(p, items, n * size);
+	*cap = ncap;
+	return p;
+}
+
 int32_t js__replicas(const struct js_rjob *r)
 {
 	return r->has_replicas ? r->replicas : 1;
@@ -64,34 +73,28 @@ struct js_rjob_status *js__rjob_status(struct js__ctx *c, const char *name)
 	return i < 0 ? NULL : &c->js->status.replicated_jobs_status[i];
 }
 
-void js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
-		    const char *why)
+struct js_action *js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
+				 const char *why)
 {
-	struct js_plan *p = c->plan;
-	if (p->n_actions == c->cap_actions) {
-		c->cap_actions = c->cap_actions ? c->cap_actions * 2 : 8;
-		p->actions = js_xrealloc(p->actions, c->cap_actions * sizeof(*p->actions));
-	}
-	p->actions[p->n_actions++] = (struct js_action){
+	c->actions = js__grow(c, c->actions, c->n_actions, &c->cap_actions, sizeof(*c->actions));
+	struct js_action *a = &c->actions[c->n_actions++];
+	*a = (struct js_action){
 		.kind = kind,
-		.name = js_xstrdup(name ? name : ""),
+		.name = js_arena_strdup(c->plan->arena, name ? name : ""),
 		.object = object,
 		.propagation = JS_PROPAGATION_FOREGROUND,
 		.why = why,
 	};
+	return a;
 }
 
 void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message)
 {
-	struct js_plan *p = c->plan;
-	if (p->n_events == c->cap_events) {
-		c->cap_events = c->cap_events ? c->cap_events * 2 : 4;
-		p->events = js_xrealloc(p->events, c->cap_events * sizeof(*p->events));
-	}
-	p->events[p->n_events++] = (struct js_event){
+	c->events = js__grow(c, c->events, c->n_events, &c->cap_events, sizeof(*c->events));
+	c->events[c->n_events++] = (struct js_event){
 		.type = strcmp(type, "Warning") == 0 ? "Warning" : "Normal",
-		.reason = js_xstrdup(reason ? reason : ""),
-		.message = js_xstrdup(message ? message : ""),
+		.reason = js_arena_strdup(c->plan->arena, reason ? reason : ""),
+		.message = js_arena_strdup(c->plan->arena, message ? message : ""),
 	};
 }
 
@@ -100,11 +103,7 @@ int js__ctx_fail(struct js__ctx *c, const char *fmt, ...)
 	if (!c->err) {
 		va_list ap;
 		va_start(ap, fmt);
-		int n = vsnprintf(NULL, 0, fmt, ap);
-		va_end(ap);
-		c->err = js_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
-		va_start(ap, fmt);
-		(void)vsnprintf(c->err, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+		c->err = js_arena_vprintf(c->plan->arena, fmt, ap);
 		va_end(ap);
 	}
 	return JS_EINVALID;
@@ -116,19 +115,25 @@ struct js_plan *js_reconcile_plan_free(struct js_plan *plan)
 {
 	if (!plan)
 		return NULL;
-	for (size_t i = 0; i < plan->n_actions; i++) {
-		free(plan->actions[i].name);
+	for (size_t i = 0; i < plan->n_actions; i++)
 		json_decref(plan->actions[i].object);
-	}
-	free(plan->actions);
-	for (size_t i = 0; i < plan->n_events; i++) {
-		free(plan->events[i].reason);
-		free(plan->events[i].message);
-	}
-	free(plan->events);
 	js_jobset_free(plan->jobset);
-	free(plan);
+	/* The plan itself lives in its arena. */
+	js_arena_free(plan->arena);
 	return NULL;
+}
+
+json_t *js_plan_render_job(const struct js_plan *plan, const struct js_action *a)
+{
+	if (!plan->jobset || a->kind != JS_ACTION_CREATE_JOB || a->rjob >= plan->jobset->spec.n_replicated_jobs)
+		return NULL;
+	struct js_render_opts opts = {.gates = plan->gates};
+	return js_render_job(plan->jobset, a->rjob, a->job_index, &opts);
+}
+
+struct js_jobset *js_plan_take_jobset(struct js_plan *plan)
+{
+	return JS_TAKE_PTR(plan->jobset);
 }
 
 const char *js_reconcile_action_kind_name(enum js_action_kind k)
@@ -191,6 +196,20 @@ static bool managed_elsewhere(const struct js_jobset *js)
 	return js->spec.managed_by && strcmp(js->spec.managed_by, JS_MANAGED_BY_SELF) != 0;
 }
 
+/* Every input Job by name, so finding one is O(1) and a reconcile stays
+ * linear in its Jobs (issue 9). A name is taken by the first Job observed
+ * under it; the API server never holds two. */
+static void index_jobs(struct js__ctx *c)
+{
+	static const struct js_hmap_type by_name = {.borrow_keys = true};
+	c->by_name = js_hmap_new(&by_name);
+	for (size_t i = 0; i < c->in->n_jobs; i++) {
+		const struct js_obsjob *j = c->in->jobs[i];
+		if (!js_hmap_has(c->by_name, j->name))
+			(void)js_hmap_put(c->by_name, j->name, (void *)(uintptr_t)j, NULL);
+	}
+}
+
 static int run_steps(struct js__ctx *c)
 {
 	const struct js_jobset *js = c->js;
@@ -202,6 +221,7 @@ static int run_steps(struct js__ctx *c)
 		c->plan->skipped = "managedBy";
 		return js__status_finished(js) ? js__finish_ttl(c) : 0;
 	}
+	index_jobs(c);
 	r = js__status_classify(c); /* R4 */
 	if (r < 0)
 		return r;
@@ -230,9 +250,12 @@ static int run_steps(struct js__ctx *c)
 int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_plan, char **reterr_msg)
 {
 	struct js__ctx c = {.in = in};
+	struct js_arena *arena = js_arena_new(0);
 	int r = 0;
 
-	c.plan = js_xcalloc(1, sizeof(*c.plan));
+	c.plan = js_arena_calloc(arena, 1, sizeof(*c.plan));
+	c.plan->arena = arena;
+	c.plan->gates = in->gates;
 	c.js = js_jobset_copy(in->jobset);
 	js_time_format_rfc3339(in->now, c.now);
 
@@ -247,23 +270,19 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 		(void)js_default_jobset(c.js);
 		r = run_steps(&c);
 	}
-	free(c.owned.items);
-	free(c.active.items);
-	free(c.succeeded.items);
-	free(c.failed.items);
-	free(c.previous.items);
-
+	js_hmap_free(c.by_name);
+	c.plan->actions = c.actions;
+	c.plan->n_actions = c.n_actions;
+	c.plan->events = c.events;
+	c.plan->n_events = c.n_events;
+	c.plan->jobset = c.js;
 	if (r < 0) {
 		if (reterr_msg)
-			*reterr_msg = c.err ? JS_TAKE_PTR(c.err) : js_xstrdup(js_strerror(r));
-		free(c.err);
-		js_jobset_free(c.js);
+			*reterr_msg = js_xstrdup(c.err ? c.err : js_strerror(r));
 		js_reconcile_plan_free(c.plan);
 		return r;
 	}
-	free(c.err);
 	c.plan->status_changed = c.dirty;
-	c.plan->jobset = c.js;
 	c.plan->status = &c.js->status;
 	*ret_plan = c.plan;
 	return 0;

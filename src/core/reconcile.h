@@ -62,6 +62,7 @@
 #include "api/jobset.h"
 #include "base/common.h"
 #include "core/job.h"
+#include "core/plan.h"
 
 /* ---- Input ---- */
 
@@ -80,10 +81,11 @@ struct js_obspod {
 /** Everything one reconcile looks at. All pointers are borrowed. */
 struct js_reconcile_input {
 	const struct js_jobset *jobset;   /* as read: spec, metadata, status */
-	const struct js_obsjob *jobs;     /* every Job that might be a child;
-					     the core keeps those whose
-					     controller owner uid is the
-					     JobSet's (#1165) */
+	const struct js_obsjob *const *jobs; /* every Job that might be a
+					     child (records borrowed for the
+					     call, core/job.h); the core keeps
+					     those whose controller owner uid
+					     is the JobSet's (#1165) */
 	size_t n_jobs;
 	bool service_exists;              /* the headless Service exists */
 	const char *const *pvcs;          /* names of the PVCs that exist */
@@ -94,67 +96,7 @@ struct js_reconcile_input {
 	int64_t now;                      /* Unix seconds */
 };
 
-/* ---- Output ---- */
-
-enum js_action_kind {
-	JS_ACTION__INVALID = -1,
-	JS_ACTION_CREATE_JOB,        /* POST `object` (a full batch/v1 Job) */
-	JS_ACTION_DELETE_JOB,        /* DELETE `name`; `propagation`; NotFound ok */
-	JS_ACTION_PATCH_JOB,         /* JSON merge patch `object` on Job `name` */
-	JS_ACTION_PATCH_JOB_STATUS,  /* JSON merge patch `object` on the status
-					subresource of Job `name` (clears
-					status.startTime before a resume) */
-	JS_ACTION_CREATE_SERVICE,    /* POST `object` (the headless Service) */
-	JS_ACTION_CREATE_PVC,        /* POST `object`; AlreadyExists ok */
-	JS_ACTION_DELETE_JOBSET,     /* DELETE the JobSet `name`; `propagation` */
-	JS_ACTION__COUNT
-};
-
-enum js_propagation {
-	JS_PROPAGATION_FOREGROUND, /* "Foreground" */
-	JS_PROPAGATION_BACKGROUND, /* "Background" */
-};
-
-/** One side effect the runtime must perform. */
-struct js_action {
-	enum js_action_kind kind;
-	char *name;                      /* name of the object acted on */
-	json_t *object;                  /* body (create) or merge patch
-					    (patch); NULL for deletes */
-	enum js_propagation propagation; /* deletes only */
-	const char *why;                 /* static text for humans and logs */
-};
-
-/** An event on the JobSet (SPEC §11.7), emitted after the status write. */
-struct js_event {
-	const char *type;   /* "Normal" | "Warning" (static) */
-	char *reason;
-	char *message;
-};
-
-/** The outcome of one reconcile. Free with js_reconcile_plan_free(). */
-struct js_plan {
-	const char *skipped;          /* NULL, or why nothing was reconciled
-					 ("deleting", "managedBy") - static */
-	size_t n_actions;
-	struct js_action *actions;
-
-	bool status_changed;          /* write `status` */
-	const struct js_status *status; /* the new status (always set; points
-					   into `jobset`) */
-	struct js_jobset *jobset;     /* the defaulted working copy the plan
-					 was computed from, carrying the new
-					 status; owned by the plan */
-
-	size_t n_events;
-	struct js_event *events;
-
-	bool has_requeue_after;       /* reconcile again after ... */
-	int64_t requeue_after;        /* ... seconds (TTL, §11.14) */
-
-	int32_t metric_completed;     /* jobset_completed_total += */
-	int32_t metric_failed;        /* jobset_failed_total += */
-};
+/* ---- Output: struct js_plan, core/plan.h ---- */
 
 /* ---- The state machine ---- */
 
@@ -171,7 +113,9 @@ struct js_plan {
 JS_WARN_UNUSED int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_plan,
 				    char **reterr_msg);
 
-/** Free a plan and everything it owns. NULL is a no-op. Returns NULL. */
+/** Free a plan and everything it owns: its arena (actions, events, their
+ * strings), the action bodies, and the JobSet unless it was taken. NULL is a
+ * no-op. Returns NULL. */
 struct js_plan *js_reconcile_plan_free(struct js_plan *plan);
 
 /** "CreateJob", "DeleteJob", ... (static). */

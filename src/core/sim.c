@@ -187,14 +187,14 @@ static void write_status(struct js_sim *s, const struct js_status *st)
 	json_decref(obj);
 }
 
-static void apply_action(struct js_sim *s, const struct js_action *a)
+static void apply_action(struct js_sim *s, const struct js_plan *p, const struct js_action *a)
 {
 	char t[21];
 	json_t *j;
 	now_str(s, t);
 	switch (a->kind) {
 	case JS_ACTION_CREATE_JOB:
-		j = json_deep_copy(a->object);
+		j = js_plan_render_job(p, a);
 		{
 			char uid[32];
 			(void)snprintf(uid, sizeof(uid), "job-uid-%lld", (long long)++s->next_uid);
@@ -230,20 +230,22 @@ static void apply_action(struct js_sim *s, const struct js_action *a)
 }
 
 /* Observe the world into a reconcile input. */
-static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob **jobs,
+static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob ***jobs,
 		    const char ***pvcs)
 {
-	size_t n = json_array_size(s->jobs), np = json_array_size(s->pvcs);
-	*jobs = js_xcalloc(n ? n : 1, sizeof(**jobs));
+	size_t n = 0, nj = json_array_size(s->jobs), np = json_array_size(s->pvcs);
+	*jobs = js_xcalloc(nj ? nj : 1, sizeof(**jobs));
 	*pvcs = js_xcalloc(np ? np : 1, sizeof(**pvcs));
-	for (size_t i = 0; i < n; i++)
-		if (js_job_from_json(json_array_get(s->jobs, i), &(*jobs)[i]) < 0)
-			(*jobs)[i].name = js_xstrdup("?");
+	for (size_t i = 0; i < nj; i++) {
+		struct js_obsjob *j = js_job_from_json(json_array_get(s->jobs, i), NULL);
+		if (j)
+			(*jobs)[n++] = j;
+	}
 	for (size_t i = 0; i < np; i++)
 		(*pvcs)[i] = json_string_value(json_array_get(s->pvcs, i));
 	*in = (struct js_reconcile_input){
 		.jobset = s->js,
-		.jobs = *jobs,
+		.jobs = (const struct js_obsjob *const *)*jobs,
 		.n_jobs = n,
 		.service_exists = s->service_exists,
 		.pvcs = *pvcs,
@@ -256,9 +258,12 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 static char *plan_text(const struct js_plan *p)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < p->n_actions; i++)
-		json_array_append_new(a, json_pack("{s:s,s:s,s:O?}", "kind", js_reconcile_action_kind_name(p->actions[i].kind),
-						   "name", p->actions[i].name, "object", p->actions[i].object));
+	for (size_t i = 0; i < p->n_actions; i++) {
+		const struct js_action *x = &p->actions[i];
+		json_t *obj = x->kind == JS_ACTION_CREATE_JOB ? js_plan_render_job(p, x) : json_incref(x->object);
+		json_array_append_new(a, json_pack("{s:s,s:s,s:o?}", "kind", js_reconcile_action_kind_name(x->kind),
+						   "name", x->name, "object", obj));
+	}
 	json_t *e = json_array();
 	for (size_t i = 0; i < p->n_events; i++)
 		json_array_append_new(e, json_pack("[s,s,s]", p->events[i].type, p->events[i].reason,
@@ -335,7 +340,7 @@ static void print_plan(const struct js_plan *p, struct js_buf *out)
 static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 {
 	struct js_reconcile_input in;
-	struct js_obsjob *jobs;
+	struct js_obsjob **jobs;
 	const char **pvcs;
 	struct js_plan *p = NULL, *p2 = NULL;
 	char *err = NULL, *err2 = NULL;
@@ -371,7 +376,7 @@ static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 		goto done;
 	print_plan(p, out);
 	for (size_t i = 0; i < p->n_actions; i++)
-		apply_action(s, &p->actions[i]);
+		apply_action(s, p, &p->actions[i]);
 	if (p->status_changed) {
 		write_status(s, p->status);
 		s->metric_completed += p->metric_completed;
@@ -385,7 +390,7 @@ done:
 	free(err);
 	free(err2);
 	for (size_t i = 0; i < in.n_jobs; i++)
-		js_job_done(&jobs[i]);
+		js_job_unref(jobs[i]);
 	free(jobs);
 	free(pvcs);
 	return ret;

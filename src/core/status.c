@@ -7,11 +7,9 @@
 
 #include "core/core_int.h"
 
-static void bucket_add(struct js__bucket *b, const struct js_obsjob *j)
+static void bucket_add(struct js__ctx *c, struct js__bucket *b, const struct js_obsjob *j)
 {
-	/* Capacity doubles whenever n reaches a power of two (0, 1, 2, 4...). */
-	if ((b->n & (b->n - 1)) == 0)
-		b->items = js_xrealloc(b->items, (b->n ? b->n * 2 : 1) * sizeof(*b->items));
+	b->items = js__grow(c, b->items, b->n, &b->cap, sizeof(*b->items));
 	b->items[b->n++] = j;
 }
 
@@ -42,9 +40,9 @@ static struct js__bucket *finished_bucket(struct js__ctx *c, const struct js_obs
  * when the Job belongs to an older per-Job attempt, 0 when current. */
 static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
 {
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
-	const char *idx_s = js_job_label(j, JS_LABEL_JOB_INDEX);
-	const char *att_s = js_job_label(j, JS_LABEL_JOB_RESTART_ATTEMPT);
+	const char *rname = j->rjob_name;
+	const char *idx_s = j->job_index;
+	const char *att_s = j->job_restart_attempt;
 	int32_t idx, att = 0, target = 0;
 
 	if (!rname || !idx_s || !js__parse_i32(idx_s, &idx) || idx < 0)
@@ -71,18 +69,18 @@ int js__status_classify(struct js__ctx *c)
 {
 	const char *uid = c->js->meta.uid;
 	for (size_t i = 0; i < c->in->n_jobs; i++) {
-		const struct js_obsjob *j = &c->in->jobs[i];
+		const struct js_obsjob *j = c->in->jobs[i];
 		int32_t attempt;
 		/* Children by owner uid, never by name label (upstream #1165). */
 		if (!uid || !j->owner_uid || strcmp(uid, j->owner_uid) != 0)
 			continue;
-		bucket_add(&c->owned, j);
-		const char *a = js_job_label(j, JS_LABEL_RESTART_ATTEMPT);
+		bucket_add(c, &c->owned, j);
+		const char *a = j->restart_attempt;
 		if (!js__parse_i32(a, &attempt))
 			return js__ctx_fail(c, "job %s: missing or invalid label %s", j->name,
 					    JS_LABEL_RESTART_ATTEMPT);
 		if (attempt < c->js->status.restarts) {
-			bucket_add(&c->previous, j);
+			bucket_add(c, &c->previous, j);
 			continue;
 		}
 		if (c->in->gates.restart_job) {
@@ -90,11 +88,11 @@ int js__status_classify(struct js__ctx *c)
 			if (r < 0)
 				return r;
 			if (r > 0) {
-				bucket_add(&c->previous, j);
+				bucket_add(c, &c->previous, j);
 				continue;
 			}
 		}
-		bucket_add(finished_bucket(c, j), j);
+		bucket_add(c, finished_bucket(c, j), j);
 	}
 	return 0;
 }
@@ -152,7 +150,7 @@ static int by_name_desc(const void *x, const void *y)
 
 static struct js_rjob_status *entry_for(struct js_rjob_status *v, size_t n, const struct js_obsjob *j)
 {
-	const char *r = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *r = j->rjob_name;
 	for (size_t i = 0; r && i < n; i++)
 		if (strcmp(v[i].name, r) == 0)
 			return &v[i];

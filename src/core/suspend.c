@@ -64,20 +64,19 @@ static void merge_map(json_t *to, const char *key, const json_t *from)
 static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
 {
 	json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", 0);
-	const char *rname = js_job_label(j, JS_LABEL_RJOB_NAME);
+	const char *rname = j->rjob_name;
 	if (!rname || !*rname)
 		return patch;
 	const json_t *tmpl = js_json_path(r->template_, "spec.template");
-	const json_t *job_spec = js_json_path(j->pod_template, "spec");
 	json_t *meta = json_object(), *spec = json_object();
 
 	merge_map(meta, "labels", json_object_get(tmpl, "metadata"));
 	merge_map(meta, "annotations", json_object_get(tmpl, "metadata"));
 	merge_map(spec, "nodeSelector", json_object_get(tmpl, "spec"));
 	static const char *const sets[] = {"tolerations", "schedulingGates"};
+	const json_t *have[] = {j->tolerations, j->scheduling_gates};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(sets); i++) {
-		json_t *u = union_or_null(json_object_get(job_spec, sets[i]),
-					  json_object_get(json_object_get(tmpl, "spec"), sets[i]));
+		json_t *u = union_or_null(have[i], json_object_get(json_object_get(tmpl, "spec"), sets[i]));
 		if (u)
 			json_object_set_new(spec, sets[i], u);
 	}
@@ -134,7 +133,7 @@ void js__suspend_run(struct js__ctx *c)
 			continue;
 		for (size_t i = 0; i < c->active.n; i++) {
 			const struct js_obsjob *j = c->active.items[i];
-			const char *rn = js_job_label(j, JS_LABEL_RJOB_NAME);
+			const char *rn = j->rjob_name;
 			if (rn && r->name && strcmp(rn, r->name) == 0 && j->has_suspend && j->suspend)
 				resume_job(c, j, r);
 		}

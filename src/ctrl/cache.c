@@ -135,48 +135,29 @@ bool js_cache_jobset_changed(const struct js_cache_jobset *old, const struct js_
 	return !(written_rv && strcmp(written_rv, cur->rv) == 0);
 }
 
-/* ---- Jobs ---- */
-
-/* Until core/job.h has its own reference-counted record, the cache boxes
- * the struct it decodes. */
-struct jobrec {
-	atomic_int refs;
-	struct js_obsjob j;
-};
-
-#define JOBREC(p) ((struct jobrec *)(uintptr_t)((const char *)(p) - offsetof(struct jobrec, j)))
+/* ---- Jobs: the core's records, typed for the store ---- */
 
 static const void *job_transform(const json_t *obj, int *ret_err)
 {
-	struct jobrec *r = js_xcalloc(1, sizeof *r);
-	int e = js_job_from_json(obj, &r->j);
-	if (e < 0) {
-		free(r);
-		*ret_err = e;
-		return NULL;
-	}
-	atomic_init(&r->refs, 1);
-	return &r->j;
+	return js_job_from_json(obj, ret_err);
 }
 
 static const void *job_ref(const void *p)
 {
-	atomic_fetch_add(&JOBREC(p)->refs, 1);
-	return p;
+	return js_job_ref(p);
 }
 
 static void job_unref(const void *p)
 {
-	if (!p)
-		return;
-	struct jobrec *r = JOBREC(p);
-	if (atomic_fetch_sub(&r->refs, 1) != 1)
-		return;
-	js_job_done(&r->j);
-	free(r);
+	js_job_unref(p);
 }
 
-const struct js_store_type js_cache_job_type = {job_transform, job_ref, job_unref, NULL};
+static bool job_same(const void *a, const void *b)
+{
+	return js_job_same(a, b);
+}
+
+const struct js_store_type js_cache_job_type = {job_transform, job_ref, job_unref, job_same};
 
 /* ---- Services and PVCs ---- */
 

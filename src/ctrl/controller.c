@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/jobset.h"
+#include "base/arena.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "ctrl/ctrl_int.h"
@@ -279,11 +280,12 @@ static void note_dequeued(struct js_controller *c, const char *key)
 	}
 }
 
-static void process(struct js_controller *c, const char *key)
+static void process(struct js_controller *c, const char *key, struct js_arena *arena)
 {
 	uint64_t t0 = js__ctrl_now_ns();
 	struct js__sync_result res = {0};
-	js__sync_key(c, key, &res);
+	js__sync_key(c, key, arena, &res);
+	js_arena_reset(arena);
 	const char *ctl[] = {CONTROLLER_NAME};
 	const char *qn[] = {QUEUE_NAME};
 	double dt = since_s(t0);
@@ -323,6 +325,8 @@ static void *worker(void *arg)
 	struct js_controller *c = arg;
 	/* Every request of this thread ends when the stop grace period is over. */
 	js_client_bind_cancel(c->client, &c->abort);
+	/* Scratch memory of one reconcile at a time, reused (sync.c). */
+	struct js_arena *arena = js_arena_new(64 * 1024);
 	/* Never act on a partial view: a missing Job would be created twice. */
 	while (!atomic_load(&c->stopping) && !caches_synced(c)) {
 		if (js_informer_wait_synced(c->jobsets, 200) == 0 && js_informer_wait_synced(c->jobs, 200) == 0 &&
@@ -338,7 +342,7 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&c->mu);
 			c->busy++;
 			pthread_mutex_unlock(&c->mu);
-			process(c, key);
+			process(c, key, arena);
 			pthread_mutex_lock(&c->mu);
 			c->busy--;
 			pthread_mutex_unlock(&c->mu);
@@ -347,6 +351,7 @@ static void *worker(void *arg)
 		free(key);
 	}
 	js_client_bind_cancel(c->client, NULL);
+	js_arena_free(arena);
 	pthread_mutex_lock(&c->mu);
 	c->alive--;
 	pthread_cond_broadcast(&c->cond);

@@ -92,8 +92,11 @@ struct js__sync_result {
 	int64_t requeue_after;  /* ... seconds */
 };
 
-/* Reconcile key "ns/name" once (SPEC §11.2). sync.c. */
-void js__sync_key(struct js_controller *c, const char *key, struct js__sync_result *res);
+struct js_arena;
+
+/* Reconcile key "ns/name" once (SPEC §11.2), with scratch memory from
+ * `arena` (the caller resets it afterwards). sync.c. */
+void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res);
 
 /* Log a formatted line through the user's callback. controller.c. */
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...) JS_PRINTF(3, 4);

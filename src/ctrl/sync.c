@@ -1,18 +1,22 @@
 /*
  * sync.c - one reconcile of one JobSet key (SPEC §11.2, core/reconcile.h):
- * observe from the caches, run the core, apply the plan through the client,
- * write the status, then emit events and count metrics.
+ * observe from the caches, run the core, and be the Kubernetes body of the
+ * plan executor (core/exec.h): js_exec_apply() decides the order, the runs
+ * and the stop-at-first-failure; the ops here do the API calls.
  *
  * Observing borrows: the JobSet and its Jobs are the records the informers
  * made at ingest (ctrl/cache.h); a reconcile takes references to them and
  * never decodes or copies them. Jobs are found through the owner-uid index,
  * the Service and the PVCs by key.
  *
- * Applying: actions run in plan order and the first failure stops the pass
- * with no status write. Runs of consecutive CreateJob (or DeleteJob) actions
- * are submitted together and waited for together - the client multiplexes
- * them over HTTP/2 within its rate limit - which is what makes a 1,000-Job
- * JobSet quick; the run still fails as a whole if one of them fails.
+ * Applying: a run of consecutive CreateJob (or DeleteJob) actions - at most
+ * RUN_MAX, rendered by the executor one run at a time - is submitted
+ * together and waited for together (the client multiplexes them over HTTP/2
+ * within its rate limit), which is what makes a 1,000-Job JobSet quick; the
+ * run still fails as a whole if one of them fails.
+ *
+ * Memory: a reconcile's scratch (names, paths, bookkeeping) comes from the
+ * worker's arena, reset after each reconcile (STYLE §12).
  *
  * Idempotence: child names are deterministic, so a create answered
  * AlreadyExists is success when the existing object's controller owner is
@@ -39,8 +43,10 @@
 
 #include "api/codec.h"
 #include "api/render.h"
+#include "base/arena.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "core/exec.h"
 #include "core/reconcile.h"
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
@@ -52,12 +58,11 @@
 
 /* Observed state of one key: references to cached records. */
 struct observed {
-	char *ns, *name;
+	const char *ns, *name;             /* arena */
 	const struct js_cache_jobset *rec; /* the JobSet, one reference */
 	const void **jobs;                 /* its Jobs (struct js_obsjob), one reference each */
 	size_t n_jobs;
-	struct js_obsjob *flat;            /* shallow copies for the core's input array */
-	char **pvcs;
+	const char **pvcs;                 /* arena */
 	size_t n_pvcs;
 	bool service_exists;
 	json_t *regarding;                 /* what events are about (built once, lazily) */
@@ -65,14 +70,8 @@ struct observed {
 
 static void observed_done(struct js_controller *c, struct observed *o)
 {
-	free(o->ns);
-	free(o->name);
 	js_informer_unref(c->jobsets, o->rec);
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
-	free(o->flat); /* shallow: the records own the pointers */
-	for (size_t i = 0; i < o->n_pvcs; i++)
-		free(o->pvcs[i]);
-	free(o->pvcs);
 	json_decref(o->regarding);
 }
 
@@ -112,26 +111,29 @@ static void count_action(struct js_controller *c, enum js_action_kind k, int r)
 
 /* PVCs the JobSet asks for that exist: from the label-scoped PVC cache
  * (every PVC we create carries jobset-name, SPEC §8), not a GET each. */
-static void observe_pvcs(struct js_controller *c, struct observed *o)
+static void observe_pvcs(struct js_controller *c, struct js_arena *a, struct observed *o)
 {
 	json_t *pvcs = js_render_pvcs(o->rec->js);
 	size_t i;
 	json_t *p;
-	o->pvcs = js_xcalloc(json_array_size(pvcs) + 1, sizeof(char *));
+	o->pvcs = js_arena_calloc(a, json_array_size(pvcs) + 1, sizeof(char *));
 	json_array_foreach(pvcs, i, p)
 	{
 		const char *name = js_json_str(json_object_get(p, "metadata"), "name");
 		if (name && js_informer_has(c->pvcs, o->ns, name))
-			o->pvcs[o->n_pvcs++] = js_xstrdup(name);
+			o->pvcs[o->n_pvcs++] = js_arena_strdup(a, name);
 	}
 	json_decref(pvcs);
 }
 
 /* Returns 1 when there is a JobSet to reconcile, 0 when it is gone. */
-static int observe(struct js_controller *c, const char *key, struct observed *o)
+static int observe(struct js_controller *c, struct js_arena *a, const char *key, struct observed *o)
 {
-	if (js_owner_split_key(key, &o->ns, &o->name) < 0)
+	const char *slash = strchr(key, '/');
+	if (!slash || !slash[1] || strchr(slash + 1, '/'))
 		return 0;
+	o->ns = js_arena_strndup(a, key, (size_t)(slash - key));
+	o->name = slash + 1;
 	o->rec = js_informer_get(c->jobsets, o->ns, o->name);
 	if (!o->rec)
 		return 0; /* R1: gone; its children go by garbage collection */
@@ -143,13 +145,10 @@ static int observe(struct js_controller *c, const char *key, struct observed *o)
 	const struct js_jobset *js = o->rec->js;
 	if (o->rec->uid)
 		o->n_jobs = js_informer_by_index(c->jobs, JS__CTRL_INDEX_OWNER, o->rec->uid, &o->jobs);
-	o->flat = js_xcalloc(o->n_jobs + 1, sizeof(*o->flat));
-	for (size_t i = 0; i < o->n_jobs; i++)
-		o->flat[i] = *job_of(o, i);
 	if (js_jobset_dns_hostnames(js))
 		o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
-		observe_pvcs(c, o);
+		observe_pvcs(c, a, o);
 	return 1;
 }
 
@@ -167,7 +166,7 @@ static int left_ms(uint64_t dl)
 }
 
 /* Wait until every Job in `names` is in the cache (or gone: `gone`). */
-static void wait_jobs(struct js_controller *c, const char *ns, char **names, size_t n, bool gone)
+static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n, bool gone)
 {
 	if (c->o.cache_wait_ms < 0 || n == 0)
 		return;
@@ -203,6 +202,18 @@ static void wait_jobset_rv(struct js_controller *c, const struct observed *o, co
 	}
 }
 
+/* ---- the body (core/exec.h) ---- */
+
+/* The controller body's context for one reconcile. */
+struct body {
+	struct js_controller *c;
+	struct observed *o;
+	struct js_arena *a;   /* the worker's scratch, reset after the reconcile */
+	bool conflict;        /* the status write met a newer resourceVersion */
+	bool has_requeue_after;
+	int64_t requeue_after;
+};
+
 /* ---- events ---- */
 
 /* The JobSet as an event's `regarding` (kube/recorder.h). */
@@ -228,7 +239,7 @@ static void event(struct js_controller *c, struct observed *o, const char *type,
 			      reason, js_apierr_strerror(r));
 }
 
-/* ---- apply ---- */
+/* ---- creates and deletes ---- */
 
 /* An existing Job named like one we create: ours iff its controller owner
  * is this JobSet's uid (#1165). Cache first, then the API. */
@@ -256,18 +267,14 @@ static int owned_existing(struct js_controller *c, const struct observed *o, con
 	return ours ? 0 : JS_EEXISTS;
 }
 
-struct pending {
-	struct js_client_xfer *x;
-	int submit_err;
-};
-
 static void append_err(struct js_buf *msgs, const char *name, const char *what)
 {
 	(void)!js_buf_printf(msgs, "%s%s: %s", msgs->len ? "; " : "", name, what);
 }
 
 /* The DeleteOptions body of a Job delete: propagation and, when the Job is
- * known, its uid as a precondition. Caller frees. */
+ * known, its uid as a precondition (a newer incarnation is never deleted).
+ * Caller frees. */
 static char *delete_body(const struct observed *o, const struct js_action *a)
 {
 	json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1", "propagationPolicy",
@@ -280,17 +287,43 @@ static char *delete_body(const struct observed *o, const struct js_action *a)
 	return s;
 }
 
-/* Wait for one submitted create/delete and apply the AlreadyExists/NotFound
- * rules. Returns 0 or the error; appends a message for `msgs` on error. */
-static int finish_one(struct js_controller *c, const struct observed *o, const struct js_action *a, bool create,
-		      struct pending *p, struct js_buf *msgs)
+/* Submit one create (`body`) or delete; 0 and *ret, or the error. */
+static int submit_one(struct js_controller *c, const struct observed *o, const struct js_action *a,
+		      const json_t *body, struct js_client_xfer **ret)
 {
-	int r = p->submit_err;
+	bool create = a->kind == JS_ACTION_CREATE_JOB;
+	struct js_buf path;
+	js_buf_init(&path, 4096);
+	char *text = NULL;
+	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
+	if (r == 0)
+		text = create ? json_dumps(body, JSON_COMPACT) : delete_body(o, a);
+	struct js_client_req req = {
+		.method = create ? "POST" : "DELETE",
+		.path = js_buf_str(&path),
+		.content_type = "application/json",
+		.body = text,
+		.body_len = text ? strlen(text) : 0,
+	};
+	if (r == 0)
+		r = js_client_submit(c->client, &req, ret); /* copies path and body */
+	free(text);
+	js_buf_done(&path);
+	return r;
+}
+
+/* Wait for one submitted create/delete and apply the AlreadyExists/NotFound
+ * rules. Returns 0 or the error; appends a message to `msgs` on error. */
+static int finish_one(struct js_controller *c, const struct observed *o, const struct js_action *a,
+		      struct js_client_xfer *x, int submit_err, struct js_buf *msgs)
+{
+	bool create = a->kind == JS_ACTION_CREATE_JOB;
+	int r = submit_err;
 	struct js_apierr err = {0};
 	if (r == 0) {
 		struct js_client_resp resp = {0};
 		char why[256] = "";
-		r = js_client_xfer_wait(p->x, &resp, why, sizeof(why));
+		r = js_client_xfer_wait(x, &resp, why, sizeof(why));
 		if (r == 0) {
 			js__ctrl_count_request(c, create ? "POST" : "DELETE", resp.code);
 			if (resp.code < 200 || resp.code > 299)
@@ -318,157 +351,141 @@ static int finish_one(struct js_controller *c, const struct observed *o, const s
 }
 
 /* Submit every action of a run (all CreateJob with `bodies`, or all
- * DeleteJob), then wait for all. Returns 0 or the first error. */
-static int apply_run(struct js_controller *c, struct observed *o, const struct js_action *acts,
-		     json_t *const *bodies, size_t n)
+ * DeleteJob), then wait for all; then wait until the cache shows them.
+ * Returns 0 or the first error. */
+static int apply_run(struct body *b, const struct js_action *acts, json_t *const *bodies, size_t n)
 {
+	struct js_controller *c = b->c;
+	struct observed *o = b->o;
 	bool create = acts[0].kind == JS_ACTION_CREATE_JOB;
-	struct pending *p = js_xcalloc(n, sizeof(*p));
-	for (size_t i = 0; i < n; i++) {
-		const struct js_action *a = &acts[i];
-		struct js_buf path;
-		js_buf_init(&path, 4096);
-		char *body = NULL;
-		int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-		if (r == 0)
-			body = create ? json_dumps(bodies[i], JSON_COMPACT) : delete_body(o, a);
-		struct js_client_req req = {
-			.method = create ? "POST" : "DELETE",
-			.path = js_buf_str(&path),
-			.content_type = "application/json",
-			.body = body,
-			.body_len = body ? strlen(body) : 0,
-		};
-		/* The client copies path and body at submit. */
-		p[i].submit_err = r < 0 ? r : js_client_submit(c->client, &req, &p[i].x);
-		free(body);
-		js_buf_done(&path);
-	}
+	struct js_client_xfer **x = js_arena_calloc(b->a, n, sizeof(*x));
+	int *submit_err = js_arena_calloc(b->a, n, sizeof(*submit_err));
+	for (size_t i = 0; i < n; i++)
+		submit_err[i] = submit_one(c, o, &acts[i], create ? bodies[i] : NULL, &x[i]);
 	int first = 0;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
-	char **done = js_xcalloc(n, sizeof(char *));
+	const char **done = js_arena_calloc(b->a, n, sizeof(*done));
 	size_t n_done = 0;
 	for (size_t i = 0; i < n; i++) {
-		int r = finish_one(c, o, &acts[i], create, &p[i], &msgs);
+		int r = finish_one(c, o, &acts[i], x[i], submit_err[i], &msgs);
+		/* A delete of a Job we never saw has nothing to wait for. */
 		if (r == 0 && (create || job_uid(o, acts[i].name)))
 			done[n_done++] = acts[i].name;
 		if (r < 0 && first == 0)
 			first = r;
 	}
-	enum js_action_kind kind = acts[0].kind;
-	if (first < 0) {
-		if (!aborted(c))
-			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s: %s", o->ns, o->name,
-				      js_reconcile_action_kind_name(kind), js_buf_str(&msgs));
-		if (create && !aborted(c))
+	const char *kind = js_reconcile_action_kind_name(acts[0].kind);
+	if (first < 0 && !aborted(c)) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s: %s", o->ns, o->name, kind,
+			      js_buf_str(&msgs));
+		if (create)
 			event(c, o, "Warning", "JobCreationFailed", js_buf_str(&msgs));
-	} else {
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name,
-			      js_reconcile_action_kind_name(kind), n);
+	} else if (first == 0) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, n);
 		wait_jobs(c, o->ns, done, n_done, !create);
 	}
 	js_buf_done(&msgs);
-	free(done);
-	free(p);
 	return first;
 }
 
-static int apply_one(struct js_controller *c, struct observed *o, const struct js_action *a)
+static int op_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
 {
-	struct js_apierr err = {0};
-	struct js_write_opts wo = {0};
-	int r = JS_EINVALID;
-	const char *method = "PATCH";
-	switch (a->kind) {
-	case JS_ACTION_PATCH_JOB:
-		r = js_client_patch(c->client, &js_client_res_jobs, o->ns, a->name, JS_PATCH_MERGE, a->object, &wo, NULL,
-				    &err);
-		break;
-	case JS_ACTION_PATCH_JOB_STATUS:
-		wo.subresource = "status";
-		r = js_client_patch(c->client, &js_client_res_jobs, o->ns, a->name, JS_PATCH_MERGE, a->object, &wo, NULL,
-				    &err);
-		break;
-	case JS_ACTION_CREATE_SERVICE: {
-		/* Labelled so that our label-scoped Service cache sees it. */
-		json_t *svc = json_deep_copy(a->object);
-		json_t *labels = js_json_path_make(svc, "metadata.labels");
-		json_object_set_new(labels, JS_LABEL_JOBSET_NAME, json_string(o->name));
-		method = "POST";
-		r = js_client_create(c->client, &js_client_res_services, o->ns, svc, &wo, NULL, &err);
-		json_decref(svc);
-		if (r == JS_EEXISTS)
-			r = 0; /* SPEC §7: an existing Service, whoever owns it, is used */
-		else if (r < 0 && !aborted(c))
-			event(c, o, "Warning", "HeadlessServiceCreationFailed",
-			      err.message ? err.message : js_apierr_strerror(r));
-		break;
-	}
-	case JS_ACTION_CREATE_PVC:
-		method = "POST";
-		r = js_client_create(c->client, &js_client_res_pvcs, o->ns, a->object, &wo, NULL, &err);
-		if (r == JS_EEXISTS)
-			r = 0; /* SPEC §8: never updated, never adopted */
-		else if (r < 0 && !aborted(c))
-			event(c, o, "Warning", "PVCCreationFailed", err.message ? err.message : js_apierr_strerror(r));
-		break;
-	case JS_ACTION_DELETE_JOBSET: {
-		method = "DELETE";
-		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
-					       .precondition_uid = o->rec->uid};
-		r = js_client_delete(c->client, &js_client_res_jobsets, o->ns, a->name, &dopts, NULL, &err);
-		if (r == JS_ENOTFOUND || r == JS_ECONFLICT)
-			r = 0;
-		break;
-	}
-	case JS_ACTION_CREATE_JOB:
-	case JS_ACTION_DELETE_JOB:
-	case JS_ACTION__INVALID:
-	case JS_ACTION__COUNT:
-		break;
-	}
-	count(c, method, r, &err, strcmp(method, "POST") == 0 ? 201 : 200);
+	return apply_run(self, acts, bodies, n);
+}
+
+static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+/* ---- one-off actions ---- */
+
+/* What failed, for logs and Warning events. */
+static const char *why(const struct js_apierr *err, int r)
+{
+	return err->message ? err->message : js_apierr_strerror(r);
+}
+
+/* Count and log one action's request. */
+static int done_one(struct body *b, const struct js_action *a, const char *method, int r, struct js_apierr *err)
+{
+	struct js_controller *c = b->c;
+	count(c, method, r, err, strcmp(method, "POST") == 0 ? 201 : 200);
 	count_action(c, a->kind, r);
 	if (r < 0 && !aborted(c))
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s %s: %s", o->ns, o->name,
-			      js_reconcile_action_kind_name(a->kind), a->name,
-			      err.message ? err.message : js_apierr_strerror(r));
-	js_apierr_done(&err);
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s %s: %s", b->o->ns, b->o->name,
+			      js_reconcile_action_kind_name(a->kind), a->name, why(err, r));
+	js_apierr_done(err);
 	return r;
 }
 
-static int apply_actions(struct js_controller *c, struct observed *o, const struct js_plan *plan)
+static int op_patch_job(void *self, const struct js_action *a)
 {
-	size_t i = 0;
-	json_t **bodies = js_xcalloc(RUN_MAX, sizeof(*bodies));
-	int r = 0;
-	while (i < plan->n_actions && r == 0) {
-		const struct js_action *a = &plan->actions[i];
-		if (a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB) {
-			size_t n = 1;
-			/* At most RUN_MAX requests in flight. */
-			while (i + n < plan->n_actions && plan->actions[i + n].kind == a->kind && n < RUN_MAX)
-				n++;
-			for (size_t k = 0; k < n; k++)
-				bodies[k] = a[k].object;
-			r = apply_run(c, o, a, bodies, n);
-			i += n;
-		} else {
-			r = apply_one(c, o, a);
-			i++;
-		}
+	struct body *b = self;
+	struct js_apierr err = {0};
+	struct js_write_opts wo = {.subresource = a->kind == JS_ACTION_PATCH_JOB_STATUS ? "status" : NULL};
+	int r = js_client_patch(b->c->client, &js_client_res_jobs, b->o->ns, a->name, JS_PATCH_MERGE, a->object, &wo,
+				NULL, &err);
+	return done_one(b, a, "PATCH", r, &err);
+}
+
+static int create_service(struct body *b, const struct js_action *a, struct js_apierr *err)
+{
+	/* Labelled so that our label-scoped Service cache sees it. */
+	json_t *svc = json_deep_copy(a->object);
+	json_t *labels = js_json_path_make(svc, "metadata.labels");
+	json_object_set_new(labels, JS_LABEL_JOBSET_NAME, json_string(b->o->name));
+	int r = js_client_create(b->c->client, &js_client_res_services, b->o->ns, svc, NULL, NULL, err);
+	json_decref(svc);
+	if (r == JS_EEXISTS)
+		return 0; /* SPEC §7: an existing Service, whoever owns it, is used */
+	if (r < 0 && !aborted(b->c))
+		event(b->c, b->o, "Warning", "HeadlessServiceCreationFailed", why(err, r));
+	return r;
+}
+
+static int create_pvc(struct body *b, const struct js_action *a, struct js_apierr *err)
+{
+	int r = js_client_create(b->c->client, &js_client_res_pvcs, b->o->ns, a->object, NULL, NULL, err);
+	if (r == JS_EEXISTS)
+		return 0; /* SPEC §8: never updated, never adopted */
+	if (r < 0 && !aborted(b->c))
+		event(b->c, b->o, "Warning", "PVCCreationFailed", why(err, r));
+	return r;
+}
+
+static int op_apply_other(void *self, const struct js_action *a)
+{
+	struct body *b = self;
+	struct js_apierr err = {0};
+	switch (a->kind) {
+	case JS_ACTION_CREATE_SERVICE:
+		return done_one(b, a, "POST", create_service(b, a, &err), &err);
+	case JS_ACTION_CREATE_PVC:
+		return done_one(b, a, "POST", create_pvc(b, a, &err), &err);
+	case JS_ACTION_DELETE_JOBSET: {
+		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
+					       .precondition_uid = b->o->rec->uid};
+		int r = js_client_delete(b->c->client, &js_client_res_jobsets, b->o->ns, a->name, &dopts, NULL, &err);
+		if (r == JS_ENOTFOUND || r == JS_ECONFLICT)
+			r = 0; /* gone, or a newer incarnation that is not ours to delete */
+		return done_one(b, a, "DELETE", r, &err);
 	}
-	free(bodies);
-	return r; /* SPEC §11.2: the first failure stops the pass, no status write */
+	default:
+		return JS_EUNSUPPORTED;
+	}
 }
 
 /* ---- status, events, metrics ---- */
 
 /* Merge patch of the status subresource: only what changed, at the
  * resourceVersion the JobSet was read at. */
-static int write_status(struct js_controller *c, struct observed *o, const struct js_plan *plan, bool *conflict)
+static int op_write_status(void *self, const struct js_plan *plan)
 {
+	struct body *b = self;
+	struct js_controller *c = b->c;
+	struct observed *o = b->o;
 	json_t *want = js_codec_encode_status(plan->status);
 	json_t *diff = js_json_merge_diff(o->rec->status, want);
 	json_decref(want);
@@ -483,12 +500,12 @@ static int write_status(struct js_controller *c, struct observed *o, const struc
 	count(c, "PATCH", r, &err, 200);
 	json_decref(body);
 	if (r == JS_ECONFLICT) {
-		*conflict = true;
+		b->conflict = true;
 		(void)js_metrics_add(c->metrics, JS__M_STATUS_CONFLICTS, NULL, 1);
 	} else if (r < 0) {
 		if (!aborted(c))
 			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': status write: %s", o->ns, o->name,
-				      err.message ? err.message : js_apierr_strerror(r));
+				      why(&err, r));
 	} else {
 		const char *rv = js_json_str(json_object_get(got, "metadata"), "resourceVersion");
 		if (rv)
@@ -500,39 +517,63 @@ static int write_status(struct js_controller *c, struct observed *o, const struc
 	return r;
 }
 
-static void after_write(struct js_controller *c, struct observed *o, const struct js_plan *plan)
+static void op_emit_event(void *self, const struct js_event *e)
 {
-	for (size_t i = 0; i < plan->n_events; i++) {
-		const struct js_event *e = &plan->events[i];
-		event(c, o, e->type, e->reason, e->message);
-	}
-	const char *v[] = {o->name, o->ns};
+	struct body *b = self;
+	event(b->c, b->o, e->type, e->reason, e->message);
+}
+
+static void op_count_metrics(void *self, const struct js_plan *plan)
+{
+	struct body *b = self;
+	struct js_controller *c = b->c;
+	const char *v[] = {b->o->name, b->o->ns};
 	if (plan->metric_completed > 0)
 		(void)js_metrics_add(c->metrics, JS__M_COMPLETED, v, plan->metric_completed);
 	if (plan->metric_failed > 0)
 		(void)js_metrics_add(c->metrics, JS__M_FAILED, v, plan->metric_failed);
-	const struct js_jobset *js = o->rec->js;
+	const struct js_jobset *js = b->o->rec->js;
 	int32_t before = js->has_status ? js->status.restarts : 0;
 	int32_t after = plan->status ? plan->status->restarts : 0;
 	if (after > before)
 		(void)js_metrics_add(c->metrics, JS__M_RESTARTS, v, after - before);
 }
 
-void js__sync_key(struct js_controller *c, const char *key, struct js__sync_result *res)
+static void op_requeue_after(void *self, int64_t seconds)
+{
+	struct body *b = self;
+	b->has_requeue_after = true;
+	b->requeue_after = seconds;
+}
+
+static const struct js_exec_ops body_ops = {
+	.max_run = RUN_MAX,
+	.create_jobs = op_create_jobs,
+	.delete_jobs = op_delete_jobs,
+	.patch_job = op_patch_job,
+	.apply_other = op_apply_other,
+	.write_status = op_write_status,
+	.emit_event = op_emit_event,
+	.count_metrics = op_count_metrics,
+	.requeue_after = op_requeue_after,
+};
+
+void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res)
 {
 	struct observed o = {0};
 	memset(res, 0, sizeof(*res));
-	int r = observe(c, key, &o);
+	int r = observe(c, arena, key, &o);
 	if (r <= 0) {
 		res->error = r < 0;
 		goto out;
 	}
 	struct js_reconcile_input in = {
 		.jobset = o.rec->js,
-		.jobs = o.flat,
+		/* the cache's records, borrowed as they are: no copy */
+		.jobs = (const struct js_obsjob *const *)(const void *)o.jobs,
 		.n_jobs = o.n_jobs,
 		.service_exists = o.service_exists,
-		.pvcs = (const char *const *)o.pvcs,
+		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
 		.gates = c->o.gates,
 		.now = (int64_t)time(NULL),
@@ -546,19 +587,15 @@ void js__sync_key(struct js_controller *c, const char *key, struct js__sync_resu
 		res->error = true;
 		goto out;
 	}
-	if (plan->skipped) {
+	if (plan->skipped)
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': skipped (%s)", key, plan->skipped);
-	}
-	r = apply_actions(c, &o, plan);
-	if (r == 0 && plan->status_changed)
-		r = write_status(c, &o, plan, &res->conflict);
-	if (r == 0) {
-		after_write(c, &o, plan);
-		res->has_requeue_after = plan->has_requeue_after;
-		res->requeue_after = plan->requeue_after;
-	} else {
-		res->error = true;
-	}
+	struct body b = {.c = c, .o = &o, .a = arena};
+	size_t failed_at = SIZE_MAX;
+	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
+	res->error = r < 0;
+	res->conflict = b.conflict;
+	res->has_requeue_after = b.has_requeue_after;
+	res->requeue_after = b.requeue_after;
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': %zu actions, status %s, %s", key, plan->n_actions,
 		      plan->status_changed ? "written" : "unchanged", r == 0 ? "ok" : js_apierr_strerror(r));
 	js_reconcile_plan_free(plan);

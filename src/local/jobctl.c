@@ -18,7 +18,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
-#include "core/job.h"
+#include "base/time.h"
 
 /* Messages exactly as pkg/controller/job writes them. */
 #define MSG_BACKOFF "Job has reached the specified backoff limit"

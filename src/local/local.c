@@ -32,6 +32,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/parse.h"
+#include "base/time.h"
 #include "core/job.h"
 #include "core/reconcile.h"
 #include "local/hosts.h"
@@ -491,7 +492,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 		js_pod_delete(j->pods[i], &l->host, t, false);
 }
 
-static int apply(struct js_local *l, const struct js_action *a, int64_t t)
+static int apply(struct js_local *l, const struct js_plan *plan, const struct js_action *a, int64_t t)
 {
 	struct ljob *j;
 	switch (a->kind) {
@@ -502,7 +503,7 @@ static int apply(struct js_local *l, const struct js_action *a, int64_t t)
 			      a->name, a->name);
 			return JS_EEXISTS;
 		}
-		json_t *obj = json_deep_copy(a->object);
+		json_t *obj = js_plan_render_job(plan, a);
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
@@ -560,11 +561,12 @@ static int apply(struct js_local *l, const struct js_action *a, int64_t t)
 
 static void reconcile(struct js_local *l, int64_t t)
 {
-	struct js_obsjob *obs = js_xcalloc(l->n_jobs + 1, sizeof(*obs));
+	struct js_obsjob **obs = js_xcalloc(l->n_jobs + 1, sizeof(*obs));
 	size_t n = 0;
 	for (size_t i = 0; i < l->n_jobs; i++) {
-		if (js_job_from_json(l->jobs[i].obj, &obs[n]) == 0)
-			n++;
+		struct js_obsjob *o = js_job_from_json(l->jobs[i].obj, NULL);
+		if (o)
+			obs[n++] = o;
 	}
 	/* Pods only matter to the in-place restart step (gate InPlaceRestart):
 	 * their failure and restart counts. No agent restarts pods in place
@@ -583,14 +585,14 @@ static void reconcile(struct js_local *l, int64_t t)
 		}
 	}
 	struct js_reconcile_input in = {
-		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
+		.jobset = l->js, .jobs = (const struct js_obsjob *const *)obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
 		.n_pods = np, .gates = l->opts.gates, .now = t / 1000,
 	};
 	struct js_plan *plan = NULL;
 	char *err = NULL;
 	int r = js_reconcile_run(&in, &plan, &err);
 	for (size_t i = 0; i < n; i++)
-		js_job_done(&obs[i]);
+		js_job_unref(obs[i]);
 	free(obs);
 	free(pods);
 	l->dirty = false;
@@ -601,7 +603,7 @@ static void reconcile(struct js_local *l, int64_t t)
 		return;
 	}
 	for (size_t i = 0; i < plan->n_actions; i++) {
-		r = apply(l, &plan->actions[i], t);
+		r = apply(l, plan, &plan->actions[i], t);
 		if (r < 0) {
 			/* SPEC §11.2: stop, write nothing, retry with backoff. */
 			l->requeue_ms = t + LOCAL_RETRY_MS;

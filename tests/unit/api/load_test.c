@@ -169,6 +169,12 @@ static void test_round_trip(void **state)
 	struct js_jobset *js2 = tu_decode(e1);
 	json_t *e2 = js_codec_encode_jobset(js2);
 	assert_true(json_equal(e1, e2));
+	/* A copy (by the codec's tables, no JSON in between) is the same. */
+	struct js_jobset *js3 = js_jobset_copy(js);
+	json_t *e3 = js_codec_encode_jobset(js3);
+	assert_true(json_equal(e1, e3));
+	json_decref(e3);
+	js_jobset_free(js3);
 	/* YAML out and back in is the same object, quoting included. */
 	json_object_set_new(json_object_get(j, "metadata"), "labels",
 			    json_pack("{s:s, s:s, s:s}", "a", "true", "b", "0755", "c", ""));

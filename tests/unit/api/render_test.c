@@ -116,8 +116,19 @@ static void test_golden(void **state)
 		size_t len;
 		char *text = tu_read_file(in, &len);
 		json_t *j = tu_yaml(text);
-		struct js_jobset *js = tu_decode(j);
+		struct js_jobset *orig = tu_decode(j);
+		/* Rendered from a copy, defaulted: a copy encodes as its source
+		 * does, and defaulting it leaves the source as it was. */
+		struct js_jobset *js = js_jobset_copy(orig);
+		json_t *e0 = js_codec_encode_jobset(orig), *e1 = js_codec_encode_jobset(js);
+		assert_true(json_equal(e0, e1));
 		js_default_jobset(js);
+		json_decref(e1);
+		e1 = js_codec_encode_jobset(orig);
+		assert_true(json_equal(e0, e1));
+		json_decref(e0);
+		json_decref(e1);
+		js_jobset_free(orig);
 		struct js_buf out;
 		js_buf_init(&out, 0);
 		render_all(js, &out);

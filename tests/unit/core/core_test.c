@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/time.h"
 #include "core/job.h"
 #include "core/reconcile.h"
 #include "core/sim.h"
@@ -77,33 +78,85 @@ static void test_job_decode(void **state)
 {
 	(void)state;
 	json_t *j = tu_yaml("metadata:\n  name: j\n  uid: u\n  deletionTimestamp: '2023-01-01T00:00:00Z'\n"
-			    "  labels: {a: b}\n  annotations: {c: d}\n"
+			    "  labels: {a: b, jobset.sigs.k8s.io/replicatedjob-name: w, jobset.sigs.k8s.io/job-index: '0',\n"
+			    "           jobset.sigs.k8s.io/restart-attempt: '1', jobset.sigs.k8s.io/job-restart-attempt: '2'}\n"
+			    "  annotations: {c: d}\n"
 			    "  ownerReferences:\n"
 			    "  - {apiVersion: v1, kind: Other, uid: x, controller: true}\n"
 			    "  - {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, uid: y, controller: false}\n"
 			    "  - {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, uid: z, controller: true}\n"
-			    "spec: {suspend: true, parallelism: 3, completions: 99999999999, template: {spec: {}}}\n"
+			    "spec: {suspend: true, parallelism: 3, completions: 99999999999,\n"
+			    "       template: {spec: {tolerations: [{key: k}], containers: [{name: c}]}}}\n"
 			    "status:\n  active: 1\n  ready: 1\n  terminating: 2\n  startTime: '2023-01-01T00:00:00Z'\n"
 			    "  conditions:\n  - {type: Failed, status: 'True', reason: R, message: M, lastTransitionTime: bad}\n"
-			    "  - {type: Complete}\n");
-	struct js_obsjob o, c;
-	assert_int_equal(js_job_from_json(j, &o), 0);
-	assert_string_equal(o.owner_uid, "z");
-	assert_true(o.deleting && o.has_suspend && o.suspend && o.has_parallelism && !o.has_completions);
-	assert_true(o.has_ready && o.has_terminating && o.has_start_time);
-	assert_int_equal(o.n_conditions, 1);
-	assert_false(o.conditions[0].has_last_transition_time);
-	js_job_copy(&o, &c);
-	assert_string_equal(js_job_label(&c, "a"), "b");
-	assert_non_null(js_job_condition_true(&c, "Failed"));
-	assert_null(js_job_condition_true(&c, "Complete"));
-	js_job_done(&o);
-	js_job_done(&c);
-	js_job_done(NULL);
-	json_decref(j);
+			    "  - {type: Complete}\n  - {type: Suspended, status: 'True'}\n  - {type: Complete, status: 'False'}\n");
+	struct js_obsjob *o = js_job_from_json(j, NULL);
+	assert_non_null(o);
+	assert_string_equal(o->name, "j");
+	assert_string_equal(o->uid, "u");
+	assert_string_equal(o->owner_uid, "z");
+	assert_string_equal(o->rjob_name, "w");
+	assert_string_equal(o->job_index, "0");
+	assert_string_equal(o->restart_attempt, "1");
+	assert_string_equal(o->job_restart_attempt, "2");
+	assert_true(o->deleting && o->has_suspend && o->suspend && o->has_parallelism && !o->has_completions);
+	assert_true(o->has_ready && o->has_terminating && o->has_start_time);
+	assert_int_equal(o->n_conditions, 1); /* only True Complete/Failed/FailureTarget are kept */
+	assert_false(o->conditions[0].has_last_transition_time);
+	assert_string_equal(o->conditions[0].reason, "R");
+	assert_non_null(o->tolerations);
+	assert_null(o->scheduling_gates);
+	assert_non_null(js_job_condition_true(o, "Failed"));
+	assert_null(js_job_condition_true(o, "Complete"));
+
+	/* A record built from its own fields is the same record. */
+	struct js_obsjob *b = js_job_build(&(struct js_obsjob_init){.job = *o});
+	assert_true(b != o && b->name != o->name && js_job_same(o, b));
+	assert_true(js_job_same(o, o) && js_job_same(NULL, NULL) && !js_job_same(o, NULL) && !js_job_same(NULL, o));
+	assert_true(js_job_ref(b) == b);
+	js_job_unref(b);
+	js_job_unref(b);
+	js_job_unref(NULL);
+	assert_null(js_job_build(&(struct js_obsjob_init){0}));
+	int err = 0;
 	json_t *bad = tu_yaml("metadata: {}\n");
-	assert_int_equal(js_job_from_json(bad, &o), JS_EINVALID);
+	assert_null(js_job_from_json(bad, &err));
+	assert_int_equal(err, JS_EINVALID);
+	assert_null(js_job_from_json(bad, NULL));
 	json_decref(bad);
+
+	/* js_job_same: each field the core reads makes a difference. */
+	static const struct js_jobcond cond2 = {.type = "Failed", .status = "True", .reason = "R2"};
+	json_t *tol = json_pack("[{s:s}]", "key", "other");
+	for (int f = 0; f < 16; f++) {
+		struct js_obsjob_init in = {.job = *o};
+		struct js_obsjob *x = &in.job;
+		switch (f) {
+		case 0: x->name = "k"; break;
+		case 1: x->uid = NULL; break;
+		case 2: x->owner_uid = "q"; break;
+		case 3: x->rjob_name = "v"; break;
+		case 4: x->job_index = "1"; break;
+		case 5: x->restart_attempt = "9"; break;
+		case 6: x->job_restart_attempt = NULL; break;
+		case 7: x->deleting = false; break;
+		case 8: x->suspend = false; break;
+		case 9: x->has_parallelism = false; break;
+		case 10: x->active = 7; break;
+		case 11: x->ready = 0; break;
+		case 12: x->start_time++; break;
+		case 13: x->conditions = &cond2; break;
+		case 14: x->n_conditions = 0; break;
+		default: x->tolerations = tol; break;
+		}
+		struct js_obsjob *y = js_job_build(&in);
+		if (js_job_same(o, y))
+			fail_msg("field %d: records compare the same", f);
+		js_job_unref(y);
+	}
+	json_decref(tol);
+	js_job_unref(o);
+	json_decref(j);
 	assert_string_equal(js_reconcile_action_kind_name(JS_ACTION__COUNT), "?");
 	assert_string_equal(js_reconcile_propagation_name(JS_PROPAGATION_BACKGROUND), "Background");
 	assert_string_equal(js_reconcile_propagation_name(JS_PROPAGATION_FOREGROUND), "Foreground");
