@@ -7,7 +7,7 @@
  * "did you mean" suggestion, a value of the wrong JSON type is an error naming
  * the expected type, an enum value outside its set lists the valid ones, and a
  * missing required field is reported. Every problem found is reported, with
- * its field path; positions are attached by the caller (api/load.h maps paths
+ * its field path; positions are attached by the caller (base/load.h maps paths
  * to file:line:col). Pure: no I/O.
  */
 #ifndef JS_CODEC_H
@@ -26,7 +26,7 @@ enum js_codec_mode {
 };
 
 /**
- * Decode a JobSet from a JSON object (as produced by api/load.h or read from
+ * Decode a JobSet from a JSON object (as produced by base/load.h or read from
  * the API server). `root` is borrowed; embedded templates are deep-copied.
  *
  * Returns 0 and sets *ret_js (caller frees with js_jobset_free) when no

@@ -4,13 +4,13 @@
 #include "api/render.h"
 
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api/template.h"
 #include "base/buf.h"
 #include "base/common.h"
+#include "base/hash.h"
 #include "base/json.h"
 
 const char *js_jobset_name(const struct js_jobset *js)
@@ -68,20 +68,12 @@ char *js_render_coordinator(const struct js_jobset *js)
 
 void js_render_job_key(const char *namespace_, const char *job_name, char out[41])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
 	struct js_buf b;
 	js_buf_init(&b, 0);
 	if (js_buf_printf(&b, "%s/%s", namespace_, job_name) < 0)
 		js_buf_clear(&b);
-	EVP_Digest(js_buf_str(&b), b.len, md, &n, EVP_sha1(), NULL);
+	js_hash_sha1_hex(js_buf_str(&b), b.len, out);
 	js_buf_done(&b);
-	static const char hex[] = "0123456789abcdef";
-	for (unsigned int i = 0; i < 20 && i < n; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[40] = '\0';
 }
 
 json_t *js_render_owner_ref(const struct js_jobset *js)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 int js_parse_i64(const char *p, size_t n, int64_t *ret)
 {
@@ -52,4 +53,21 @@ int js_parse_i64_in(const char *p, size_t n, int64_t min, int64_t max, int64_t *
 		return -ERANGE;
 	*ret = v;
 	return 0;
+}
+
+int js_parse_bool(const char *p, size_t n, bool *ret)
+{
+	static const char *const words[][2] = {
+		{"1", "0"}, {"t", "f"}, {"T", "F"}, {"true", "false"}, {"TRUE", "FALSE"}, {"True", "False"},
+	};
+	for (size_t i = 0; p && i < sizeof(words) / sizeof(words[0]); i++) {
+		for (int on = 0; on < 2; on++) {
+			const char *w = words[i][on];
+			if (strlen(w) == n && memcmp(w, p, n) == 0) {
+				*ret = on == 0;
+				return 0;
+			}
+		}
+	}
+	return -EINVAL;
 }

@@ -1,6 +1,7 @@
 /*
- * manifest.h - shared by the subcommands that read manifests: load a file,
- * pick out the JobSet documents, decode, default and validate them, and print
+ * manifest.h - shared by the subcommands that read manifests: the options
+ * they have in common (-o, --feature-gates), loading a file, picking out the
+ * JobSet documents, decoding, defaulting and validating them, and printing
  * diagnostics.
  */
 #ifndef JS_CLI_MANIFEST_H
@@ -10,12 +11,26 @@
 #include <stdio.h>
 
 #include "api/jobset.h"
-#include "api/load.h"
 #include "base/diag.h"
+#include "base/load.h"
 
-/** Parse "--feature-gates A=true,B=false". Returns 0 or -EINVAL with a
- * message in `err`. */
-int js_cli_parse_gates(const char *spec, struct js_gates *gates, char *err, size_t errlen);
+/*
+ * Options shared by the subcommands, parsed here once. Each returns
+ * JS_EXIT_OK, or prints "jobset CMD: why" on stderr and returns
+ * JS_EXIT_USAGE; `cmd` is the subcommand's name.
+ */
+
+/** --feature-gates LIST into `gates` (api/gates.h: Name=bool items). */
+int js_cli_opt_gates(const char *cmd, const char *arg, struct js_gates *gates);
+
+/** -o/--output: `arg` is `plain` (the default format, "text" or "yaml") or
+ * "json"; *ret_json says which. */
+int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool *ret_json);
+
+/** For the subcommands that drive the reconcile core (run, simulate):
+ * refuse InPlaceRestart=true, which they would accept and never act on.
+ * `missing` says what they lack for it (docs/differences.md). */
+int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing);
 
 /** Outcome of reading one document. */
 enum js_cli_doc_kind {

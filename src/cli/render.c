@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/emit.h"
 #include "api/render.h"
+#include "base/emit.h"
 #include "base/limits.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
@@ -66,7 +66,6 @@ int js_cli_render(int argc, char **argv)
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		char err[256];
 		switch (c) {
 		case 'a':
 			if (parse_attempt(optarg, &ro.attempt) < 0) {
@@ -77,18 +76,12 @@ int js_cli_render(int argc, char **argv)
 			ro.has_attempt = true;
 			break;
 		case 'o':
-			if (strcmp(optarg, "json") == 0)
-				json_out = true;
-			else if (strcmp(optarg, "yaml") != 0) {
-				fprintf(stderr, "jobset render: -o takes yaml or json, not '%s'\n", optarg);
+			if (js_cli_opt_output("render", optarg, "yaml", &json_out) != JS_EXIT_OK)
 				return JS_EXIT_USAGE;
-			}
 			break;
 		case 'g':
-			if (js_cli_parse_gates(optarg, &ro.gates, err, sizeof(err)) < 0) {
-				fprintf(stderr, "jobset render: %s\n", err);
+			if (js_cli_opt_gates("render", optarg, &ro.gates) != JS_EXIT_OK)
 				return JS_EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -43,9 +43,10 @@ static const char usage[] =
 	"      --backoff-ms N       first pod re-creation / container restart delay,\n"
 	"                           doubling (default 1000; Kubernetes uses 10000)\n"
 	"      --no-namespaces      do not use Linux namespaces (degraded mode)\n"
-	"      --feature-gates G    A=true,B=false: RestartJob, InPlaceRestart,\n"
-	"                           ElasticJobSet (all off by default); they apply to\n"
-	"                           validation and to the reconcile core\n"
+	"      --feature-gates G    A=true,B=false: RestartJob, ElasticJobSet (off by\n"
+	"                           default); they apply to validation and to the\n"
+	"                           reconcile core. InPlaceRestart=true is refused:\n"
+	"                           nothing restarts pods in place here\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Exit status: 0 Completed, 1 Failed (or stalled), 2 invalid input,\n"
@@ -232,7 +233,6 @@ int js_cli_run(int argc, char **argv)
 	int64_t backoff = 1000;
 	bool no_ns = false;
 	struct js_gates gates = {0};
-	char err_gates[256];
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:n:fqh", opts, NULL)) != -1) {
@@ -264,10 +264,8 @@ int js_cli_run(int argc, char **argv)
 			no_ns = true;
 			break;
 		case 'g':
-			if (js_cli_parse_gates(optarg, &gates, err_gates, sizeof(err_gates)) < 0) {
-				fprintf(stderr, "jobset run: %s\n", err_gates);
+			if (js_cli_opt_gates("run", optarg, &gates) != JS_EXIT_OK)
 				return RUN_EXIT_INVALID;
-			}
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -281,6 +279,10 @@ int js_cli_run(int argc, char **argv)
 		fputs(usage, stderr);
 		return RUN_EXIT_INVALID;
 	}
+	if (js_cli_refuse_in_place("run", &gates,
+				   "no in-place restart agent (SPEC §13) restarts a pod's containers in place and records "
+				   "the attempt on the pod") != JS_EXIT_OK)
+		return RUN_EXIT_INVALID;
 	struct js_jobset *js = NULL;
 	if (load(argv[optind], &gates, &js) != 0)
 		return RUN_EXIT_INVALID;

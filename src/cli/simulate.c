@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/load.h"
 #include "base/buf.h"
+#include "base/load.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
 #include "core/sim.h"
@@ -86,7 +86,6 @@ int js_cli_simulate(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "e:h", opts, NULL)) != -1) {
-		char err[256];
 		char *end = NULL;
 		switch (c) {
 		case 'E':
@@ -96,10 +95,8 @@ int js_cli_simulate(int argc, char **argv)
 			lines[n_lines++] = optarg;
 			break;
 		case 'g':
-			if (js_cli_parse_gates(optarg, &gates, err, sizeof(err)) < 0) {
-				fprintf(stderr, "jobset simulate: %s\n", err);
+			if (js_cli_opt_gates("simulate", optarg, &gates) != JS_EXIT_OK)
 				goto out;
-			}
 			break;
 		case 'n':
 			now = strtoll(optarg, &end, 10);
@@ -121,6 +118,8 @@ int js_cli_simulate(int argc, char **argv)
 		fputs(usage, stderr);
 		goto out;
 	}
+	if (js_cli_refuse_in_place("simulate", &gates, "the simulator models Jobs, not Pods") != JS_EXIT_OK)
+		goto out;
 	struct js_diag diag;
 	js_diag_init(&diag);
 	struct js_docs *docs = NULL;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/emit.h"
+#include "base/emit.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
 
@@ -51,21 +51,14 @@ int js_cli_validate(int argc, char **argv)
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		char err[256];
 		switch (c) {
 		case 'o':
-			if (strcmp(optarg, "json") == 0)
-				json_out = true;
-			else if (strcmp(optarg, "text") != 0) {
-				fprintf(stderr, "jobset validate: -o takes text or json, not '%s'\n", optarg);
+			if (js_cli_opt_output("validate", optarg, "text", &json_out) != JS_EXIT_OK)
 				return JS_EXIT_USAGE;
-			}
 			break;
 		case 'g':
-			if (js_cli_parse_gates(optarg, &gates, err, sizeof(err)) < 0) {
-				fprintf(stderr, "jobset validate: %s\n", err);
+			if (js_cli_opt_gates("validate", optarg, &gates) != JS_EXIT_OK)
 				return JS_EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			fputs(usage, stdout);

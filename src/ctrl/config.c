@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/load.h"
+#include "api/gates.h"
 #include "base/buf.h"
 #include "base/diag.h"
 #include "base/json.h"
+#include "base/load.h"
+#include "base/parse.h"
 
 static int fail(char **reterr_msg, const char *fmt, ...) JS_PRINTF(2, 3);
 static int fail(char **reterr_msg, const char *fmt, ...)
@@ -93,23 +95,6 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *ret)
 	return 0;
 }
 
-static int parse_bool(const char *s, bool *ret)
-{
-	static const char *const yes[] = {"true", "1", "t", "TRUE", "True", "T"};
-	static const char *const no[] = {"false", "0", "f", "FALSE", "False", "F"};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(yes); i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
-	return JS_EINVALID;
-}
-
 int js_config_parse_duration_ms(const char *s, int64_t *ret_ms)
 {
 	static const struct {
@@ -179,56 +164,6 @@ int js_config_parse_addr(const char *s, bool *ret_disabled, char **ret_host, int
 	*ret_host = hn ? js_xstrndup(h, hn) : NULL;
 	*ret_port = (int)port;
 	return 0;
-}
-
-/* ---- feature gates (SPEC §12.3) ---- */
-
-int js_config_set_gate(struct js_gates *gates, const char *name, bool on)
-{
-	if (strcmp(name, "RestartJob") == 0)
-		gates->restart_job = on;
-	else if (strcmp(name, "InPlaceRestart") == 0)
-		gates->in_place_restart = on;
-	else if (strcmp(name, "ElasticJobSet") == 0)
-		gates->elastic_jobset = on;
-	else if (strcmp(name, "TLSOptions") == 0)
-		return on ? 0 : JS_EINVALID; /* GA and locked to true */
-	else
-		return JS_EINVALID;
-	return 0;
-}
-
-int js_config_parse_gates(const char *s, struct js_gates *gates, char **reterr_msg)
-{
-	struct js_gates g = *gates;
-	char *dup = js_xstrdup(s ? s : "");
-	int r = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (!*tok)
-			continue;
-		char *eq = strchr(tok, '=');
-		bool on = true;
-		if (!eq || parse_bool(eq + 1, &on) < 0) {
-			r = fail(reterr_msg, "invalid feature gate '%s': expected Name=true|false", tok);
-			break;
-		}
-		*eq = '\0';
-		if (js_config_set_gate(&g, tok, on) < 0) {
-			r = fail(reterr_msg,
-				 strcmp(tok, "TLSOptions") == 0
-					 ? "cannot set feature gate '%s' to false: it is locked to true"
-					 : "unknown feature gate '%s' (known: RestartJob, InPlaceRestart, ElasticJobSet, TLSOptions)",
-				 tok);
-			break;
-		}
-	}
-	free(dup);
-	if (r == 0)
-		*gates = g;
-	return r;
 }
 
 /* ---- the Configuration file (SPEC §12.2) ---- */
@@ -358,8 +293,12 @@ static int apply_root(struct js_config *cfg, const json_t *root, char **reterr_m
 			{
 				if (!json_is_boolean(on))
 					return fail(reterr_msg, "featureGates.%s: expected a boolean", g);
-				if (js_config_set_gate(&cfg->gates, g, json_is_true(on)) < 0)
-					return fail(reterr_msg, "featureGates.%s: unknown or locked feature gate", g);
+				char *msg = NULL;
+				if (js_gates_set(&cfg->gates, g, strlen(g), json_is_true(on), &msg) < 0) {
+					int r = fail(reterr_msg, "featureGates.%s: %s", g, msg);
+					free(msg);
+					return r;
+				}
 			}
 			continue;
 		}
@@ -504,7 +443,7 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 		set_str((char **)(base + f->off), v);
 		return 0;
 	case FL_BOOL:
-		if (parse_bool(v, (bool *)(base + f->off)) < 0)
+		if (js_parse_bool(v, strlen(v), (bool *)(base + f->off)) < 0)
 			return fail(reterr_msg, "--%s: invalid boolean '%s'", f->name, v);
 		return 0;
 	case FL_INT:
@@ -529,7 +468,7 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 		*(int *)(base + f->off) = (int)i;
 		return 0;
 	case FL_GATES:
-		return js_config_parse_gates(v, (struct js_gates *)(base + f->off), reterr_msg);
+		return js_gates_parse(v, (struct js_gates *)(base + f->off), reterr_msg);
 	case FL_LEVEL: {
 		static const struct {
 			const char *name;
@@ -672,6 +611,11 @@ int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, cha
 	if (!(cfg->lease_duration_ms > cfg->renew_deadline_ms &&
 	      cfg->renew_deadline_ms * 10 > cfg->retry_period_ms * 12))
 		return fail(reterr_msg, "leader election: need leaseDuration > renewDeadline > 1.2 * retryPeriod");
+	/* Checked once flags and file are merged, so a later InPlaceRestart=false
+	 * wins. Accepting the gate would do nothing: the step it enables
+	 * (SPEC §11.16) needs the Pods, and this controller does not watch them. */
+	if (cfg->gates.in_place_restart)
+		return fail(reterr_msg, "%s", JS_CONFIG_IN_PLACE_REFUSED);
 	return check_certs(cfg, reterr_msg);
 }
 
@@ -693,7 +637,7 @@ const char *js_config_usage(void)
 	       "  --leader-elect-identity ID        this replica's identity (default hostname_pid)\n"
 	       "  --metrics-bind-address ADDR       /metrics listen address (:8443; 0 disables)\n"
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
-	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet\n"
+	       "  --feature-gates A=true,...        RestartJob, ElasticJobSet (InPlaceRestart=true is refused)\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
 	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/load.h"
-#include "base/file.h"
 #include "base/buf.h"
+#include "base/file.h"
 #include "base/json.h"
+#include "base/load.h"
 #include "kube/kube_int.h"
 
 static void exec_free(struct js_kubeconfig_exec *x)

@@ -67,6 +67,13 @@ struct js_local {
 	struct ljob *jobs;
 	json_t *history;      /* final JSON of removed Jobs */
 	bool service_exists;
+	char **pvcs;          /* claims created: a directory each under
+				 <run_dir>/volumes (issue 11) */
+	size_t n_pvcs;
+	uint64_t plan_sig;    /* actions of the last plan, hashed */
+	int same_plans;       /* consecutive plans equal to it with nothing
+				 observed changing in between */
+	bool observed_change; /* pods or Jobs changed since the last plan */
 	uint64_t next_pod_id;
 	uint32_t nonindexed_ips;
 	uint64_t rng;
@@ -213,6 +220,9 @@ struct js_local *js_local_free(struct js_local *l)
 		free(l->jobs[i].name);
 	}
 	free(l->jobs);
+	for (size_t i = 0; i < l->n_pvcs; i++)
+		free(l->pvcs[i]);
+	free(l->pvcs);
 	json_decref(l->history);
 	js_jobset_free(l->js);
 	free(l->run_dir);
@@ -544,11 +554,24 @@ static int apply(struct js_local *l, const struct js_plan *plan, const struct js
 		event(l, "Normal Created service/%s (hosts entries in %s)", a->name, l->hosts_path);
 		return 0;
 	}
-	case JS_ACTION_CREATE_PVC:
-		/* Volumes are the host's directories locally; a claim has
-		 * nothing to provision. */
-		event(l, "Normal Created persistentvolumeclaim/%s (no-op locally)", a->name);
+	case JS_ACTION_CREATE_PVC: {
+		/* A claim is a directory of the run. It must be recorded as
+		 * existing: the core asks for every claim it does not see, and
+		 * an unrecorded one was asked for again on every pass. */
+		char *dir = js_buf_format("%s/volumes/%s", l->run_dir, a->name);
+		int r = mkdir_p(dir);
+		if (r < 0) {
+			event(l, "Warning PVCCreationFailed persistentvolumeclaim/%s: %s: %s", a->name, dir,
+			      js_strerror(r));
+			free(dir);
+			return r;
+		}
+		l->pvcs = js_xrealloc(l->pvcs, (l->n_pvcs + 1) * sizeof(*l->pvcs));
+		l->pvcs[l->n_pvcs++] = js_xstrdup(a->name);
+		event(l, "Normal Created persistentvolumeclaim/%s (directory %s)", a->name, dir);
+		free(dir);
 		return 0;
+	}
 	case JS_ACTION_DELETE_JOBSET:
 		/* TTL after finished: the run is over anyway. */
 		return 0;
@@ -557,6 +580,47 @@ static int apply(struct js_local *l, const struct js_plan *plan, const struct js
 		break;
 	}
 	return -EINVAL;
+}
+
+/* Hash of what a plan does: kinds and names of its actions, in order. */
+static uint64_t plan_signature(const struct js_plan *plan)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < plan->n_actions; i++) {
+		const struct js_action *a = &plan->actions[i];
+		h = (h ^ (uint64_t)a->kind) * 1099511628211ull;
+		for (const char *c = a->name; c && *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		h = (h ^ 0xff) * 1099511628211ull;
+	}
+	return h;
+}
+
+/* The guard against applying the same plan forever (issue 11): a plan
+ * whose actions were all carried out is never planned again unless the
+ * world changed. Only a bug of this runtime - an action it reports done
+ * but does not record, as CreatePVC once was - can repeat one with nothing
+ * observed changing in between. A few repeats are tolerated (an action's
+ * effect may show one turn late); past that the run ends, said as what it
+ * is, instead of spinning. Returns true when the run was ended. */
+#define LOCAL_MAX_SAME_PLANS 8
+static bool repeated_plan(struct js_local *l, const struct js_plan *plan)
+{
+	uint64_t sig = plan_signature(plan);
+	bool same = plan->n_actions > 0 && sig == l->plan_sig && !l->observed_change;
+	l->plan_sig = sig;
+	l->observed_change = false;
+	l->same_plans = same ? l->same_plans + 1 : 0;
+	if (l->same_plans < LOCAL_MAX_SAME_PLANS)
+		return false;
+	const struct js_action *a = &plan->actions[0];
+	event(l, "Warning RuntimeBug jobset/%s: the same %zu action(s) (first: %s %s) were planned %d times in a "
+		 "row with nothing observed changing in between; this is a bug of the local runtime, not of the "
+		 "JobSet, so the run stops instead of repeating them",
+	      js_jobset_name(l->js), plan->n_actions, js_reconcile_action_kind_name(a->kind), a->name,
+	      l->same_plans + 1);
+	l->stalled = true;
+	return true;
 }
 
 static void reconcile(struct js_local *l, int64_t t)
@@ -587,6 +651,7 @@ static void reconcile(struct js_local *l, int64_t t)
 	struct js_reconcile_input in = {
 		.jobset = l->js, .jobs = (const struct js_obsjob *const *)obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
 		.n_pods = np, .gates = l->opts.gates, .now = t / 1000,
+		.pvcs = (const char *const *)l->pvcs, .n_pvcs = l->n_pvcs,
 	};
 	struct js_plan *plan = NULL;
 	char *err = NULL;
@@ -600,6 +665,10 @@ static void reconcile(struct js_local *l, int64_t t)
 		event(l, "Warning ReconcileError %s", err ? err : js_strerror(r));
 		free(err);
 		l->requeue_ms = t + LOCAL_RETRY_MS;
+		return;
+	}
+	if (repeated_plan(l, plan)) {
+		js_reconcile_plan_free(plan);
 		return;
 	}
 	for (size_t i = 0; i < plan->n_actions; i++) {
@@ -920,8 +989,16 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 		}
 		changed |= collect_jobs(l);
 		l->dirty |= changed;
+		l->observed_change |= changed;
 		if (!l->interrupts && (l->dirty || (l->requeue_ms >= 0 && t >= l->requeue_ms))) {
 			reconcile(l, t);
+			if (l->stalled && !l->interrupts) {
+				/* Tear down as after an interrupt: stop
+				 * syncing, wait for every pod to be gone. */
+				l->interrupts = 1;
+				stop_all(l, t, LOCAL_KILL_NOW_MS);
+				continue;
+			}
 			if (l->dirty)
 				continue; /* apply the consequences right away */
 		}
@@ -963,8 +1040,8 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
 		return r;
-	*ret_result = l->interrupts ? JS_LOCAL_INTERRUPTED
-		      : l->stalled ? JS_LOCAL_STALLED
+	*ret_result = l->stalled ? JS_LOCAL_STALLED
+		      : l->interrupts ? JS_LOCAL_INTERRUPTED
 		      : js_jobset_condition_true(l->js, "Completed") ? JS_LOCAL_COMPLETED
 								      : JS_LOCAL_FAILED;
 	return wr;

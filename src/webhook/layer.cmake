@@ -1,6 +1,8 @@
-# src/webhook: the admission webhook HTTPS server (docs/webhooks.md). Needs
-# libmicrohttpd and GnuTLS (its TLS stack: certificates are checked with
-# GnuTLS before a reload) on top of the base and api layers.
+# src/webhook: the admission webhook HTTPS server (docs/webhooks.md), hosted
+# by jobset-controller (src/ctrl/hooks.c). Needs libmicrohttpd and GnuTLS (its
+# TLS stack: certificates are checked with GnuTLS before a reload) on top of
+# the base and api layers; lookups are callbacks its host fills in, so it does
+# not link kube. Also builds tools that need api alone (crdgen, a fuzz target).
 if(NOT TARGET js_webhook)
   pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
   pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
@@ -8,8 +10,10 @@ if(NOT TARGET js_webhook)
   js_layer(js_webhook webhook js_api js_base PkgConfig::MHD PkgConfig::GNUTLS PkgConfig::JANSSON
            Threads::Threads)
 
-  # A tiny host for the server until jobset-controller hosts it: serves the
-  # admission paths with lookups through src/kube (tests/e2e/cluster).
+  # tools/webhook-host: a standalone host for the server, with Pod, Node and
+  # PVC lookups through src/kube that repeat src/ctrl/hooks.c. jobset-controller
+  # hosts the same server (--enable-webhooks); most webhook e2e tests
+  # (tests/e2e/cluster) still run this host (issue 10 moves them and deletes it).
   if(TARGET js_kube AND EXISTS ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
     add_executable(jobset-webhook ${CMAKE_SOURCE_DIR}/tools/webhook-host/main.c)
     target_compile_options(jobset-webhook PRIVATE ${JS_WARNINGS})

@@ -8,10 +8,10 @@
 
 #include "api/codec.h"
 #include "api/defaults.h"
-#include "api/emit.h"
-#include "api/load.h"
 #include "api/render.h"
 #include "api/validate.h"
+#include "base/emit.h"
+#include "base/load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,6 @@
 /*
- * testutil.c - helpers shared by the unit tests.
+ * testutil.c - helpers shared by the unit tests of every layer (base only;
+ * the JobSet helpers are in testutil_api.c).
  */
 #include "support/testutil.h"
 
@@ -7,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/codec.h"
-#include "api/load.h"
 #include "base/buf.h"
+#include "base/load.h"
 
 json_t *tu_yaml(const char *yaml)
 {
@@ -53,19 +53,6 @@ void tu_merge_patch(json_t *target, const char *patch_json)
 	assert_non_null(p);
 	merge(target, p);
 	json_decref(p);
-}
-
-struct js_jobset *tu_decode(const json_t *j)
-{
-	struct js_diag d;
-	js_diag_init(&d);
-	struct js_jobset *js = NULL;
-	int r = js_codec_decode_jobset(j, JS_CODEC_STRICT, &d, &js);
-	if (r < 0)
-		tu_print_diag(&d);
-	assert_int_equal(r, 0);
-	js_diag_done(&d);
-	return js;
 }
 
 char *tu_read_file(const char *path, size_t *len)

@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "api/jobset.h"
 #include "base/diag.h"
+
+struct js_jobset;
 
 /** Parse a YAML string (one document) into JSON; fails the test on error.
  * Caller owns the result. */
@@ -22,7 +23,8 @@ json_t *tu_yaml(const char *yaml);
  * `target` in place. */
 void tu_merge_patch(json_t *target, const char *patch_json);
 
-/** Decode (strict) a JSON object into a JobSet; fails the test on error. */
+/** Decode (strict) a JSON object into a JobSet; fails the test on error.
+ * Only for tests of api and the layers on it (testutil_api.c). */
 struct js_jobset *tu_decode(const json_t *j);
 
 /** Read a whole file into a malloc'd string (NULL if missing). */

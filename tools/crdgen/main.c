@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "api/codec.h"
-#include "api/emit.h"
 #include "api/jobset.h"
 #include "base/buf.h"
+#include "base/emit.h"
 #include "base/json.h"
 
 #define REF_PREFIX "#/components/schemas/"

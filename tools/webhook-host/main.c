@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/gates.h"
 #include "base/buf.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -117,37 +118,6 @@ static void log_line(void *ctx, int level, const char *msg)
 		fprintf(stderr, "jobset-webhook: %s\n", msg);
 }
 
-/* "Name[=true|false],..." of the three API gates. Returns 0 or -1. */
-static int parse_gates(const char *spec, struct js_gates *g)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-		{"RestartJob", offsetof(struct js_gates, restart_job)},
-		{"InPlaceRestart", offsetof(struct js_gates, in_place_restart)},
-		{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset)},
-	};
-	for (const char *p = spec; *p;) {
-		size_t n = strcspn(p, ","), name_n = strcspn(p, "=,");
-		const char *val = name_n < n ? p + name_n + 1 : "true";
-		size_t val_n = name_n < n ? n - name_n - 1 : 4;
-		bool on = val_n == 4 && strncmp(val, "true", 4) == 0;
-		if (!on && !(val_n == 5 && strncmp(val, "false", 5) == 0))
-			return -1;
-		size_t i = 0;
-		while (i < JS_ARRAY_SIZE(names) && !(strlen(names[i].name) == name_n && strncmp(names[i].name, p, name_n) == 0))
-			i++;
-		if (i == JS_ARRAY_SIZE(names))
-			return -1;
-		*(bool *)((char *)g + names[i].off) = on;
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
 /* A decimal port 0..65535, digits only. Returns 0 or -1. */
 static int parse_port(const char *s, long *ret)
 {
@@ -177,6 +147,7 @@ int main(int argc, char **argv)
 		{"upstream-checks-only", no_argument, NULL, 'u'}, {NULL, 0, NULL, 0},
 	};
 	int c;
+	char *gerr = NULL;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': bind = optarg; break;
@@ -191,8 +162,9 @@ int main(int argc, char **argv)
 		case 'f': port_file = optarg; break;
 		case 'u': o.admit.strict = false; break;
 		case 'g':
-			if (parse_gates(optarg, &o.admit.gates) < 0) {
-				fprintf(stderr, "jobset-webhook: bad --feature-gates '%s'\n", optarg);
+			if (js_gates_parse(optarg, &o.admit.gates, &gerr) < 0) {
+				fprintf(stderr, "jobset-webhook: --feature-gates: %s\n", gerr);
+				free(gerr);
 				return 2;
 			}
 			break;

@@ -1,4 +1,5 @@
-"""End-to-end tests of `jobset validate` and `jobset render` as a user runs them.
+"""End-to-end tests of `jobset validate` and `jobset render` as a user runs them, and of the
+options every subcommand shares (-o, --feature-gates).
 
 JOBSET_BIN points at the built binary; JS_SHARED_DIR at ../shared (upstream examples).
 """
@@ -164,3 +165,35 @@ def test_render_refuses_a_huge_jobset_quickly(tmp_path):
     assert r.returncode == 1
     assert "render prints at most 10000" in r.stderr
     assert r.stdout == ""
+
+
+IN_PLACE = SHARED / "upstream-examples" / "in-place-restart" / "jobset-main-container-mode.yaml"
+# (subcommand, options, exit status, text on stdout or stderr). The shared options are parsed in one
+# place (src/cli/manifest.c), so each subcommand says the same thing. InPlaceRestart=true is refused
+# where the reconcile core would run and never see an in-place restart (docs/differences.md), and
+# accepted where it only checks or prints a manifest.
+OPTION_CASES = [
+    ("validate", ["--feature-gates", "InPlaceRestart=true"], 0, "is valid"),
+    ("render", ["--feature-gates", "InPlaceRestart=true"], 0, "kind: Job"),
+    ("run", ["--feature-gates", "InPlaceRestart=true"], 2, "InPlaceRestart=true is refused"),
+    ("run", ["--feature-gates", "RestartJob=true,InPlaceRestart=1"], 2, "no in-place restart agent"),
+    ("simulate", ["--feature-gates", "InPlaceRestart=true"], 2, "the simulator models Jobs, not Pods"),
+    ("validate", ["--feature-gates", "RestartJob"], 2, "invalid feature gate 'RestartJob': expected Name=true|false"),
+    ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),
+    ("run", ["--feature-gates", "TLSOptions=false"], 2, "locked to true"),
+    ("simulate", ["--feature-gates", "RestartJob=yes"], 2, "expected Name=true|false"),
+    ("validate", ["-o", "yaml"], 2, "jobset validate: -o takes text or json, not 'yaml'"),
+    ("render", ["-o", "text"], 2, "jobset render: -o takes yaml or json, not 'text'"),
+    ("render", ["--output", "json", "--feature-gates", "InPlaceRestart=true"], 0, '"kind": "List"'),
+]
+
+
+@pytest.mark.parametrize("cmd,opts,rc,needle", OPTION_CASES,
+                         ids=[f"{c[0]} {' '.join(c[1])}" for c in OPTION_CASES])
+def test_shared_options(cmd, opts, rc, needle, tmp_path):
+    run_dir = tmp_path / "run"
+    extra = ["--run-dir", str(run_dir)] if cmd == "run" else []
+    r = run(cmd, *opts, *extra, str(IN_PLACE))
+    assert r.returncode == rc, r.stdout + r.stderr
+    assert needle in (r.stdout if rc == 0 else r.stderr), r.stdout + r.stderr
+    assert not run_dir.exists()  # a refused run starts nothing

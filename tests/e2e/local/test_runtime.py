@@ -4,10 +4,11 @@ import resource
 import signal
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
-from conftest import processes_with_env, wait_for
+from conftest import REPO, processes_with_env, wait_for
 
 DNS = """
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -374,3 +375,21 @@ spec:
     # must cost next to no CPU (a spinning loop burns whatever it can get).
     assert cpu < 0.3, f"runner used {cpu:.2f}s of CPU during a 4 s teardown"
     assert not processes_with_env(marker)
+
+
+def test_volume_claim_policies_do_not_livelock(run):
+    """Upstream's volume-claim-policy example ends (issue 11: it used to plan
+    CreatePVC ~20,000 times a second forever and ignore Ctrl-C). Each claim is
+    created once, as a directory of the run. Until claims are mounted into pods
+    (the images-and-volumes issue) the example's writes into the claim fail, so
+    the run ends Failed by the Job's backoff limit, not Completed."""
+    shared = Path(os.environ.get("JS_SHARED_DIR", REPO.parent / "shared"))
+    example = shared / "upstream-examples" / "volume-claim-policy" / "single-pvc.yaml"
+    r = run(example, "--backoff-ms", "1", timeout=60)
+    assert r.rc in (0, 1), r.stderr
+    ev = r.events()
+    for claim in ("initializer-volume-claim-trainjob", "checkpoints-volume-claim-trainjob"):
+        assert ev.count(f"Created persistentvolumeclaim/{claim} ") == 1, ev
+        assert (r.dir / "volumes" / claim).is_dir()
+    assert "RuntimeBug" not in ev, ev
+    assert len(ev.splitlines()) < 200, f"{len(ev.splitlines())} event lines"

@@ -11,10 +11,10 @@
 
 #include "api/codec.h"
 #include "api/defaults.h"
-#include "api/emit.h"
-#include "api/load.h"
 #include "api/render.h"
+#include "base/emit.h"
 #include "base/json.h"
+#include "base/load.h"
 #include "support/testutil.h"
 
 static void test_job_key(void **state)

@@ -79,6 +79,36 @@ static void test_cases(void **state)
 	}
 }
 
+static const struct bcase {
+	const char *text;
+	size_t n; /* 0: strlen(text) */
+	int want_rc;
+	bool want;
+} bool_cases[] = {
+	{"true", 0, 0, true},      {"True", 0, 0, true},     {"TRUE", 0, 0, true},    {"t", 0, 0, true},
+	{"T", 0, 0, true},         {"1", 0, 0, true},        {"false", 0, 0, false},  {"False", 0, 0, false},
+	{"FALSE", 0, 0, false},    {"f", 0, 0, false},       {"F", 0, 0, false},      {"0", 0, 0, false},
+	{"yes", 0, -EINVAL, 0},    {"on", 0, -EINVAL, 0},    {"tRUE", 0, -EINVAL, 0}, {"", 0, -EINVAL, 0},
+	{" true", 0, -EINVAL, 0},  {"true ", 0, -EINVAL, 0}, {"2", 0, -EINVAL, 0},    {"truex", 4, 0, true},
+	{"true\0", 5, -EINVAL, 0},
+};
+
+/* Go's strconv.ParseBool words, nothing else; *ret untouched on failure. */
+static void test_bool(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bool_cases) / sizeof(bool_cases[0]); i++) {
+		const struct bcase *c = &bool_cases[i];
+		size_t n = c->n ? c->n : strlen(c->text);
+		bool got = !c->want;
+		bool before = got;
+		int rc = js_parse_bool(c->text, n, &got);
+		if (rc != c->want_rc || (rc == 0 && got != c->want) || (rc < 0 && got != before))
+			fail_msg("bool '%.*s': want rc %d value %d, got rc %d value %d", (int)n, c->text, c->want_rc,
+				 c->want, rc, got);
+	}
+}
+
 static void test_null_view(void **state)
 {
 	(void)state;
@@ -92,6 +122,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_null_view),
+		cmocka_unit_test(test_bool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
  * library: booleans y/yes/on/true and their negatives in three casings, null
  * as ~/null/empty, Go base-prefixed integers with underscores, floats).
  */
-#include "api/scalar.h"
+#include "base/scalar.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /*
  * load.c - YAML/JSON streams to jansson trees with positions (libyaml events).
  */
-#include "api/load.h"
+#include "base/load.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +12,11 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "api/scalar.h"
 #include "base/buf.h"
 #include "base/file.h"
 #include "base/json.h"
 #include "base/limits.h"
+#include "base/scalar.h"
 
 /* ---- pointer -> position map (open addressing) ---- */
 
@@ -425,15 +425,19 @@ static void run_parser(struct builder *b, yaml_parser_t *p)
 	}
 }
 
+static int too_large(struct js_diag *diag, const char *file)
+{
+	struct js_diag_entry *e = js_diag_add(diag, JS_DIAG_LIMIT, NULL, NULL,
+					      "input is larger than %u bytes, the limit for one manifest",
+					      JS_LIMIT_MANIFEST_BYTES);
+	js_diag_set_pos(e, file, 0, 0);
+	return JS_ETOOLARGE;
+}
+
 int js_docs_load(const char *file, const char *data, size_t len, struct js_diag *diag, struct js_docs **ret_docs)
 {
-	if (len > JS_LIMIT_MANIFEST_BYTES) {
-		struct js_diag_entry *e = js_diag_add(diag, JS_DIAG_LIMIT, NULL, NULL,
-						      "input is larger than %u bytes; a JobSet manifest is far smaller",
-						      JS_LIMIT_MANIFEST_BYTES);
-		js_diag_set_pos(e, file, 0, 0);
-		return JS_ETOOLARGE;
-	}
+	if (len > JS_LIMIT_MANIFEST_BYTES)
+		return too_large(diag, file);
 	struct js_docs *docs = js_xcalloc(1, sizeof(*docs));
 	docs->file = js_xstrdup(file);
 	struct builder b = {.file = file, .docs = docs, .diag = diag};
@@ -484,10 +488,7 @@ int js_docs_load_file(const char *path, struct js_diag *diag, struct js_docs **r
 	if (!is_stdin)
 		close(fd);
 	if (err == JS_ETOOLARGE) {
-		struct js_diag_entry *e = js_diag_add(diag, JS_DIAG_LIMIT, NULL, NULL,
-						      "input is larger than %u bytes; a JobSet manifest is far smaller",
-						      JS_LIMIT_MANIFEST_BYTES);
-		js_diag_set_pos(e, name, 0, 0);
+		(void)too_large(diag, name);
 	} else if (err < 0) {
 		struct js_diag_entry *e = js_diag_add(diag, JS_DIAG_INVALID, NULL, NULL, "cannot read: %s",
 						      strerror(-err));

@@ -1,7 +1,7 @@
 /*
  * emit.c - YAML/JSON output through libyaml's emitter, keys sorted.
  */
-#include "api/emit.h"
+#include "base/emit.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "api/scalar.h"
 #include "base/json.h"
+#include "base/scalar.h"
 
 static int write_handler(void *data, unsigned char *buffer, size_t size)
 {

@@ -1,0 +1,46 @@
+/*
+ * gates.h - the feature gates of SPEC §12.3 by name: one table and one
+ * parser for every place that reads them (the controller's --feature-gates
+ * flag and Configuration file, and the --feature-gates option of the
+ * `jobset` subcommands), so that they all know the same gates and read the
+ * same syntax.
+ *
+ * Whether a program can honour a gate is that program's business, not this
+ * module's: `jobset-controller` and `jobset run` refuse InPlaceRestart=true
+ * (docs/differences.md), `jobset validate` accepts it.
+ *
+ * Pure; thread-safe.
+ */
+#ifndef JS_GATES_H
+#define JS_GATES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/jobset.h"
+#include "base/common.h"
+
+/**
+ * Set the gate named by the `n` bytes at `name` to `on` in `gates`. Known:
+ * RestartJob, InPlaceRestart, ElasticJobSet (alpha, off by default) and
+ * TLSOptions (GA, locked to true: setting it true is accepted and changes
+ * nothing). Returns 0, or JS_EINVALID for an unknown name or for turning a
+ * locked gate off, with *reterr_msg (caller frees; may be NULL) saying which.
+ * `gates` is untouched on failure. Source: SPEC §12.3.
+ */
+JS_WARN_UNUSED int js_gates_set(struct js_gates *gates, const char *name, size_t n, bool on, char **reterr_msg);
+
+/**
+ * Parse a feature-gate list as Kubernetes components read --feature-gates:
+ * comma-separated `Name=value` items, spaces around an item ignored, empty
+ * items skipped, values by Go's strconv.ParseBool (js_parse_bool). Gates not
+ * named keep their value in `gates`. All or nothing: returns 0, or
+ * JS_EINVALID with *reterr_msg (caller frees; may be NULL) naming the item,
+ * and `gates` unchanged. `spec` NULL is the empty list.
+ */
+JS_WARN_UNUSED int js_gates_parse(const char *spec, struct js_gates *gates, char **reterr_msg);
+
+/** The known gate names, ", "-separated, for usage texts and messages. Static. */
+const char *js_gates_known(void);
+
+#endif
