@@ -125,14 +125,61 @@ static bool jobset_same(const void *a, const void *b)
 
 const struct js_store_type js_cache_jobset_type = {jobset_transform, jobset_ref, jobset_unref, jobset_same};
 
+/* What the core reads back from a status: every member but
+ * replicatedJobsStatus, and of that list only the per-Job restart counts
+ * (by ReplicatedJob name). New reference. */
+static json_t *read_back(const json_t *status)
+{
+	static const char *const kept[] = {"jobRestarts", "jobRestartsCountTowardsMax"};
+	json_t *s = json_copy(js_json_unconst(status));
+	json_t *list = json_object_get(s, "replicatedJobsStatus");
+	if (list) {
+		json_t *restarts = json_object();
+		size_t i;
+		json_t *item;
+		json_array_foreach(list, i, item) {
+			const char *name = js_json_str(item, "name");
+			for (size_t k = 0; name && k < JS_ARRAY_SIZE(kept); k++) {
+				json_t *v = json_object_get(item, kept[k]);
+				if (v)
+					json_object_set(js_json_path_make(restarts, name), kept[k], v);
+			}
+		}
+		json_object_del(s, "replicatedJobsStatus");
+		if (json_object_size(restarts) > 0)
+			json_object_set(s, "replicatedJobsStatus", restarts);
+		json_decref(restarts);
+	}
+	return s;
+}
+
+/* True when two statuses differ only in the replicatedJobsStatus counters
+ * (or the list itself). The core recomputes those from the spec and the
+ * Jobs in every pass before anything reads them (core/reconcile.h: replicatedJobsStatus comes before every
+ * decision), so a status write of counters alone gives the next pass
+ * nothing new; conditions, restarts, the terminal state and the per-Job
+ * restart counts are read back (a restart deletes the old attempt in the
+ * pass after restarts grew). */
+static bool only_counters_differ(const json_t *a, const json_t *b)
+{
+	if (!a || !b)
+		return false;
+	json_t *x = read_back(a), *y = read_back(b);
+	bool same = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
 bool js_cache_jobset_changed(const struct js_cache_jobset *old, const struct js_cache_jobset *cur,
-			     const char *written_rv)
+			     const struct js_cache_written *w)
 {
 	if (!same_inputs(old, cur))
 		return true;
 	if (json_eq(old->status, cur->status))
 		return false;
-	return !(written_rv && strcmp(written_rv, cur->rv) == 0);
+	bool ours = w && ((w->rv && strcmp(w->rv, cur->rv) == 0) || (w->status && json_eq(w->status, cur->status)));
+	return !ours || !only_counters_differ(old->status, cur->status);
 }
 
 /* ---- Jobs: the core's records, typed for the store ---- */

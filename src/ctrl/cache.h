@@ -70,17 +70,29 @@ extern const struct js_store_type js_cache_service_type;
  * creates so). same() compares jobset_key. */
 extern const struct js_store_type js_cache_pvc_type;
 
+/** What our last status write of a JobSet was, for the change filter. */
+struct js_cache_written {
+	const char *rv;       /* resourceVersion the write returned, or NULL
+				 (not answered yet, or failed) */
+	const json_t *status; /* the status we asked for (full, encoded), or NULL */
+};
+
 /**
  * The JobSet change filter (issue 9, deliver 2): true when an update from
  * `old` to `cur` changes something the reconcile reads - uid, generation
  * (the spec), labels, annotations, deletionTimestamp, whether it decodes -
- * or changes the status to one we did not write ourselves: `cur->rv` equal
- * to `written_rv` (the resourceVersion our last status write returned, or
- * NULL) means the new status is ours, and reconciling again would only
- * recompute it.
+ * or changes the status in a way the next pass must see. `w` (NULL: no
+ * write yet) says what we wrote last. An update carrying the
+ * resourceVersion that write returned, or a status equal to the one we
+ * asked for (the echo can arrive before the write's answer), is our own
+ * write: it starts no pass when it changed only the replicatedJobsStatus
+ * counters, which every pass recomputes from the Jobs - the common case
+ * while Jobs start. Our writes of conditions, restarts, the terminal state
+ * or per-Job restart counts do start one: the core acts on them in the
+ * next pass (a restart deletes the old attempt once restarts has grown).
  */
 bool js_cache_jobset_changed(const struct js_cache_jobset *old, const struct js_cache_jobset *cur,
-			     const char *written_rv);
+			     const struct js_cache_written *w);
 
 /** The record of a JobSet cache read as the JobSet type. */
 static inline const struct js_cache_jobset *js_cache_jobset_of(const void *rec)

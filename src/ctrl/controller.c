@@ -106,10 +106,27 @@ void js__ctrl_count_request(struct js_controller *c, const char *method, long ht
 	(void)js_metrics_add(c->metrics, JS__M_REST, v, 1);
 }
 
-void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv)
+/* What our last status write of a key was (ctrl/cache.h). */
+struct written {
+	char *rv;       /* NULL until the write is answered */
+	json_t *status;
+};
+
+static void free_written(void *p)
 {
+	struct written *w = p;
+	free(w->rv);
+	json_decref(w->status);
+	free(w);
+}
+
+void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status)
+{
+	struct written *w = js_xcalloc(1, sizeof *w);
+	w->rv = rv ? js_xstrdup(rv) : NULL;
+	w->status = status ? json_deep_copy(status) : NULL;
 	pthread_mutex_lock(&c->mu);
-	js_hmap_put(c->written, key, js_xstrdup(rv), NULL);
+	js_hmap_put(c->written, key, w, NULL);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -150,13 +167,13 @@ static void jobset_update(void *user, const void *old_rec, const void *rec, cons
 	(void)obj;
 	struct js_controller *c = user;
 	const struct js_cache_jobset *cur = js_cache_jobset_of(rec);
-	char written[128] = "";
 	pthread_mutex_lock(&c->mu);
-	const char *w = js_hmap_get(c->written, cur->key);
-	if (w)
-		snprintf(written, sizeof written, "%s", w);
+	const struct written *w = js_hmap_get(c->written, cur->key);
+	struct js_cache_written cw = {w ? w->rv : NULL, w ? w->status : NULL};
+	/* Under the lock: a worker may replace the entry meanwhile. */
+	bool changed = js_cache_jobset_changed(js_cache_jobset_of(old_rec), cur, w ? &cw : NULL);
 	pthread_mutex_unlock(&c->mu);
-	if (js_cache_jobset_changed(js_cache_jobset_of(old_rec), cur, w ? written : NULL))
+	if (changed)
 		enqueue(c, cur->key, false, "jobsets");
 	else
 		count_event(c, "jobsets", "filtered");
@@ -415,12 +432,7 @@ static int make_informer(struct js_controller *c, const struct js_resource *res,
 	return js_informer_new(c->client, &io, ret);
 }
 
-static void free_string(void *p)
-{
-	free(p);
-}
-
-static const struct js_hmap_type written_type = {.free_value = free_string};
+static const struct js_hmap_type written_type = {.free_value = free_written};
 
 /* The four caches: every JobSet; Jobs, Services and PVCs labelled with a
  * JobSet name (what we create always is: SPEC §6.2, §7, §8). */

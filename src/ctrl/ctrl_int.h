@@ -74,7 +74,7 @@ struct js_controller {
 	int busy;                    /* workers inside a reconcile */
 	int alive;                   /* worker threads not yet exited */
 	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
-	struct js_hmap *written;     /* key -> resourceVersion our last status write returned */
+	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
 	int stop_result;             /* what the first js_controller_stop returned */
 
 	atomic_bool started, workers_started, stopping, stopped, lost;
@@ -107,8 +107,10 @@ void js__ctrl_count_request(struct js_controller *c, const char *method, long ht
 /* Monotonic clock, ns. controller.c. */
 uint64_t js__ctrl_now_ns(void);
 
-/* Remember the resourceVersion our status write of `key` returned, so that
- * the watch event of that write does not start another pass. controller.c. */
-void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv);
+/* Remember our status write of `key` - the full status asked for, before
+ * the write, then also the resourceVersion it returned - so that the watch
+ * event of that write does not start another pass (ctrl/cache.h).
+ * controller.c. */
+void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status);
 
 #endif

@@ -488,9 +488,12 @@ static int op_write_status(void *self, const struct js_plan *plan)
 	struct observed *o = b->o;
 	json_t *want = js_codec_encode_status(plan->status);
 	json_t *diff = js_json_merge_diff(o->rec->status, want);
-	json_decref(want);
-	if (!diff)
+	if (!diff) {
+		json_decref(want);
 		return 0; /* the stored status already says so */
+	}
+	/* Before the write: its watch event may come before its answer. */
+	js__ctrl_note_written(c, o->rec->key, NULL, want);
 	json_t *body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", o->rec->rv, "status", diff);
 	struct js_write_opts wo = {.subresource = "status"};
 	struct js_apierr err = {0};
@@ -508,10 +511,10 @@ static int op_write_status(void *self, const struct js_plan *plan)
 				      why(&err, r));
 	} else {
 		const char *rv = js_json_str(json_object_get(got, "metadata"), "resourceVersion");
-		if (rv)
-			js__ctrl_note_written(c, o->rec->key, rv);
+		js__ctrl_note_written(c, o->rec->key, rv, want);
 		wait_jobset_rv(c, o, rv);
 	}
+	json_decref(want);
 	json_decref(got);
 	js_apierr_done(&err);
 	return r;

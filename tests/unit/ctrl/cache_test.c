@@ -44,33 +44,47 @@ static const struct js_cache_jobset *record(const char *patch)
 struct fcase {
 	const char *name;
 	const char *old_patch, *new_patch; /* on jobset() */
-	const char *written_rv;            /* our last status write, or NULL */
+	const char *written_rv;            /* what our last status write returned, or NULL */
+	const char *written_status;        /* the status it asked for (JSON), or NULL */
 	bool enqueue;
 };
 
 static const struct fcase filter_cases[] = {
-	{"our own status write comes back", NULL, "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":1}}",
-	 "6", false},
-	{"someone else's status write", NULL, "{\"metadata\":{\"resourceVersion\":\"7\"},\"status\":{\"restarts\":1}}", "6",
+	{"our own counters write comes back", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}}",
+	 "6", NULL, false},
+	{"our own restart write comes back: the next pass acts on it", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":1}}", "6", NULL, true},
+	{"someone else's status write", NULL, "{\"metadata\":{\"resourceVersion\":\"7\"},\"status\":{\"restarts\":1}}", "6", NULL,
 	 true},
 	{"a status write before we wrote any", NULL, "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":1}}",
-	 NULL, true},
+	 NULL, NULL, true},
 	{"nothing we read changed (finalizers)", NULL,
-	 "{\"metadata\":{\"resourceVersion\":\"6\",\"finalizers\":[\"x\"]}}", NULL, false},
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"finalizers\":[\"x\"]}}", NULL, NULL, false},
 	{"the spec changed (generation)", NULL,
-	 "{\"metadata\":{\"resourceVersion\":\"6\",\"generation\":2},\"status\":{\"restarts\":1}}", "6", true},
-	{"a label changed", NULL, "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"a\":\"2\"}}}", "6", true},
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"generation\":2},\"status\":{\"restarts\":1}}", "6", NULL, true},
+	{"a label changed", NULL, "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"a\":\"2\"}}}", "6", NULL, true},
 	{"an annotation appeared", NULL,
-	 "{\"metadata\":{\"resourceVersion\":\"6\",\"annotations\":{\"b\":\"x\"}}}", "6", true},
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"annotations\":{\"b\":\"x\"}}}", "6", NULL, true},
 	{"deletion started", NULL,
-	 "{\"metadata\":{\"resourceVersion\":\"6\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}}", "6", true},
-	{"a new incarnation (uid)", NULL, "{\"metadata\":{\"resourceVersion\":\"6\",\"uid\":\"u2\"}}", NULL, true},
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}}", "6", NULL, true},
+	{"a new incarnation (uid)", NULL, "{\"metadata\":{\"resourceVersion\":\"6\",\"uid\":\"u2\"}}", NULL, NULL, true},
 	{"it no longer decodes", NULL, "{\"metadata\":{\"resourceVersion\":\"6\"},\"spec\":{\"replicatedJobs\":7}}",
-	 NULL, true},
-	{"it decodes again", "{\"spec\":{\"replicatedJobs\":7}}", "{\"metadata\":{\"resourceVersion\":\"6\"}}", NULL,
+	 NULL, NULL, true},
+	{"it decodes again", "{\"spec\":{\"replicatedJobs\":7}}", "{\"metadata\":{\"resourceVersion\":\"6\"}}", NULL, NULL,
 	 true},
-	{"status and rv both ours, labels equal", "{\"status\":{\"restarts\":2}}",
-	 "{\"metadata\":{\"resourceVersion\":\"9\"},\"status\":{\"restarts\":3}}", "9", false},
+	{"our counters again, other fields equal", "{\"status\":{\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}}",
+	 "{\"metadata\":{\"resourceVersion\":\"9\"},\"status\":{\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":2}]}}",
+	 "9", NULL, false},
+	{"our counters and a new condition", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"9\"},\"status\":{\"conditions\":[{\"type\":\"Completed\"}],"
+	 "\"replicatedJobsStatus\":[{\"name\":\"w\",\"succeeded\":1}]}}",
+	 "9", NULL, true},
+	{"our write's echo before its answer (status equal to what we asked)", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":0,\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}}",
+	 NULL, "{\"restarts\":0,\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}", false},
+	{"a status other than the one we asked for", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"7\"},\"status\":{\"restarts\":2}}", "6", "{\"restarts\":1}", true},
 };
 
 static void test_jobset_filter(void **state)
@@ -79,7 +93,11 @@ static void test_jobset_filter(void **state)
 	for (size_t i = 0; i < JS_ARRAY_SIZE(filter_cases); i++) {
 		const struct fcase *k = &filter_cases[i];
 		const struct js_cache_jobset *old = record(k->old_patch), *cur = record(k->new_patch);
-		bool got = js_cache_jobset_changed(old, cur, k->written_rv);
+		json_t *ws = k->written_status ? json_loads(k->written_status, 0, NULL) : NULL;
+		struct js_cache_written w = {k->written_rv, ws};
+		bool wrote = k->written_rv || ws;
+		bool got = js_cache_jobset_changed(old, cur, wrote ? &w : NULL);
+		json_decref(ws);
 		if (got != k->enqueue)
 			fail_msg("%s: enqueue %d, want %d", k->name, got, k->enqueue);
 		/* The informer-level same() is stricter: any status change counts. */
