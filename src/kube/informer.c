@@ -290,9 +290,8 @@ static void count(struct js_informer *inf, uint64_t *field)
 static void upsert(struct js_informer *inf, json_t *obj)
 {
 	struct js_store_change ch;
-	int r = js_store_upsert(inf->store, obj, &ch);
-	if (r < 0 && r != JS_EINVALID)
-		count(inf, &inf->st.rejected);
+	if (js_store_upsert(inf->store, obj, &ch) < 0)
+		count(inf, &inf->st.rejected); /* no name, or the transform refused it */
 	const struct js_informer_handlers *h = &inf->o.handlers;
 	switch (ch.op) {
 	case JS_STORE_ADDED:
