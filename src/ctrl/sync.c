@@ -45,6 +45,7 @@
 #include "api/render.h"
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/hmap.h"
 #include "base/json.h"
 #include "core/exec.h"
 #include "core/reconcile.h"
@@ -66,6 +67,7 @@ struct observed {
 	size_t n_pvcs;
 	bool service_exists;
 	json_t *regarding;                 /* what events are about (built once, lazily) */
+	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
 
 static void observed_done(struct js_controller *c, struct observed *o)
@@ -73,20 +75,25 @@ static void observed_done(struct js_controller *c, struct observed *o)
 	js_informer_unref(c->jobsets, o->rec);
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
 	json_decref(o->regarding);
+	js_hmap_free(o->by_name);
 }
 
-static const struct js_obsjob *job_of(const struct observed *o, size_t i)
+/* The uid of the observed Job `name`, or NULL: a hash lookup, so deleting
+ * N Jobs stays linear (issue 9). The observed Jobs, not the cache by name:
+ * a delete's precondition is the incarnation the core decided about. */
+static const char *job_uid(struct observed *o, const char *name)
 {
-	return o->jobs[i];
-}
-
-static const char *job_uid(const struct observed *o, const char *name)
-{
-	for (size_t i = 0; i < o->n_jobs; i++) {
-		if (strcmp(job_of(o, i)->name, name) == 0)
-			return job_of(o, i)->uid;
+	if (!o->by_name) {
+		static const struct js_hmap_type borrowed = {.borrow_keys = true};
+		o->by_name = js_hmap_new(&borrowed);
+		for (size_t i = 0; i < o->n_jobs; i++) {
+			const struct js_obsjob *j = o->jobs[i];
+			if (!js_hmap_has(o->by_name, j->name)) /* the first of a name wins, as in the core */
+				js_hmap_put(o->by_name, j->name, (void *)(uintptr_t)j, NULL);
+		}
 	}
-	return NULL;
+	const struct js_obsjob *j = js_hmap_get(o->by_name, name);
+	return j ? j->uid : NULL;
 }
 
 static bool aborted(struct js_controller *c)
@@ -275,7 +282,7 @@ static void append_err(struct js_buf *msgs, const char *name, const char *what)
 /* The DeleteOptions body of a Job delete: propagation and, when the Job is
  * known, its uid as a precondition (a newer incarnation is never deleted).
  * Caller frees. */
-static char *delete_body(const struct observed *o, const struct js_action *a)
+static char *delete_body(struct observed *o, const struct js_action *a)
 {
 	json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1", "propagationPolicy",
 				 js_reconcile_propagation_name(a->propagation));
@@ -288,7 +295,7 @@ static char *delete_body(const struct observed *o, const struct js_action *a)
 }
 
 /* Submit one create (`body`) or delete; 0 and *ret, or the error. */
-static int submit_one(struct js_controller *c, const struct observed *o, const struct js_action *a,
+static int submit_one(struct js_controller *c, struct observed *o, const struct js_action *a,
 		      const json_t *body, struct js_client_xfer **ret)
 {
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
