@@ -18,6 +18,30 @@ st_step() {
 
 st_done() { log "selftest:   ok ($(($(now_ms) - ST_T0)) ms)"; }
 
+# st_job NAME SPEC ANNOTATIONS - apply a batch/v1 Job NAME in $ST_NS whose
+# spec starts with the YAML lines SPEC (two-space indent) and whose one fake
+# container's pod carries the kwok stage annotations ANNOTATIONS (YAML lines,
+# eight-space indent).
+st_job() {
+	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+spec:
+$2
+  template:
+    metadata:
+      annotations:
+$3
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: fake.invalid/none:latest
+EOF
+}
+
 cmd_selftest() {
 	cluster_running || die "no running cluster in $DIR (hack/cluster up)"
 	comp_pid kwok >/dev/null || die "selftest needs the full cluster (kwok is not running)"
@@ -34,25 +58,9 @@ cmd_selftest() {
 	kc create namespace "$ST_NS" >/dev/null
 
 	st_step "a 3-pod batch/v1 Job completes (kwok run-for 300ms)"
-	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: ok
-spec:
-  completions: 3
+	st_job ok '  completions: 3
   parallelism: 3
-  backoffLimit: 0
-  template:
-    metadata:
-      annotations:
-        jobset-test/run-for: 300ms
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: fake.invalid/none:latest
-EOF
+  backoffLimit: 0' '        jobset-test/run-for: 300ms'
 	kc -n "$ST_NS" wait --for=condition=Complete job/ok --timeout=60s >/dev/null ||
 		st_fail "Job ok did not complete"
 	[[ $(kc -n "$ST_NS" get job ok -o jsonpath='{.status.succeeded}') == 3 ]] ||
@@ -84,13 +92,7 @@ EOF
 	st_done
 
 	st_step "a Job whose podFailurePolicy matches exit code 42 fails with reason PodFailurePolicy"
-	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: pfp
-spec:
-  completions: 2
+	st_job pfp '  completions: 2
   parallelism: 2
   completionMode: Indexed
   backoffLimit: 6
@@ -99,19 +101,9 @@ spec:
     - action: FailJob
       onExitCodes:
         operator: In
-        values: [42]
-  template:
-    metadata:
-      annotations:
-        jobset-test/exit-code: "42"
+        values: [42]' '        jobset-test/exit-code: "42"
         jobset-test/fail-if-completion-index: "1"
-        jobset-test/run-for: 200ms
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: fake.invalid/none:latest
-EOF
+        jobset-test/run-for: 200ms'
 	kc -n "$ST_NS" wait --for=condition=Failed job/pfp --timeout=60s >/dev/null ||
 		st_fail "Job pfp did not fail"
 	reason=$(kc -n "$ST_NS" get job pfp -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}')
@@ -119,44 +111,13 @@ EOF
 	st_done
 
 	st_step "a finished Job with ttlSecondsAfterFinished: 1 is deleted (ttl-after-finished controller)"
-	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: ttl
-spec:
-  ttlSecondsAfterFinished: 1
-  template:
-    metadata:
-      annotations:
-        jobset-test/run-for: 100ms
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: fake.invalid/none:latest
-EOF
+	st_job ttl '  ttlSecondsAfterFinished: 1' '        jobset-test/run-for: 100ms'
 	kc -n "$ST_NS" wait --for=delete job/ttl --timeout=60s >/dev/null ||
 		st_fail "Job ttl was not deleted after it finished"
 	st_done
 
 	st_step "a pod stays Running while its run-for lasts, and the Job reports it ready"
-	kc -n "$ST_NS" apply -f - >/dev/null <<EOF
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: long
-spec:
-  template:
-    metadata:
-      annotations:
-        jobset-test/run-for: 1h
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: fake.invalid/none:latest
-EOF
+	st_job long '' '        jobset-test/run-for: 1h'
 	kc -n "$ST_NS" wait --for=jsonpath='{.status.ready}'=1 job/long --timeout=60s >/dev/null ||
 		st_fail "Job long never reported a ready pod"
 	st_done

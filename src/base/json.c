@@ -79,3 +79,23 @@ json_t *js_json_merge_diff(const json_t *from, const json_t *to)
 	}
 	return patch;
 }
+
+void js_json_merge_patch(json_t *target, const json_t *patch)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(js_json_unconst(patch), k, v) {
+		if (json_is_null(v)) {
+			json_object_del(target, k);
+		} else if (json_is_object(v)) {
+			json_t *t = json_object_get(target, k);
+			if (!json_is_object(t)) {
+				t = json_object();
+				json_object_set_new(target, k, t);
+			}
+			js_json_merge_patch(t, v);
+		} else {
+			json_object_set_new(target, k, json_deep_copy(v));
+		}
+	}
+}

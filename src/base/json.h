@@ -29,6 +29,15 @@ json_t *js_json_path(const json_t *root, const char *dotted);
  * non-objects). Returns a borrowed reference. */
 json_t *js_json_path_make(json_t *root, const char *dotted);
 
+/**
+ * Apply the RFC 7386 JSON merge patch `patch` (an object) to the object
+ * `target` in place: null deletes a key, an object merges into the member
+ * (replacing a non-object), anything else replaces the member with a copy.
+ * `patch` is borrowed and never shared with `target`. The depth is that of
+ * `patch`, which jansson bounds when it parses it.
+ */
+void js_json_merge_patch(json_t *target, const json_t *patch);
+
 /** Encode with sorted keys, the project's canonical byte-stable form.
  * Caller frees the string. */
 char *js_json_dump_sorted(const json_t *v, bool pretty);

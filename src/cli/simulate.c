@@ -1,7 +1,7 @@
 /*
  * simulate.c - `jobset simulate FILE --events EVENTS`: ask the reconcile
  * core "what does my JobSet do if job X fails with reason Y?" without a
- * cluster. The JobSet runs in the simulated world of core/sim.h; after
+ * cluster. The JobSet runs in the simulated world of sim/sim.h; after
  * every event the world is reconciled until nothing is left to do, and each
  * pass prints its actions, events and the resulting status.
  */
@@ -14,7 +14,7 @@
 #include "base/load.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
-#include "core/sim.h"
+#include "sim/sim.h"
 
 static const char usage[] =
 	"usage: jobset simulate FILE [--events EVENTS] [-e EVENT]... [--feature-gates A=true,...] [--now SECONDS]\n"
@@ -23,7 +23,7 @@ static const char usage[] =
 	"EVENTS is a file of event lines ('-' for standard input); -e gives one line. Lines:\n"
 	"  fail JOB [reason=R] [message=\"M\"]   failtarget JOB ...   complete JOB   ready JOB   activate JOB\n"
 	"  finalize JOB   remove JOB   suspend   resume   advance SECONDS   patch {merge patch}\n"
-	"  expect ...   (see src/core/sim.c)\n"
+	"  expect ...   (see src/sim/sim.c)\n"
 	"JOB is a Job name, 'all', a 'prefix*' or '#N' (N-th live Job by name).\n"
 	"Example: jobset simulate js.yaml -e 'fail js-workers-0 reason=BackoffLimitExceeded'\n";
 

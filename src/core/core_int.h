@@ -4,9 +4,11 @@
  *
  * One struct js__ctx lives for one js_reconcile_run() call: the input, the
  * defaulted working copy of the JobSet (whose status is the new status), the
- * children sorted into buckets, and the plan being built. Every step
- * (status.c, failure.c, success.c, create.c, suspend.c, finish.c) reads and
- * writes only through it.
+ * observed Jobs by name, the children sorted into buckets, and the plan being
+ * built. Every step (status.c, failure.c, create.c, suspend.c, finish.c -
+ * which also holds the success policy) reads and writes only through it.
+ * Scratch memory (buckets, actions, events, strings) comes from the plan's
+ * arena, so nothing here is freed one by one.
  */
 #ifndef JS_CORE_INT_H
 #define JS_CORE_INT_H
@@ -63,7 +65,8 @@ struct js__ctx {
 struct js_action *js__ctx_action(struct js__ctx *c, enum js_action_kind kind, const char *name, json_t *object,
 				 const char *why);
 
-/** Queue an event (emitted after the status write). Strings are copied. */
+/** Queue an event (emitted after the status write). Strings (never NULL)
+ * are copied. */
 void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message);
 
 /** Record a reconcile error (first one wins). Returns JS_EINVALID. */
@@ -119,7 +122,7 @@ int js__failure_run(struct js__ctx *c);
 /** True when failure-policy rule `rule` applies to failed Job `j`. */
 bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j);
 
-/* ---- success.c (SPEC §11.10) ---- */
+/* ---- finish.c: the success policy (SPEC §11.10) ---- */
 
 /** Evaluate the success policy; true (and Completed set) when satisfied. */
 bool js__success_run(struct js__ctx *c);

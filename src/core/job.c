@@ -59,15 +59,18 @@ static struct js_obsjob *pack(const struct js_obsjob *src)
 {
 	const char *const strs[] = {src->name, src->uid, src->owner_uid, src->rjob_name, src->job_index,
 				    src->restart_attempt, src->job_restart_attempt};
-	size_t bytes = 0;
+	size_t bytes = 0, n_conds = 0;
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		bytes += slen(strs[i]);
 	for (size_t i = 0; i < src->n_conditions; i++) {
 		const struct js_jobcond *c = &src->conditions[i];
+		if (!c->type || !c->status)
+			continue; /* a condition has both (job.h) */
 		bytes += slen(c->type) + slen(c->status) + slen(c->reason) + slen(c->message);
+		n_conds++;
 	}
 	_Static_assert(sizeof(struct rec) % alignof(struct js_jobcond) == 0, "conditions follow the header aligned");
-	size_t conds = src->n_conditions * sizeof(struct js_jobcond);
+	size_t conds = n_conds * sizeof(struct js_jobcond);
 	struct rec *r = js_xmalloc(sizeof(*r) + conds + bytes);
 	struct js_jobcond *cv = (struct js_jobcond *)(r + 1);
 	char *cur = (char *)cv + conds;
@@ -81,15 +84,20 @@ static struct js_obsjob *pack(const struct js_obsjob *src)
 	r->j.job_index = put(&cur, src->job_index);
 	r->j.restart_attempt = put(&cur, src->restart_attempt);
 	r->j.job_restart_attempt = put(&cur, src->job_restart_attempt);
+	size_t k = 0;
 	for (size_t i = 0; i < src->n_conditions; i++) {
 		const struct js_jobcond *c = &src->conditions[i];
-		cv[i] = *c;
-		cv[i].type = put(&cur, c->type);
-		cv[i].status = put(&cur, c->status);
-		cv[i].reason = put(&cur, c->reason);
-		cv[i].message = put(&cur, c->message);
+		if (!c->type || !c->status)
+			continue;
+		cv[k] = *c;
+		cv[k].type = put(&cur, c->type);
+		cv[k].status = put(&cur, c->status);
+		cv[k].reason = put(&cur, c->reason);
+		cv[k].message = put(&cur, c->message);
+		k++;
 	}
-	r->j.conditions = src->n_conditions ? cv : NULL;
+	r->j.n_conditions = k;
+	r->j.conditions = k ? cv : NULL;
 	r->j.tolerations = copy_array(src->tolerations);
 	r->j.scheduling_gates = copy_array(src->scheduling_gates);
 	return &r->j;
@@ -289,7 +297,7 @@ const struct js_jobcond *js_job_condition_true(const struct js_obsjob *j, const 
 {
 	for (size_t i = 0; i < j->n_conditions; i++) {
 		const struct js_jobcond *c = &j->conditions[i];
-		if (c->type && c->status && strcmp(c->type, type) == 0 && strcmp(c->status, "True") == 0)
+		if (strcmp(c->type, type) == 0 && strcmp(c->status, "True") == 0)
 			return c;
 	}
 	return NULL;

@@ -29,12 +29,13 @@
 
 #include "base/common.h"
 
-/** One batch/v1 JobCondition the core reads: only conditions with status
- * "True" and type Complete, Failed or FailureTarget are kept (SPEC §11.3,
- * §11.8); a Job's other conditions never change a plan. */
+/** One batch/v1 JobCondition the core reads. js_job_from_json keeps only
+ * conditions with status "True" and type Complete, Failed or FailureTarget
+ * (SPEC §11.3, §11.8): a Job's other conditions never change a plan. A record
+ * never holds a condition without type or status (js_job_build drops it). */
 struct js_jobcond {
 	const char *type;    /* "Complete" | "Failed" | "FailureTarget" */
-	const char *status;  /* "True" */
+	const char *status;  /* "True" (js_job_build: as given) */
 	const char *reason;  /* NULL when absent */
 	const char *message; /* NULL when absent */
 	bool has_last_transition_time;

@@ -10,6 +10,7 @@
 #include "api/defaults.h"
 #include "api/render.h"
 #include "base/arena.h"
+#include "base/parse.h"
 #include "core/core_int.h"
 
 /* ---- helpers shared by the core ---- */
@@ -25,25 +26,9 @@ const char *js__fmt(struct js__ctx *c, const char *fmt, ...)
 
 bool js__parse_i32(const char *s, int32_t *ret)
 {
-	int64_t v = 0;
-	bool neg = false;
-	if (!s || !*s)
-		return false;
-	if (*s == '-') {
-		neg = true;
-		s++;
-	}
-	if (!*s)
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return false;
-		v = v * 10 + (*s - '0');
-		if (v > (int64_t)INT32_MAX + 1)
-			return false;
-	}
-	v = neg ? -v : v;
-	if (v > INT32_MAX || v < INT32_MIN)
+	/* Go's strconv.Atoi, as upstream reads these labels (base/parse.h). */
+	int64_t v;
+	if (!s || js_parse_i64_in(s, strlen(s), INT32_MIN, INT32_MAX, &v) < 0)
 		return false;
 	*ret = (int32_t)v;
 	return true;
@@ -93,8 +78,8 @@ void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, cons
 	c->events = js__grow(c, c->events, c->n_events, &c->cap_events, sizeof(*c->events));
 	c->events[c->n_events++] = (struct js_event){
 		.type = strcmp(type, "Warning") == 0 ? "Warning" : "Normal",
-		.reason = js_arena_strdup(c->plan->arena, reason ? reason : ""),
-		.message = js_arena_strdup(c->plan->arena, message ? message : ""),
+		.reason = js_arena_strdup(c->plan->arena, reason),
+		.message = js_arena_strdup(c->plan->arena, message),
 	};
 }
 

@@ -1,11 +1,13 @@
 /*
  * reconcile.h - the JobSet state machine: (JobSet, observed children, now)
- * -> plan. The one brain both bodies (the Kubernetes controller and the
- * local runtime) call.
+ * -> plan. The one brain every body (the Kubernetes controller, the local
+ * runtime, the simulator) calls.
  *
  * Level-based and pure: no I/O, no clock, no globals, no logging. The same
  * input always gives the same plan, byte for byte. A runtime observes the
- * world, calls js_reconcile_run(), then applies the plan:
+ * world - each child Job as a record (core/job.h) built once when the Job
+ * changes, borrowed here - calls js_reconcile_run(), then applies the plan
+ * (core/plan.h) with js_exec_apply() (core/exec.h), which keeps the rules:
  *
  *   1. execute the actions in order; on the first failure stop, do NOT write
  *      the status, and retry the key with backoff (SPEC §11.2 "return error");
@@ -16,6 +18,9 @@
  *   4. reconcile again when anything observed changes - a status write is
  *      such a change (the controller sees it through its watch) - or after
  *      has_requeue_after seconds.
+ *
+ * Cost: linear in the observed Jobs (they are indexed by name in a hash map;
+ * nothing is copied per Job); the plan's scratch memory is one arena.
  *
  * Failures of actions are the runtime's to report, as immediate Warning
  * events (JobCreationFailed, HeadlessServiceCreationFailed,

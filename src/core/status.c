@@ -26,7 +26,7 @@ static struct js__bucket *finished_bucket(struct js__ctx *c, const struct js_obs
 {
 	for (size_t i = 0; i < j->n_conditions; i++) {
 		const struct js_jobcond *k = &j->conditions[i];
-		if (!k->type || !k->status || strcmp(k->status, "True") != 0)
+		if (strcmp(k->status, "True") != 0)
 			continue;
 		if (strcmp(k->type, "Complete") == 0)
 			return &c->succeeded;

@@ -456,8 +456,9 @@ static void plan_creates(const struct spec *s, const struct tally *t, int64_t no
 
 /** The failure to declare now, if any: reason and message (static or in
  * `msg`). Order as in syncJob. */
-static const char *failure_reason(const struct spec *s, const struct tally *t, const char *ns, int64_t now_ms,
-				  int64_t start_ms, struct js_buf *msg, struct js_jobctl_plan *plan)
+static const char *failure_reason(const struct spec *s, const struct tally *t, const char *ns,
+				  const struct js_jobctl_now *now, int64_t start_ms, struct js_buf *msg,
+				  struct js_jobctl_plan *plan)
 {
 	if (t->fail_job_pod) {
 		(void)match_pfp(s, ns, t->fail_job_pod, msg);
@@ -475,12 +476,14 @@ static const char *failure_reason(const struct spec *s, const struct tally *t, c
 		return "MaxFailedIndexesExceeded";
 	}
 	if (s->has_deadline && start_ms >= 0) {
+		/* A wall-clock deadline (startTime is one), waited for on
+		 * the monotonic clock. */
 		int64_t at = start_ms + s->deadline_s * 1000;
-		if (now_ms >= at) {
+		if (now->wall_ms >= at) {
 			bprintf(msg, "%s", MSG_DEADLINE);
 			return "DeadlineExceeded";
 		}
-		wake_at(plan, at);
+		wake_at(plan, now->mono_ms + (at - now->wall_ms));
 	}
 	if (s->indexed && t->n_idx_failed > 0 && t->n_idx_done + t->n_idx_failed == s->completions) {
 		bprintf(msg, "%s", MSG_FAILED_INDEXES);
@@ -520,7 +523,7 @@ static bool write_counters(const struct spec *s, const struct tally *t, json_t *
 	return ch;
 }
 
-int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods, int64_t now_ms,
+int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods, const struct js_jobctl_now *clock,
 		   const struct js_jobctl_opts *opts, struct js_jobctl_plan *ret_plan)
 {
 	struct spec s;
@@ -534,7 +537,7 @@ int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods,
 		json_object_set_new(job, "status", st);
 	}
 	char now[21];
-	js_time_format_rfc3339(now_ms / 1000, now);
+	js_time_format_rfc3339(clock->wall_ms / 1000, now);
 
 	struct js_jobctl_plan plan = {.wake_ms = -1};
 	struct tally t;
@@ -578,7 +581,7 @@ int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods,
 
 	struct js_buf msg;
 	js_buf_init(&msg, 4096);
-	const char *reason = failure_reason(&s, &t, ns, now_ms, start_ms, &msg, &plan);
+	const char *reason = failure_reason(&s, &t, ns, clock, start_ms, &msg, &plan);
 	if (reason) {
 		ch |= set_condition(st, "FailureTarget", "True", reason, js_buf_str(&msg), now);
 		delete_active(pods, n_pods, &plan);
@@ -594,7 +597,7 @@ int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods,
 		}
 		plan.wake_ms = -1;
 	} else {
-		plan_creates(&s, &t, now_ms, opts, &plan);
+		plan_creates(&s, &t, clock->mono_ms, opts, &plan);
 	}
 	js_buf_done(&msg);
 out:

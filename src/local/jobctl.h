@@ -71,6 +71,17 @@ struct js_jobctl_opts {
 	int64_t backoff_max_ms;  /* ceiling of the doubling delay */
 };
 
+/** The two clocks of one sync, in milliseconds. Every delay and deadline
+ * (backoff after a failed pod, when to sync again) is on `mono_ms`
+ * (CLOCK_MONOTONIC, which a clock step cannot move), as are the pods'
+ * finished_ms; timestamps written into the Job, and activeDeadlineSeconds
+ * (counted from status.startTime, a wall-clock time), use `wall_ms`
+ * (CLOCK_REALTIME, Unix milliseconds). */
+struct js_jobctl_now {
+	int64_t mono_ms;
+	int64_t wall_ms;
+};
+
 /** What to do after one sync. */
 struct js_jobctl_plan {
 	size_t n_create;
@@ -80,13 +91,14 @@ struct js_jobctl_plan {
 	uint64_t *delete_ids;    /* pods to delete (SIGTERM, grace, SIGKILL) */
 	bool status_changed;     /* job.status was modified */
 	bool finished;           /* Complete or Failed is True */
-	int64_t wake_ms;         /* sync again at this time at the latest
-				    (deadline, backoff); -1 = only on change */
+	int64_t wake_ms;         /* sync again at this monotonic time at the
+				    latest (deadline, backoff); -1 = only on
+				    change */
 };
 
 /**
  * Sync one Job: read `job` (a batch/v1 Job: spec and status), the pods seen
- * for it and the time, then update job.status in place (counters,
+ * for it and the time `now`, then update job.status in place (counters,
  * completedIndexes, failedIndexes, startTime, completionTime, conditions)
  * and say which pods to create or delete. Level-based: the same input gives
  * the same result, so the caller may sync as often as it likes.
@@ -95,8 +107,9 @@ struct js_jobctl_plan {
  * JS_EINVALID when the Job spec cannot be run (Indexed without completions)
  * with *ret_plan untouched.
  */
-JS_WARN_UNUSED int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods, int64_t now_ms,
-				  const struct js_jobctl_opts *opts, struct js_jobctl_plan *ret_plan);
+JS_WARN_UNUSED int js_jobctl_sync(json_t *job, const struct js_jobctl_pod *pods, size_t n_pods,
+				  const struct js_jobctl_now *now, const struct js_jobctl_opts *opts,
+				  struct js_jobctl_plan *ret_plan);
 
 /** Release what a plan owns and zero it. */
 void js_jobctl_plan_done(struct js_jobctl_plan *plan);

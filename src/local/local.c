@@ -10,6 +10,7 @@
  */
 #include "local/local.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -33,6 +34,7 @@
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/time.h"
+#include "core/exec.h"
 #include "core/job.h"
 #include "core/reconcile.h"
 #include "local/hosts.h"
@@ -46,6 +48,8 @@
 
 struct ljob {
 	json_t *obj;          /* batch/v1 Job with status */
+	const struct js_obsjob *rec; /* what the core reads of `obj`, decoded
+				        once per change of `obj`; NULL: stale */
 	char *name;
 	bool deleting;
 	int64_t wake_ms;      /* jobctl's next deadline, -1 none */
@@ -79,8 +83,9 @@ struct js_local {
 	uint64_t rng;
 
 	int death_rd, death_wr, sig_fd, events_fd;
-	int64_t start_ms;
-	int64_t requeue_ms;   /* next reconcile by time, -1 none */
+	int64_t start_ms;     /* monotonic */
+	int64_t turn_ms;      /* monotonic time of the turn applying a plan */
+	int64_t requeue_ms;   /* next reconcile by time (monotonic), -1 none */
 	bool dirty;           /* something changed since the last reconcile */
 	bool resync;          /* pods changed after their Job's sync read them */
 	bool stall_pass;      /* a turn forced by the stall check is under way */
@@ -89,11 +94,30 @@ struct js_local {
 	int64_t last_view_ms;
 };
 
-static int64_t now_ms(void)
+/* Two clocks (issue 10): every deadline, delay and duration is measured on
+ * CLOCK_MONOTONIC, which a clock step cannot move; wall time is only for
+ * what users and the status see (timestamps, the core's `now`). */
+static int64_t clock_ms(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+static int64_t wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
+}
+
+/* Wall-clock RFC 3339 timestamp of now. */
+static void wall_stamp(char out[21])
+{
+	js_time_format_rfc3339(wall_ms() / 1000, out);
 }
 
 static void event(struct js_local *l, const char *f, ...) JS_PRINTF(2, 3);
@@ -107,7 +131,7 @@ static void event(struct js_local *l, const char *f, ...)
 		/* only past 64 MiB */
 	}
 	va_end(ap);
-	int64_t t = now_ms();
+	int64_t t = wall_ms();
 	if (l->events_fd >= 0) {
 		char ts[21];
 		js_time_format_rfc3339(t / 1000, ts);
@@ -187,7 +211,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	l->start_ms = now_ms();
 	if (!l->js->meta.creation_timestamp) {
 		char ts[21];
-		js_time_format_rfc3339(l->start_ms / 1000, ts);
+		wall_stamp(ts);
 		l->js->meta.creation_timestamp = js_xstrdup(ts);
 	}
 	const char *path = getenv("PATH");
@@ -216,6 +240,7 @@ struct js_local *js_local_free(struct js_local *l)
 		return NULL;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		ljob_free_pods(&l->jobs[i]);
+		js_job_unref(l->jobs[i].rec);
 		json_decref(l->jobs[i].obj);
 		free(l->jobs[i].name);
 	}
@@ -361,6 +386,14 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	return created;
 }
 
+/** `j->obj` changed: its record is decoded again before the next
+ * reconcile (and only then). */
+static void stale(struct ljob *j)
+{
+	js_job_unref(j->rec);
+	j->rec = NULL;
+}
+
 /** Sync one Job with its pods. Returns true when its status changed. */
 static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 {
@@ -380,7 +413,8 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 				   .backoff_max_ms = l->opts.backoff_base_ms * 36};
 	struct js_jobctl_plan plan;
 	bool changed = false;
-	int r = js_jobctl_sync(j->obj, obs, n, t, &o, &plan);
+	struct js_jobctl_now now = {.mono_ms = t, .wall_ms = wall_ms()};
+	int r = js_jobctl_sync(j->obj, obs, n, &now, &o, &plan);
 	free(obs);
 	free(exits);
 	if (r < 0) {
@@ -405,6 +439,8 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 	for (size_t i = 0; i < plan.n_create; i++)
 		created += start_pod(l, j, plan.create[i], t);
 	changed = plan.status_changed || plan.n_create || plan.n_delete;
+	if (plan.status_changed)
+		stale(j);
 	/* Pods created or deleted just now are state this sync has not seen
 	 * (a pod whose container could not start is already Failed, a deleted
 	 * pod without processes is gone); nothing else may wake the loop for
@@ -457,6 +493,7 @@ static bool collect_jobs(struct js_local *l)
 		}
 		event(l, "Normal Deleted job/%s", j->name);
 		json_array_append_new(l->history, j->obj);
+		js_job_unref(j->rec);
 		ljob_free_pods(j);
 		free(j->name);
 		memmove(j, j + 1, (l->n_jobs - i - 1) * sizeof(*j));
@@ -468,83 +505,80 @@ static bool collect_jobs(struct js_local *l)
 
 /* ---- applying the core's plan ---- */
 
-/** RFC 7386 JSON merge patch of `patch` into `target`. */
-static void merge_patch(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(js_json_unconst(patch), k, v)
-	{
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v)) {
-			json_t *t = json_object_get(target, k);
-			if (!json_is_object(t)) {
-				t = json_object();
-				json_object_set_new(target, k, t);
-			}
-			merge_patch(t, v);
-		} else {
-			json_object_set(target, k, v);
-		}
-	}
-}
-
 static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 {
 	if (j->deleting)
 		return;
 	j->deleting = true;
 	char ts[21];
-	js_time_format_rfc3339(t / 1000, ts);
+	wall_stamp(ts);
 	json_object_set_new(js_json_path_make(j->obj, "metadata"), "deletionTimestamp", json_string(ts));
+	stale(j);
 	for (size_t i = 0; i < j->n_pods; i++)
 		js_pod_delete(j->pods[i], &l->host, t, false);
 }
 
-static int apply(struct js_local *l, const struct js_plan *plan, const struct js_action *a, int64_t t)
+/* ---- applying the core's plan: this runtime as a body of core/exec.h ---- */
+
+static int local_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
 {
-	struct ljob *j;
-	switch (a->kind) {
-	case JS_ACTION_CREATE_JOB: {
-		if (find_job(l, a->name)) {
+	struct js_local *l = self;
+	int first = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = acts[i].name;
+		if (find_job(l, name)) {
 			event(l, "Warning JobCreationFailed job \"%s\" creation failed with error: jobs.batch \"%s\" "
 				 "already exists",
-			      a->name, a->name);
-			return JS_EEXISTS;
+			      name, name);
+			first = first ? first : JS_EEXISTS;
+			continue;
 		}
-		json_t *obj = js_plan_render_job(plan, a);
+		json_t *obj = json_deep_copy(bodies[i]);
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
-		js_time_format_rfc3339(t / 1000, ts);
+		wall_stamp(ts);
 		json_object_set_new(meta, "uid", json_string(uid));
 		json_object_set_new(meta, "creationTimestamp", json_string(ts));
 		free(uid);
 		json_object_set_new(obj, "status", json_object());
 		l->jobs = js_xrealloc(l->jobs, (l->n_jobs + 1) * sizeof(*l->jobs));
-		l->jobs[l->n_jobs++] = (struct ljob){.obj = obj, .name = js_xstrdup(a->name), .wake_ms = -1};
-		event(l, "Normal Created job/%s", a->name);
-		return 0;
+		l->jobs[l->n_jobs++] = (struct ljob){.obj = obj, .name = js_xstrdup(name), .wake_ms = -1};
+		l->dirty = true;
+		event(l, "Normal Created job/%s", name);
 	}
-	case JS_ACTION_DELETE_JOB:
-		j = find_job(l, a->name);
+	return first;
+}
+
+static int local_delete_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	struct js_local *l = self;
+	for (size_t i = 0; i < n; i++) {
+		struct ljob *j = find_job(l, acts[i].name);
 		if (j)
-			delete_job(l, j, t);
-		return 0;
-	case JS_ACTION_PATCH_JOB:
-		j = find_job(l, a->name);
-		if (!j)
-			return JS_ENOTFOUND;
-		merge_patch(j->obj, a->object);
-		return 0;
-	case JS_ACTION_PATCH_JOB_STATUS:
-		j = find_job(l, a->name);
-		if (!j)
-			return JS_ENOTFOUND;
-		merge_patch(j->obj, a->object);
-		return 0;
-	case JS_ACTION_CREATE_SERVICE: {
+			delete_job(l, j, l->turn_ms);
+	}
+	l->dirty = true;
+	return 0;
+}
+
+static int local_patch_job(void *self, const struct js_action *a)
+{
+	struct js_local *l = self;
+	struct ljob *j = find_job(l, a->name);
+	if (!j)
+		return JS_ENOTFOUND;
+	/* Spec and status alike: this runtime is its own API server. */
+	js_json_merge_patch(j->obj, a->object);
+	stale(j);
+	l->dirty = true;
+	return 0;
+}
+
+static int local_apply_other(void *self, const struct js_action *a)
+{
+	struct js_local *l = self;
+	if (a->kind == JS_ACTION_CREATE_SERVICE) {
 		int r = js_hosts_write_service(l->hosts_path, l->js);
 		if (r < 0) {
 			event(l, "Warning HeadlessServiceCreationFailed %s: %s", l->hosts_path, js_strerror(r));
@@ -552,9 +586,7 @@ static int apply(struct js_local *l, const struct js_plan *plan, const struct js
 		}
 		l->service_exists = true;
 		event(l, "Normal Created service/%s (hosts entries in %s)", a->name, l->hosts_path);
-		return 0;
-	}
-	case JS_ACTION_CREATE_PVC: {
+	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		/* A claim is a directory of the run. It must be recorded as
 		 * existing: the core asks for every claim it does not see, and
 		 * an unrecorded one was asked for again on every pass. */
@@ -570,16 +602,56 @@ static int apply(struct js_local *l, const struct js_plan *plan, const struct js
 		l->pvcs[l->n_pvcs++] = js_xstrdup(a->name);
 		event(l, "Normal Created persistentvolumeclaim/%s (directory %s)", a->name, dir);
 		free(dir);
-		return 0;
 	}
-	case JS_ACTION_DELETE_JOBSET:
-		/* TTL after finished: the run is over anyway. */
-		return 0;
-	case JS_ACTION__INVALID:
-	case JS_ACTION__COUNT:
-		break;
-	}
-	return -EINVAL;
+	/* DeleteJobSet (TTL after finished): the run is over anyway. */
+	l->dirty = true;
+	return 0;
+}
+
+/* The status is stored by taking the plan's JobSet once the whole plan was
+ * applied (reconcile below); nothing can fail here. */
+static int local_write_status(void *self, const struct js_plan *plan)
+{
+	(void)self;
+	(void)plan;
+	return 0;
+}
+
+static void local_emit_event(void *self, const struct js_event *e)
+{
+	struct js_local *l = self;
+	event(l, "%s %s jobset/%s: %s", e->type, e->reason, js_jobset_name(l->js), e->message);
+}
+
+static void local_requeue_after(void *self, int64_t seconds)
+{
+	struct js_local *l = self;
+	l->requeue_ms = l->turn_ms + seconds * 1000;
+}
+
+static const struct js_exec_ops local_ops = {
+	.create_jobs = local_create_jobs,
+	.delete_jobs = local_delete_jobs,
+	.patch_job = local_patch_job,
+	.apply_other = local_apply_other,
+	.write_status = local_write_status,
+	.emit_event = local_emit_event,
+	.requeue_after = local_requeue_after,
+};
+
+/* The record of Job `j`, decoded from its JSON only when that changed. */
+static const struct js_obsjob *record(struct ljob *j)
+{
+	if (!j->rec)
+		j->rec = js_job_from_json(j->obj, NULL);
+#ifndef NDEBUG
+	/* A record that missed a change of its Job would be a silent wrong
+	 * decision; debug builds check every one against a fresh decode. */
+	struct js_obsjob *fresh = js_job_from_json(j->obj, NULL);
+	assert(js_job_same(j->rec, fresh));
+	js_job_unref(fresh);
+#endif
+	return j->rec;
 }
 
 /* Hash of what a plan does: kinds and names of its actions, in order. */
@@ -625,10 +697,10 @@ static bool repeated_plan(struct js_local *l, const struct js_plan *plan)
 
 static void reconcile(struct js_local *l, int64_t t)
 {
-	struct js_obsjob **obs = js_xcalloc(l->n_jobs + 1, sizeof(*obs));
+	const struct js_obsjob **obs = js_xcalloc(l->n_jobs + 1, sizeof(*obs));
 	size_t n = 0;
 	for (size_t i = 0; i < l->n_jobs; i++) {
-		struct js_obsjob *o = js_job_from_json(l->jobs[i].obj, NULL);
+		const struct js_obsjob *o = record(&l->jobs[i]);
 		if (o)
 			obs[n++] = o;
 	}
@@ -649,15 +721,13 @@ static void reconcile(struct js_local *l, int64_t t)
 		}
 	}
 	struct js_reconcile_input in = {
-		.jobset = l->js, .jobs = (const struct js_obsjob *const *)obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
-		.n_pods = np, .gates = l->opts.gates, .now = t / 1000,
+		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
+		.n_pods = np, .gates = l->opts.gates, .now = wall_ms() / 1000,
 		.pvcs = (const char *const *)l->pvcs, .n_pvcs = l->n_pvcs,
 	};
 	struct js_plan *plan = NULL;
 	char *err = NULL;
 	int r = js_reconcile_run(&in, &plan, &err);
-	for (size_t i = 0; i < n; i++)
-		js_job_unref(obs[i]);
 	free(obs);
 	free(pods);
 	l->dirty = false;
@@ -671,25 +741,18 @@ static void reconcile(struct js_local *l, int64_t t)
 		js_reconcile_plan_free(plan);
 		return;
 	}
-	for (size_t i = 0; i < plan->n_actions; i++) {
-		r = apply(l, plan, &plan->actions[i], t);
-		if (r < 0) {
-			/* SPEC §11.2: stop, write nothing, retry with backoff. */
-			l->requeue_ms = t + LOCAL_RETRY_MS;
-			js_reconcile_plan_free(plan);
-			return;
-		}
-		l->dirty = true;
-	}
-	l->requeue_ms = plan->has_requeue_after ? t + plan->requeue_after * 1000 : -1;
-	if (plan->status_changed && plan->jobset) {
-		struct js_jobset *next = js_jobset_copy(plan->jobset);
+	l->turn_ms = t;
+	l->requeue_ms = -1;
+	r = js_exec_apply(&local_ops, l, plan, NULL);
+	if (r < 0) {
+		/* SPEC §11.2: stopped, nothing written; retry with backoff. */
+		l->requeue_ms = t + LOCAL_RETRY_MS;
+	} else if (plan->status_changed) {
+		/* The plan's working copy, carrying the new status, becomes the
+		 * stored JobSet: taken, not copied. */
 		js_jobset_free(l->js);
-		l->js = next;
+		l->js = js_plan_take_jobset(plan);
 		l->dirty = true;
-		for (size_t i = 0; i < plan->n_events; i++)
-			event(l, "%s %s jobset/%s: %s", plan->events[i].type, plan->events[i].reason,
-			      js_jobset_name(l->js), plan->events[i].message);
 	}
 	js_reconcile_plan_free(plan);
 }

@@ -6,9 +6,13 @@
  * One loop (poll(2) over a signalfd and the containers' output pipes, with
  * a timeout computed from every pending deadline; no busy waiting):
  *   pods step -> Jobs sync (pod creation and deletion) -> reconcile
- *   (js_reconcile_run) -> apply its actions: create, delete and patch Jobs;
- *   the headless Service becomes /etc/hosts entries for every pod -> write
- *   the status -> wait for the next change or deadline.
+ *   (js_reconcile_run over records of the Jobs, each decoded once per change
+ *   of its Job) -> apply the plan through the one executor (core/exec.h,
+ *   this runtime is one of its bodies): create, delete and patch Jobs; the
+ *   headless Service becomes /etc/hosts entries for every pod -> store the
+ *   plan's JobSet with its new status (taken, not copied) -> wait for the
+ *   next change or deadline. Deadlines are on CLOCK_MONOTONIC; wall time is
+ *   only for timestamps.
  *
  * Networking: each pod gets its own loopback address (127.10.x.y, stable per
  * hostname across restarts) and its hostname; with DNS hostnames on, every
@@ -79,6 +83,8 @@ struct js_local_opts {
 	bool no_namespaces;         /* force the degraded mode */
 	struct js_gates gates;      /* feature gates for the reconcile core
 				       (the same ones validation used) */
+	/* Every event as text; `now_ms` is wall-clock Unix milliseconds,
+	 * for display (deadlines inside the runtime are monotonic). */
 	void (*on_event)(void *ctx, int64_t now_ms, const char *text);
 	void (*on_view)(void *ctx, const struct js_local_view *view);
 	js_pod_line_fn on_line;     /* every container output line, or NULL */
@@ -113,7 +119,7 @@ const struct js_jobset *js_local_jobset(const struct js_local *l);
 /** The sandbox mode in use and, when degraded, why (static, or NULL). */
 enum js_sandbox_mode js_local_sandbox(const struct js_local *l, const char **ret_why);
 
-/** Wall-clock duration of the run so far, milliseconds. */
+/** Duration of the run so far (monotonic), milliseconds. */
 int64_t js_local_elapsed_ms(const struct js_local *l);
 
 /** Check every pod template of `js` before anything starts (a container

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/json.h"
 #include "base/load.h"
 
 json_t *tu_yaml(const char *yaml)
@@ -27,21 +28,6 @@ json_t *tu_yaml(const char *yaml)
 	return root;
 }
 
-static void merge(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)(uintptr_t)patch, k, v) {
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v) && json_is_object(json_object_get(target, k))) {
-			merge(json_object_get(target, k), v);
-		} else {
-			json_object_set_new(target, k, json_deep_copy(v));
-		}
-	}
-}
-
 void tu_merge_patch(json_t *target, const char *patch_json)
 {
 	if (!patch_json)
@@ -51,7 +37,7 @@ void tu_merge_patch(json_t *target, const char *patch_json)
 	if (!p)
 		fprintf(stderr, "bad patch %s: %s\n", patch_json, err.text);
 	assert_non_null(p);
-	merge(target, p);
+	js_json_merge_patch(target, p);
 	json_decref(p);
 }
 

@@ -27,6 +27,11 @@ void tu_merge_patch(json_t *target, const char *patch_json);
  * Only for tests of api and the layers on it (testutil_api.c). */
 struct js_jobset *tu_decode(const json_t *j);
 
+/** The JobSet of the YAML file at `rel` (under the source tree) with the
+ * JSON merge patch `patch` (may be NULL) applied; fails the test on error.
+ * Caller frees with js_jobset_free. */
+struct js_jobset *tu_fixture(const char *rel, const char *patch);
+
 /** Read a whole file into a malloc'd string (NULL if missing). */
 char *tu_read_file(const char *path, size_t *len);
 

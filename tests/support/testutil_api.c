@@ -4,6 +4,7 @@
  * no api code (the layer rule holds for tests too).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "api/codec.h"
 #include "support/testutil.h"
@@ -18,5 +19,18 @@ struct js_jobset *tu_decode(const json_t *j)
 		tu_print_diag(&d);
 	assert_int_equal(r, 0);
 	js_diag_done(&d);
+	return js;
+}
+
+struct js_jobset *tu_fixture(const char *rel, const char *patch)
+{
+	char *text = tu_read_file(tu_src_path(rel), NULL);
+	if (!text)
+		fail_msg("cannot read %s", rel);
+	json_t *doc = tu_yaml(text);
+	tu_merge_patch(doc, patch);
+	struct js_jobset *js = tu_decode(doc);
+	json_decref(doc);
+	free(text);
 	return js;
 }

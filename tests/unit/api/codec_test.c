@@ -1,6 +1,6 @@
 /*
  * codec_test.c - the JobSet codec (api/codec.h) round trip: decode, encode
- * and decode again is the identity, and the fields of the embedded Job
+ * and decode again is the identity, a copy encodes as its source, and the fields of the embedded Job
  * template that we do not model survive (upstream #893). YAML text out and
  * back is the emitter's and loader's business (tests/unit/base/load_test.c).
  */

@@ -1,7 +1,6 @@
 /*
  * core_test.c - table-driven unit tests of the core pieces the scenarios
- * do not reach (times, Job decoding, in-place bookkeeping, script errors)
- * and property checks over generated scenarios.
+ * (tests/unit/sim) do not reach: times, Job records, in-place bookkeeping.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,24 +9,11 @@
 #include "base/time.h"
 #include "core/job.h"
 #include "core/reconcile.h"
-#include "core/sim.h"
 #include "support/testutil.h"
-
-static const char *fix_a(void)
-{
-	static char *text;
-	if (!text)
-		text = tu_read_file(tu_src_path("tests/cases/core/fix-a.yaml"), NULL);
-	return text;
-}
 
 static struct js_jobset *load(const char *patch)
 {
-	json_t *doc = tu_yaml(fix_a());
-	tu_merge_patch(doc, patch);
-	struct js_jobset *js = tu_decode(doc);
-	json_decref(doc);
-	return js;
+	return tu_fixture("tests/cases/core/fix-a.yaml", patch);
 }
 
 static void test_times(void **state)
@@ -118,6 +104,18 @@ static void test_job_decode(void **state)
 	js_job_unref(b);
 	js_job_unref(NULL);
 	assert_null(js_job_build(&(struct js_obsjob_init){0}));
+	/* A condition is read only when True; JSON other than arrays is not
+	 * kept as tolerations or schedulingGates. */
+	static const struct js_jobcond not_done[] = {{.type = "Complete", .status = "False"}};
+	json_t *obj = json_object();
+	struct js_obsjob *nd = js_job_build(&(struct js_obsjob_init){
+		.job = {.name = "n", .n_conditions = 1, .conditions = not_done, .tolerations = obj, .scheduling_gates = obj}});
+	assert_null(js_job_condition_true(nd, "Complete"));
+	assert_null(js_job_condition_true(nd, "Failed"));
+	assert_null(nd->tolerations);
+	assert_null(nd->scheduling_gates);
+	js_job_unref(nd);
+	json_decref(obj);
 	int err = 0;
 	json_t *bad = tu_yaml("metadata: {}\n");
 	assert_null(js_job_from_json(bad, &err));
@@ -125,10 +123,31 @@ static void test_job_decode(void **state)
 	assert_null(js_job_from_json(bad, NULL));
 	json_decref(bad);
 
-	/* js_job_same: each field the core reads makes a difference. */
-	static const struct js_jobcond cond2 = {.type = "Failed", .status = "True", .reason = "R2"};
+	/* js_job_same: each field the core reads makes a difference, and an
+	 * absent optional scalar's value slot does not. */
+	static const struct js_jobcond conds2[] = {
+		{.type = "Failed", .status = "True", .reason = "R2"},
+		{.type = "FailureTarget", .status = "True", .reason = "R", .message = "M"},
+		{.type = "Failed", .status = "False", .reason = "R", .message = "M"},
+		{.type = "Failed", .status = "True", .reason = "R", .message = "M2"},
+		{.type = "Failed", .status = "True", .reason = "R", .message = "M", .has_last_transition_time = true},
+		{.type = NULL, .status = "True"},
+	};
 	json_t *tol = json_pack("[{s:s}]", "key", "other");
-	for (int f = 0; f < 16; f++) {
+	static const struct {
+		const char *what;
+		bool same;
+	} rows[] = {
+		{"name", false}, {"uid", false}, {"owner", false}, {"rjob", false}, {"index", false},
+		{"attempt", false}, {"job attempt", false}, {"deleting", false}, {"suspend value", false},
+		{"suspend presence", false}, {"parallelism absent", false}, {"parallelism value", false},
+		{"completions slot while absent", true}, {"completions present", false}, {"active", false},
+		{"succeeded", false}, {"failed", false}, {"ready", false}, {"terminating presence", false},
+		{"start time", false}, {"reason", false}, {"type", false}, {"status", false}, {"message", false},
+		{"transition time presence", false}, {"no conditions", false}, {"condition without type dropped", false},
+		{"tolerations", false}, {"tolerations absent", false}, {"scheduling gates", false}, {"unchanged", true},
+	};
+	for (size_t f = 0; f < sizeof(rows) / sizeof(rows[0]); f++) {
 		struct js_obsjob_init in = {.job = *o};
 		struct js_obsjob *x = &in.job;
 		switch (f) {
@@ -141,17 +160,32 @@ static void test_job_decode(void **state)
 		case 6: x->job_restart_attempt = NULL; break;
 		case 7: x->deleting = false; break;
 		case 8: x->suspend = false; break;
-		case 9: x->has_parallelism = false; break;
-		case 10: x->active = 7; break;
-		case 11: x->ready = 0; break;
-		case 12: x->start_time++; break;
-		case 13: x->conditions = &cond2; break;
-		case 14: x->n_conditions = 0; break;
-		default: x->tolerations = tol; break;
+		case 9: x->has_suspend = false; break;
+		case 10: x->has_parallelism = false; break;
+		case 11: x->parallelism = 4; break;
+		case 12: x->completions = 77; break;
+		case 13: x->has_completions = true; break;
+		case 14: x->active = 7; break;
+		case 15: x->succeeded = 1; break;
+		case 16: x->failed = 1; break;
+		case 17: x->ready = 0; break;
+		case 18: x->has_terminating = false; break;
+		case 19: x->start_time++; break;
+		case 20: x->conditions = &conds2[0]; break;
+		case 21: x->conditions = &conds2[1]; break;
+		case 22: x->conditions = &conds2[2]; break;
+		case 23: x->conditions = &conds2[3]; break;
+		case 24: x->conditions = &conds2[4]; break;
+		case 25: x->n_conditions = 0; break;
+		case 26: x->conditions = &conds2[5]; break;
+		case 27: x->tolerations = tol; break;
+		case 28: x->tolerations = NULL; break;
+		case 29: x->scheduling_gates = tol; break;
+		default: break;
 		}
 		struct js_obsjob *y = js_job_build(&in);
-		if (js_job_same(o, y))
-			fail_msg("field %d: records compare the same", f);
+		if (js_job_same(o, y) != rows[f].same || js_job_same(y, o) != rows[f].same)
+			fail_msg("%s: js_job_same should be %d", rows[f].what, rows[f].same);
 		js_job_unref(y);
 	}
 	json_decref(tol);
@@ -160,6 +194,165 @@ static void test_job_decode(void **state)
 	assert_string_equal(js_reconcile_action_kind_name(JS_ACTION__COUNT), "?");
 	assert_string_equal(js_reconcile_propagation_name(JS_PROPAGATION_BACKGROUND), "Background");
 	assert_string_equal(js_reconcile_propagation_name(JS_PROPAGATION_FOREGROUND), "Foreground");
+}
+
+/* Odd observed states, straight into js_reconcile_run with records from
+ * js_job_build: what the scenarios (which observe well-formed Jobs) do not
+ * reach. Each row: a patch on FIX-A, up to three Jobs, the gates, and the
+ * expected actions ("Kind:name ..."), error substring or event reason. */
+#define OWN "uid-test-js"
+#define A0 "test-js-replicated-job-a-0"
+static const struct js_jobcond failed_cond[] = {{.type = "Failed", .status = "True", .reason = "BackoffLimitExceeded"}};
+static const struct js_jobcond done_cond[] = {{.type = "Complete", .status = "True"}};
+
+static void test_reconcile_table(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *patch;
+		struct js_obsjob jobs[3];
+		size_t n_jobs;
+		struct js_gates gates;
+		const char *const pvcs[2];
+		const char *want_actions; /* NULL: not checked */
+		const char *want_err;     /* NULL: success expected */
+		const char *want_event;   /* NULL: not checked */
+		const char *tolerations;  /* JSON of jobs[0].tolerations, or NULL */
+		const char *want_patch;   /* JSON of the last action's object, or NULL */
+	} rows[] = {
+		{"foreign Job of a name we create", NULL, {{.name = A0, .owner_uid = "other"}}, 1, {0}, {0},
+		 "CreateService:test-js CreateJob:test-js-replicated-job-b-0 CreateJob:test-js-replicated-job-b-1 "
+		 "CreateJob:test-js-replicated-job-b-2",
+		 NULL, "JobCreationFailed", NULL, NULL},
+		{"ownerless Job of a name we create", NULL, {{.name = A0}}, 1, {0}, {0}, NULL, NULL, "JobCreationFailed", NULL, NULL},
+		{"owned Job without restart-attempt label", NULL, {{.name = A0, .owner_uid = OWN}}, 1, {0}, {0}, NULL,
+		 "restart-attempt", NULL, NULL, NULL},
+		{"RestartJob gate: owned Job without index label", NULL,
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a"}}, 1,
+		 {.restart_job = true}, {0}, NULL, "job-index", NULL, NULL, NULL},
+		{"RestartJob gate: bad per-Job attempt", NULL,
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .job_index = "0",
+		   .job_restart_attempt = "x"}},
+		 1, {.restart_job = true}, {0}, NULL, "job-restart-attempt", NULL, NULL, NULL},
+		{"RestartJob gate: index past jobRestarts", NULL,
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .job_index = "5"}}, 1,
+		 {.restart_job = true}, {0}, NULL, "out of range", NULL, NULL, NULL},
+		{"RestartJob gate: Job of an rjob not in the spec is kept", NULL,
+		 {{.name = "x", .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "gone", .job_index = "0"}}, 1,
+		 {.restart_job = true}, {0}, NULL, NULL, NULL, NULL, NULL},
+		{"RestartJob: a failed Job of an rjob not in the spec cannot restart",
+		 "{\"spec\":{\"failurePolicy\":{\"maxRestarts\":3,\"rules\":[{\"action\":\"RestartJob\"}]}}}",
+		 {{.name = "x", .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "gone", .job_index = "0",
+		   .n_conditions = 1, .conditions = failed_cond}},
+		 1, {.restart_job = true}, {0}, NULL, "cannot restart", NULL, NULL, NULL},
+		{"resume: tolerations the Job has already are not added again",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"k\"},{\"key\":\"j\"}]",
+		 "{\"spec\":{\"suspend\":false}}"},
+		{"resume: new tolerations are appended after the Job's",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"j\"}]",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"j\"},{\"key\":\"k\"}]}}}}"},
+		{"Job counts: completions below parallelism, suspended, active", NULL,
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_parallelism = true,
+		   .parallelism = 4, .has_completions = true, .completions = 2, .succeeded = 1, .has_ready = true, .ready = 1,
+		   .active = 1, .has_suspend = true, .suspend = false}},
+		 1, {0}, {0}, NULL, NULL, NULL, NULL, NULL},
+		{"a Job already deleting is not deleted again",
+		 "{\"status\":{\"restarts\":1}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .deleting = true},
+		  {.name = "test-js-replicated-job-b-0", .owner_uid = OWN, .restart_attempt = "0",
+		   .rjob_name = "replicated-job-b"}},
+		 2, {0}, {0},
+		 "DeleteJob:test-js-replicated-job-b-0 CreateService:test-js CreateJob:test-js-replicated-job-b-1 "
+		 "CreateJob:test-js-replicated-job-b-2",
+		 NULL, NULL, NULL, NULL},
+		{"success counted only for targets",
+		 "{\"spec\":{\"successPolicy\":{\"operator\":\"Any\",\"targetReplicatedJobs\":[\"replicated-job-b\"]}}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .n_conditions = 1,
+		   .conditions = done_cond}},
+		 1, {0}, {0}, NULL, NULL, NULL, NULL, NULL},
+		{"PVCs that exist are not created",
+		 "{\"spec\":{\"volumeClaimPolicies\":[{\"templates\":[{\"metadata\":{\"name\":\"d\"},\"spec\":{}},"
+		 "{\"metadata\":{\"name\":\"e\"},\"spec\":{}}]}]}}",
+		 {{0}}, 0, {0}, {"d-test-js", NULL},
+		 "CreateService:test-js CreatePVC:e-test-js CreateJob:test-js-replicated-job-a-0 "
+		 "CreateJob:test-js-replicated-job-b-0 CreateJob:test-js-replicated-job-b-1 "
+		 "CreateJob:test-js-replicated-job-b-2",
+		 NULL, NULL, NULL, NULL},
+		{"a JobSet without uid owns no Job, and a Job of its name is not its own",
+		 "{\"metadata\":{\"uid\":null}}", {{.name = A0, .owner_uid = OWN, .restart_attempt = "0"}}, 1, {0}, {0},
+		 NULL, NULL, "JobCreationFailed", NULL, NULL},
+		{"dependsOn an rjob with no status yet creates nothing for it",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"dependsOn\":"
+		 "[{\"name\":\"nope\",\"status\":\"Ready\"}],\"template\":{\"spec\":{\"template\":{\"spec\":"
+		 "{\"containers\":[]}}}}}]}}",
+		 {{0}}, 0, {0}, {0}, "CreateService:test-js", NULL, NULL, NULL, NULL},
+		{"elastic: Job of an unknown rjob and one already scaled", 
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"parallelism\":2,\"completions\":2,\"template\":{\"spec\":{\"containers\":[]}}}}}]}}",
+		 {{.name = "x", .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "gone"},
+		  {.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a",
+		   .has_parallelism = true, .parallelism = 2, .has_completions = true, .completions = 2}},
+		 2, {.elastic_jobset = true}, {0}, "CreateService:test-js", NULL, NULL, NULL, NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct js_jobset *js = load(rows[i].patch);
+		const struct js_obsjob *jobs[3];
+		json_t *tol = rows[i].tolerations ? json_loads(rows[i].tolerations, 0, NULL) : NULL;
+		for (size_t k = 0; k < rows[i].n_jobs; k++) {
+			struct js_obsjob_init init = {.job = rows[i].jobs[k]};
+			if (k == 0)
+				init.job.tolerations = tol;
+			jobs[k] = js_job_build(&init);
+		}
+		json_decref(tol);
+		size_t n_pvcs = rows[i].pvcs[0] ? 1 : 0;
+		struct js_reconcile_input in = {.jobset = js, .jobs = jobs, .n_jobs = rows[i].n_jobs, .pvcs = rows[i].pvcs,
+						 .n_pvcs = n_pvcs, .gates = rows[i].gates, .now = 1700000000};
+		struct js_plan *p = NULL;
+		char *err = NULL;
+		int r = js_reconcile_run(&in, &p, &err);
+		if (rows[i].want_err) {
+			if (r != JS_EINVALID || !strstr(err, rows[i].want_err))
+				fail_msg("%s: r=%d err=%s, want error '%s'", rows[i].name, r, err ? err : "-", rows[i].want_err);
+		} else {
+			if (r != 0)
+				fail_msg("%s: r=%d err=%s", rows[i].name, r, err ? err : "-");
+			char have[1024] = "";
+			for (size_t k = 0; k < p->n_actions; k++)
+				snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s:%s", k ? " " : "",
+					 js_reconcile_action_kind_name(p->actions[k].kind), p->actions[k].name);
+			if (rows[i].want_actions && strcmp(have, rows[i].want_actions) != 0)
+				fail_msg("%s: actions\n  have: %s\n  want: %s", rows[i].name, have, rows[i].want_actions);
+			bool ev = !rows[i].want_event;
+			for (size_t k = 0; k < p->n_events && !ev; k++)
+				ev = strcmp(p->events[k].reason, rows[i].want_event) == 0;
+			if (!ev)
+				fail_msg("%s: no event %s", rows[i].name, rows[i].want_event);
+			if (rows[i].want_patch) {
+				json_t *want = json_loads(rows[i].want_patch, 0, NULL);
+				const json_t *have_patch = p->actions[p->n_actions - 1].object;
+				if (!json_equal(want, have_patch)) {
+					char *t = json_dumps(have_patch, JSON_SORT_KEYS);
+					fail_msg("%s: patch %s", rows[i].name, t);
+				}
+				json_decref(want);
+			}
+		}
+		free(err);
+		js_reconcile_plan_free(p);
+		for (size_t k = 0; k < rows[i].n_jobs; k++)
+			js_job_unref(jobs[k]);
+		js_jobset_free(js);
+	}
 }
 
 /* §11.16 in-place bookkeeping over observed pods. */
@@ -230,122 +423,13 @@ static void test_in_place(void **state)
 	js_jobset_free(js);
 }
 
-/* Script errors are reported, never crash. */
-static void test_script_errors(void **state)
-{
-	static const char *const bad[] = {
-		"bogus", "fail", "fail nosuchjob", "finalize test-js-replicated-job-a-0", "advance x", "patch [1]",
-		"patch {\"spec\":{\"replicatedJobs\":7}}", "add-job {}", "fail #x", "expect", "expect nonsense",
-		"expect jobs", "expect action-count X", "expect status restarts", "expect status restarts=x",
-		"expect status nokey=1", "expect rjob nope ready=1", "expect requeue", "expect label-count x 1",
-		"expect job test-js-replicated-job-a-0 label", "expect job test-js-replicated-job-a-0 path spec {bad",
-		"expect jobs 9", "expect live-jobs 9", "expect actions CreateJob:x", "expect actions-include X",
-		"expect condition Nope", "expect condition Suspended", "expect event Warning X",
-		"expect requeue 5", "expect error zzz", "expect skipped x", "expect status-changed yes",
-		"expect service no", "expect pvcs a", "expect jobset-deleted no", "expect metric completed=5",
-		"expect job nope", "expect job test-js-replicated-job-a-0 absent", "expect job test-js-replicated-job-a-0 deleting",
-		"expect job test-js-replicated-job-a-0 suspended", "expect job test-js-replicated-job-a-0 label a=b",
-		"expect job test-js-replicated-job-a-0 path spec.nope 1", "expect job test-js-replicated-job-a-0 no-label jobset.sigs.k8s.io/jobset-name",
-		"expect label-count a=b 3", "expect rjob replicated-job-a jobRestarts=[1]",
-	};
-	(void)state;
-	struct js_jobset *js = load(NULL);
-	struct js_sim *sim = js_sim_new(js, (struct js_gates){0}, 1700000000);
-	struct js_buf out;
-	js_buf_init(&out, 0);
-	char *err = NULL;
-	assert_int_equal(js_sim_exec(sim, "settle", &out, &err), 0);
-	assert_int_equal(js_sim_exec(sim, "suspended-cond all", &out, &err), 0);
-	assert_int_equal(js_sim_exec(sim, "delete-jobset", &out, &err), 0);
-	assert_int_equal(js_sim_exec(sim, "# comment only", &out, &err), 0);
-	assert_int_equal(js_sim_exec(sim, "expect no-error", &out, &err), 0);
-	assert_int_equal(js_sim_exec(sim, "expect no-event X", &out, &err), 0);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err = NULL;
-		if (js_sim_exec(sim, bad[i], &out, &err) >= 0)
-			fail_msg("accepted: %s", bad[i]);
-		free(err);
-	}
-	assert_non_null(js_sim_jobset(sim));
-	assert_int_equal(json_array_size(js_sim_jobs(sim)), 4);
-	js_buf_done(&out);
-	js_sim_free(sim);
-	js_sim_free(NULL);
-	js_jobset_free(js);
-}
-
-/* Property checks: random event sequences over several JobSet shapes. Each
- * reconcile in the simulator checks determinism, that no create names an
- * existing Job, that restart counters never decrease and that a finished
- * JobSet never creates a Job; `settle` checks that replaying the same
- * observations converges to a plan with nothing to do. */
-static void test_properties(void **state)
-{
-	static const char *const shapes[] = {
-		NULL,
-		"{\"spec\":{\"failurePolicy\":{\"maxRestarts\":3}}}",
-		"{\"spec\":{\"failurePolicy\":{\"maxRestarts\":2,\"restartStrategy\":\"BlockingRecreate\"}}}",
-		"{\"spec\":{\"failurePolicy\":{\"maxRestarts\":4,\"rules\":[{\"name\":\"r\",\"action\":\"RestartJob\",\"targetReplicatedJobs\":[\"replicated-job-b\"]},{\"name\":\"i\",\"action\":\"RestartJobSetAndIgnoreMaxRestarts\",\"onJobFailureReasons\":[\"PodFailurePolicy\"]}]}}}",
-		"{\"spec\":{\"startupPolicy\":{\"startupPolicyOrder\":\"InOrder\"},\"failurePolicy\":{\"maxRestarts\":2}}}",
-		"{\"spec\":{\"suspend\":true,\"successPolicy\":{\"operator\":\"Any\"},\"ttlSecondsAfterFinished\":30}}",
-	};
-	static const char *const verbs[] = {"fail", "failtarget", "complete", "ready", "activate", "finalize",
-					    "suspend", "resume", "advance", "remove", "fail"};
-	(void)state;
-	unsigned seed = 12345;
-	int steps = 0;
-	for (int round = 0; round < 120; round++) {
-		const char *shape = shapes[round % (sizeof(shapes) / sizeof(shapes[0]))];
-		struct js_jobset *js = load(shape);
-		struct js_gates g = {.restart_job = round % 2 == 1};
-		struct js_sim *sim = js_sim_new(js, g, 1700000000);
-		struct js_buf out;
-		js_buf_init(&out, 0);
-		char *err = NULL;
-		if (js_sim_exec(sim, "settle", &out, &err) < 0)
-			fail_msg("round %d settle: %s", round, err);
-		for (int k = 0; k < 25; k++) {
-			seed = seed * 1103515245u + 12345u;
-			const char *v = verbs[(seed >> 16) % (sizeof(verbs) / sizeof(verbs[0]))];
-			char line[128];
-			const char *reason = ((seed >> 8) & 1) ? "PodFailurePolicy" : "BackoffLimitExceeded";
-			if (strcmp(v, "finalize") == 0)
-				snprintf(line, sizeof(line), "finalize all");
-			else if (strcmp(v, "advance") == 0)
-				snprintf(line, sizeof(line), "advance %u", (seed >> 20) % 40);
-			else if (strcmp(v, "suspend") == 0 || strcmp(v, "resume") == 0)
-				snprintf(line, sizeof(line), "%s", v);
-			else
-				snprintf(line, sizeof(line), "%s #%u reason=%s", v, (seed >> 12) % 4, reason);
-			err = NULL;
-			int r = js_sim_exec(sim, line, &out, &err);
-			if (r == JS_EINVALID) { /* no such Job right now: fine */
-				free(err);
-				continue;
-			}
-			if (r < 0)
-				fail_msg("round %d step %d '%s': %s\n%s", round, k, line, err, js_buf_str(&out));
-			err = NULL;
-			if (js_sim_exec(sim, "settle", &out, &err) < 0)
-				fail_msg("round %d step %d settle after '%s': %s\n%s", round, k, line, err, js_buf_str(&out));
-			js_buf_clear(&out);
-			steps++;
-		}
-		js_buf_done(&out);
-		js_sim_free(sim);
-		js_jobset_free(js);
-	}
-	printf("properties: %d generated steps checked\n", steps);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_job_decode),
+		cmocka_unit_test(test_reconcile_table),
 		cmocka_unit_test(test_in_place),
-		cmocka_unit_test(test_script_errors),
-		cmocka_unit_test(test_properties),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,15 +153,17 @@ static void test_apply(void **state)
 		{"failed status write of an empty plan", "", 0, true, false, false, false, 0, 0, " status", JS_ECONFLICT, 0},
 		{"missing op fails the pass", "PC", 0, true, false, true, false, 0, -1, " patch(P0)", JS_EUNSUPPORTED, 1},
 		{"missing status op", "", 0, true, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0},
+		{"missing delete op", "D", 0, false, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0},
+		{"missing other op", "J", 0, false, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0},
 		{"missing optional ops are skipped", "", 0, false, true, true, false, 2, -1, "", 0, SIZE_MAX},
-		{"taken JobSet cannot render", "PC", 0, false, false, false, true, 0, -1, " patch(P0)", JS_EINVALID, 1},
+		{"taken JobSet cannot render", "PCC", 0, false, false, false, true, 0, -1, " patch(P0)", JS_EINVALID, 1},
 		{"invalid kind", "x", 0, false, false, false, false, 0, -1, "", JS_EINVALID, 0},
 	};
 	(void)state;
 	struct js_jobset *js = jobset(3);
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		struct js_action acts[16] = {{0}};
-		char names[16][8];
+		char names[16][32];
 		size_t n = strlen(cases[ci].actions);
 		int32_t next_job = 0;
 		for (size_t i = 0; i < n; i++) {

@@ -16,6 +16,8 @@
 #include "local/jobctl.h"
 
 #define NOW 1700000000000LL /* ms */
+/* The table's clocks agree; test_clocks pulls them apart. */
+static const struct js_jobctl_now now = {.mono_ms = NOW, .wall_ms = NOW};
 #define P_RUN(i) {.index = (i), .phase = JS_JOBCTL_RUNNING, .ready = true}
 #define P_OK(i) {.index = (i), .phase = JS_JOBCTL_SUCCEEDED, .finished_ms = NOW - 1000}
 #define P_FAIL(i, code) {.index = (i), .phase = JS_JOBCTL_FAILED, .exit_code = (code), .finished_ms = NOW - 1000}
@@ -98,7 +100,7 @@ static void job_case(const struct jcase *c)
 	}
 	struct js_jobctl_opts opts = {.backoff_base_ms = 100, .backoff_max_ms = 1000};
 	struct js_jobctl_plan plan;
-	assert_int_equal(js_jobctl_sync(job, pods, c->n_pods, NOW, &opts, &plan), 0);
+	assert_int_equal(js_jobctl_sync(job, pods, c->n_pods, &now, &opts, &plan), 0);
 
 	char got[256] = "";
 	size_t off = 0;
@@ -139,7 +141,7 @@ static void job_case(const struct jcase *c)
 
 	/* Level-based: a second sync over the same input changes nothing. */
 	struct js_jobctl_plan again;
-	assert_int_equal(js_jobctl_sync(job, pods, c->n_pods, NOW, &opts, &again), 0);
+	assert_int_equal(js_jobctl_sync(job, pods, c->n_pods, &now, &opts, &again), 0);
 	if (again.status_changed)
 		fail_msg("case '%s': second sync changed the status", c->name);
 	js_jobctl_plan_done(&again);
@@ -172,12 +174,45 @@ static void test_format_indexes(void **state)
 	}
 }
 
+/* Deadlines run on the monotonic clock, timestamps on the wall clock: a
+ * wall-clock activeDeadlineSeconds is waited for on the monotonic one, and
+ * pod backoff is counted from the pods' (monotonic) finish times. */
+static void test_clocks(void **state)
+{
+	(void)state;
+	const struct js_jobctl_now apart = {.mono_ms = 5000, .wall_ms = NOW};
+	struct js_jobctl_opts opts = {.backoff_base_ms = 100, .backoff_max_ms = 1000};
+	struct js_jobctl_plan plan;
+	json_t *job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\",\"completions\":1,\"parallelism\":1,"
+				 "\"activeDeadlineSeconds\":100},\"status\":{\"startTime\":\"2023-11-14T22:13:20Z\"}}",
+				 0, NULL);
+	struct js_jobctl_pod run = {.id = 1, .name = "p", .index = 0, .phase = JS_JOBCTL_RUNNING, .ready = true};
+	assert_int_equal(js_jobctl_sync(job, &run, 1, &apart, &opts, &plan), 0);
+	assert_true(plan.wake_ms == 5000 + 100000);
+	js_jobctl_plan_done(&plan);
+	json_decref(job);
+
+	job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\",\"completions\":1,\"parallelism\":1,"
+			 "\"backoffLimit\":2}}",
+			 0, NULL);
+	struct js_jobctl_exit ex = {"main", 1};
+	struct js_jobctl_pod failed = {.id = 1, .name = "p", .index = 0, .phase = JS_JOBCTL_FAILED, .finished_ms = 4950,
+				       .exits = &ex, .n_exits = 1};
+	assert_int_equal(js_jobctl_sync(job, &failed, 1, &apart, &opts, &plan), 0);
+	assert_int_equal(plan.n_create, 0);
+	assert_true(plan.wake_ms == 4950 + 100);
+	const char *start = json_string_value(json_object_get(json_object_get(job, "status"), "startTime"));
+	assert_string_equal(start, "2023-11-14T22:13:20Z");
+	js_jobctl_plan_done(&plan);
+	json_decref(job);
+}
+
 static void test_invalid(void **state)
 {
 	(void)state;
 	json_t *job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":2}}", 0, NULL);
 	struct js_jobctl_plan plan;
-	assert_int_equal(js_jobctl_sync(job, NULL, 0, NOW, &(struct js_jobctl_opts){100, 1000}, &plan), -1000);
+	assert_int_equal(js_jobctl_sync(job, NULL, 0, &now, &(struct js_jobctl_opts){100, 1000}, &plan), -1000);
 	json_decref(job);
 }
 
@@ -186,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_format_indexes),
+		cmocka_unit_test(test_clocks),
 		cmocka_unit_test(test_invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

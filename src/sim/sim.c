@@ -1,7 +1,7 @@
 /*
  * sim.c - the in-memory world of sim.h and its script language.
  */
-#include "core/sim.h"
+#include "sim/sim.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +10,9 @@
 
 #include "api/codec.h"
 #include "base/json.h"
-#include "core/core_int.h"
+#include "base/parse.h"
+#include "base/time.h"
+#include "core/exec.h"
 
 #define MAX_TOKENS 16
 #define SETTLE_ROUNDS 50
@@ -58,25 +60,14 @@ static void outf(struct js_buf *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* RFC 7386 JSON merge patch of `patch` into `target` (an object). */
-static void merge_patch(json_t *target, const json_t *patch)
+/* A strict decimal int32 (base/parse.h); false on anything else. */
+static bool parse_i32(const char *text, int32_t *ret)
 {
-	const char *k;
-	json_t *v;
-	json_object_foreach(js_json_unconst(patch), k, v) {
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v)) {
-			json_t *t = json_object_get(target, k);
-			if (!json_is_object(t)) {
-				t = json_object();
-				json_object_set_new(target, k, t);
-			}
-			merge_patch(t, v);
-		} else {
-			json_object_set(target, k, v);
-		}
-	}
+	int64_t v;
+	if (js_parse_i64_in(text, strlen(text), INT32_MIN, INT32_MAX, &v) < 0)
+		return false;
+	*ret = (int32_t)v;
+	return true;
 }
 
 static const char *job_name(const json_t *job)
@@ -172,11 +163,69 @@ const json_t *js_sim_jobs(const struct js_sim *s)
 	return s->jobs;
 }
 
-/* Write `st` as the stored status, through the codec as an API server would. */
-static void write_status(struct js_sim *s, const struct js_status *st)
+/* ---- the world as a body of the executor (core/exec.h) ---- */
+
+static int sim_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
 {
+	struct js_sim *s = self;
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = json_deep_copy(bodies[i]);
+		char uid[32];
+		(void)snprintf(uid, sizeof(uid), "job-uid-%lld", (long long)++s->next_uid);
+		json_object_set_new(json_object_get(j, "metadata"), "uid", json_string(uid));
+		json_object_set_new(j, "status", json_object());
+		json_array_append_new(s->jobs, j);
+	}
+	(void)acts;
+	sort_jobs(s);
+	return 0;
+}
+
+/* Foreground: a deleted Job stays, with a deletionTimestamp, until the
+ * script finalizes it. */
+static int sim_delete_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	struct js_sim *s = self;
+	char t[21];
+	now_str(s, t);
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = find_job(s, acts[i].name);
+		if (j && !job_deleting(j))
+			json_object_set_new(json_object_get(j, "metadata"), "deletionTimestamp", json_string(t));
+	}
+	return 0;
+}
+
+static int sim_patch_job(void *self, const struct js_action *a)
+{
+	json_t *j = find_job(self, a->name);
+	if (j)
+		js_json_merge_patch(j, a->object);
+	return 0;
+}
+
+static int sim_apply_other(void *self, const struct js_action *a)
+{
+	struct js_sim *s = self;
+	char t[21];
+	if (a->kind == JS_ACTION_CREATE_SERVICE) {
+		s->service_exists = true;
+	} else if (a->kind == JS_ACTION_CREATE_PVC) {
+		json_array_append_new(s->pvcs, json_string(a->name));
+	} else if (!s->js->meta.deletion_timestamp) { /* DeleteJobSet */
+		now_str(s, t);
+		s->js->meta.deletion_timestamp = js_xstrdup(t);
+	}
+	return 0;
+}
+
+/* Write the plan's status as the stored status, through the codec as an
+ * API server would (the stored spec is not the plan's defaulted copy). */
+static int sim_write_status(void *self, const struct js_plan *plan)
+{
+	struct js_sim *s = self;
 	json_t *obj = js_codec_encode_jobset(s->js);
-	json_object_set_new(obj, "status", js_codec_encode_status(st));
+	json_object_set_new(obj, "status", js_codec_encode_status(plan->status));
 	struct js_jobset *n = NULL;
 	struct js_diag d = {0};
 	if (js_codec_decode_jobset(obj, JS_CODEC_LENIENT, &d, &n) == 0) {
@@ -185,49 +234,24 @@ static void write_status(struct js_sim *s, const struct js_status *st)
 	}
 	js_diag_done(&d);
 	json_decref(obj);
+	return 0;
 }
 
-static void apply_action(struct js_sim *s, const struct js_plan *p, const struct js_action *a)
+static void sim_count_metrics(void *self, const struct js_plan *plan)
 {
-	char t[21];
-	json_t *j;
-	now_str(s, t);
-	switch (a->kind) {
-	case JS_ACTION_CREATE_JOB:
-		j = js_plan_render_job(p, a);
-		{
-			char uid[32];
-			(void)snprintf(uid, sizeof(uid), "job-uid-%lld", (long long)++s->next_uid);
-			json_object_set_new(json_object_get(j, "metadata"), "uid", json_string(uid));
-		}
-		json_object_set_new(j, "status", json_object());
-		json_array_append_new(s->jobs, j);
-		sort_jobs(s);
-		break;
-	case JS_ACTION_DELETE_JOB:
-		j = find_job(s, a->name);
-		if (j && !job_deleting(j))
-			json_object_set_new(json_object_get(j, "metadata"), "deletionTimestamp", json_string(t));
-		break;
-	case JS_ACTION_PATCH_JOB:
-	case JS_ACTION_PATCH_JOB_STATUS:
-		j = find_job(s, a->name);
-		if (j)
-			merge_patch(j, a->object);
-		break;
-	case JS_ACTION_CREATE_SERVICE:
-		s->service_exists = true;
-		break;
-	case JS_ACTION_CREATE_PVC:
-		json_array_append_new(s->pvcs, json_string(a->name));
-		break;
-	case JS_ACTION_DELETE_JOBSET:
-	default:
-		if (!s->js->meta.deletion_timestamp)
-			s->js->meta.deletion_timestamp = js_xstrdup(t);
-		break;
-	}
+	struct js_sim *s = self;
+	s->metric_completed += plan->metric_completed;
+	s->metric_failed += plan->metric_failed;
 }
+
+static const struct js_exec_ops sim_ops = {
+	.create_jobs = sim_create_jobs,
+	.delete_jobs = sim_delete_jobs,
+	.patch_job = sim_patch_job,
+	.apply_other = sim_apply_other,
+	.write_status = sim_write_status,
+	.count_metrics = sim_count_metrics,
+};
 
 /* Observe the world into a reconcile input. */
 static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob ***jobs,
@@ -289,7 +313,7 @@ static int32_t job_restarts_sum_at(const struct js_jobset *js, const char *rjob,
 /* The invariants every plan must keep (sim.h). */
 static int check_invariants(const struct js_sim *s, const struct js_plan *p, char **reterr)
 {
-	bool finished = js__status_finished(s->js);
+	bool finished = js_jobset_condition_true(s->js, "Completed") || js_jobset_condition_true(s->js, "Failed");
 	for (size_t i = 0; i < p->n_actions; i++) {
 		const struct js_action *a = &p->actions[i];
 		if (a->kind != JS_ACTION_CREATE_JOB)
@@ -375,13 +399,10 @@ static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 	if (ret < 0)
 		goto done;
 	print_plan(p, out);
-	for (size_t i = 0; i < p->n_actions; i++)
-		apply_action(s, p, &p->actions[i]);
-	if (p->status_changed) {
-		write_status(s, p->status);
-		s->metric_completed += p->metric_completed;
-		s->metric_failed += p->metric_failed;
-	}
+	/* The world's ops never fail. */
+	ret = js_exec_apply(&sim_ops, s, p, NULL);
+	if (ret < 0)
+		goto done;
 	ret = p->n_actions > 0 || p->status_changed;
 	s->last = JS_TAKE_PTR(p);
 done:
@@ -502,7 +523,7 @@ static int select_jobs(struct js_sim *s, const char *sel, bool deleting, json_t 
 	size_t len = strlen(sel);
 	int32_t nth = -1;
 	*n = 0;
-	if (sel[0] == '#' && !js__parse_i32(sel + 1, &nth))
+	if (sel[0] == '#' && !parse_i32(sel + 1, &nth))
 		return failf(reterr, JS_EINVALID, "bad job selector %s", sel);
 	json_array_foreach(s->jobs, i, j) {
 		const char *name = job_name(j);
@@ -610,7 +631,7 @@ static int patch_jobset(struct js_sim *s, const char *text, char **reterr)
 		return failf(reterr, JS_EINVALID, "patch: not a JSON object: %s", e.text);
 	}
 	json_t *obj = js_codec_encode_jobset(s->js);
-	merge_patch(obj, patch);
+	js_json_merge_patch(obj, patch);
 	struct js_jobset *n = NULL;
 	struct js_diag d = {0};
 	int r = js_codec_decode_jobset(obj, JS_CODEC_LENIENT, &d, &n);
@@ -667,7 +688,7 @@ static int expect_actions(struct js_sim *s, char **tok, size_t n, char **reterr)
 		}
 	} else { /* action-count KIND N */
 		int32_t want, have = 0;
-		if (n != 4 || !js__parse_i32(tok[3], &want))
+		if (n != 4 || !parse_i32(tok[3], &want))
 			return failf(reterr, JS_EINVALID, "usage: expect action-count KIND N");
 		for (size_t i = 0; i < na; i++)
 			have += action_is(&p->actions[i], tok[2]);
@@ -721,7 +742,7 @@ static int expect_counts(struct js_sim *s, char **tok, size_t n, char **reterr)
 		} else if (r && strcmp(key, "jobRestartsCountTowardsMax") == 0) {
 			ok = i32list_matches(&r->job_restarts_count_towards_max, val);
 		} else {
-			if (!js__parse_i32(val, &want))
+			if (!parse_i32(val, &want))
 				return failf(reterr, JS_EINVALID, "bad number %s", val);
 			if (!r && strcmp(key, "restarts") == 0)
 				have = st->restarts;
@@ -846,7 +867,7 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 	json_t *j;
 	if (strcmp(w, "jobs") == 0 || strcmp(w, "live-jobs") == 0) {
 		int32_t have = 0;
-		if (n != 3 || !js__parse_i32(tok[2], &want))
+		if (n != 3 || !parse_i32(tok[2], &want))
 			return failf(reterr, JS_EINVALID, "usage: expect jobs N");
 		json_array_foreach(s->jobs, i, j) {
 			have += w[0] == 'j' || !job_deleting(j);
@@ -856,7 +877,7 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 	if (strcmp(w, "label-count") == 0) { /* label-count KEY=VALUE N (live Jobs) */
 		char *eq = n == 4 ? strchr(tok[2], '=') : NULL;
 		int32_t have = 0;
-		if (!eq || !js__parse_i32(tok[3], &want))
+		if (!eq || !parse_i32(tok[3], &want))
 			return failf(reterr, JS_EINVALID, "usage: expect label-count KEY=VALUE N");
 		*eq = '\0';
 		json_array_foreach(s->jobs, i, j) {
@@ -869,7 +890,7 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 		return expect_job(s, line, tok, n, reterr);
 	if (strcmp(w, "requeue") == 0) {
 		bool has = s->last && s->last->has_requeue_after;
-		if (n != 3 || !js__parse_i32(tok[2], &want))
+		if (n != 3 || !parse_i32(tok[2], &want))
 			return failf(reterr, JS_EINVALID, "usage: expect requeue N");
 		return has && s->last->requeue_after == want ? 0 : failf(reterr, JS_ECONFLICT, "requeue is %lld", has ? (long long)s->last->requeue_after : -1LL);
 	}
@@ -907,8 +928,8 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 	if (strcmp(w, "metric") == 0) {
 		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed");
 		int32_t wc, wf;
-		if ((c && (!js__parse_i32(c, &wc) || wc != s->metric_completed)) ||
-		    (f && (!js__parse_i32(f, &wf) || wf != s->metric_failed)))
+		if ((c && (!parse_i32(c, &wc) || wc != s->metric_completed)) ||
+		    (f && (!parse_i32(f, &wf) || wf != s->metric_failed)))
 			return failf(reterr, JS_ECONFLICT, "metrics completed=%lld failed=%lld", (long long)s->metric_completed, (long long)s->metric_failed);
 		return 0;
 	}
@@ -965,7 +986,7 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 	} else if (strcmp(c, "patch") == 0) {
 		return patch_jobset(s, rest_after(line, 1), reterr);
 	} else if (strcmp(c, "advance") == 0) {
-		if (n != 2 || !js__parse_i32(tok[1], &secs) || secs < 0)
+		if (n != 2 || !parse_i32(tok[1], &secs) || secs < 0)
 			return failf(reterr, JS_EINVALID, "usage: advance SECONDS");
 		s->now += secs;
 	} else if (strcmp(c, "delete-service") == 0) {

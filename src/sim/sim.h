@@ -1,10 +1,12 @@
 /*
- * sim.h - an in-memory world for the reconcile core: one JobSet, its Jobs
- * as JSON objects, the Service and PVCs, a clock. Plans are applied to it
- * the way the API server plus an [api]-level test harness would (Foreground
- * deletes leave the Job with a deletionTimestamp until `finalize`), and a
- * small script language drives it. Used by `jobset simulate` and by the
- * scenario tests (tests/cases/core/).
+ * sim.h - the simulator: an in-memory world for the reconcile core - one
+ * JobSet, its Jobs as JSON objects, the Service and PVCs, a clock - and the
+ * third body of the plan executor (core/exec.h), beside the controller and
+ * the local runtime. Plans are applied to it the way the API server plus an
+ * [api]-level test harness would (Foreground deletes leave the Job with a
+ * deletionTimestamp until `finalize`), and a small script language drives
+ * it. Used by `jobset simulate` and by the scenario tests
+ * (tests/cases/core/, tests/unit/sim/). Layer: base, api, core.
  *
  * Every reconcile also checks the core's invariants: the same input gives
  * the same plan; a create never names an existing Job; restart counters

@@ -1,6 +1,6 @@
 /*
  * scenario_test.c - runs every tests/cases/core/<name>.scn through the
- * simulated world (core/sim.h).
+ * simulated world (sim/sim.h).
  *
  * A scenario file: directives, then `%%`, then a script.
  *   @fixture FILE       the JobSet, a YAML file beside the scenario
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim.h"
+#include "sim/sim.h"
 #include "support/testutil.h"
 
 #define DEFAULT_NOW 1700000000
