@@ -7,7 +7,7 @@ FROM debian:bookworm AS build
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       build-essential g++ cmake pkg-config \
       libyaml-dev libjansson-dev libssl-dev libcurl4-openssl-dev libre2-dev libuv1-dev \
-      libmicrohttpd-dev libcmocka-dev \
+      libevent-dev libcmocka-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -21,7 +21,7 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release \
 
 FROM debian:bookworm-slim
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libyaml-0-2 libjansson4 libssl3 libcurl4 libre2-9 libuv1 libmicrohttpd12 libgnutls30 \
+      ca-certificates libyaml-0-2 libjansson4 libssl3 libcurl4 libre2-9 libuv1 libevent-2.1-7 libevent-openssl-2.1-7 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/jobset-controller /usr/local/bin/jobset-controller
 # 65532: the conventional "nonroot" uid; no home, no shell needed.

@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
   build-essential g++ cmake ninja-build pkg-config git
   libyaml-dev libjansson-dev libssl-dev libcurl4-openssl-dev libre2-dev
-  libuv1-dev libmicrohttpd-dev
+  libuv1-dev libevent-dev libmnl-dev
   libcmocka-dev
   clang libclang-rt-14-dev
   valgrind gcovr

@@ -60,6 +60,12 @@
  * practice; 1 MiB bounds a wrong path (a log file, a device). */
 #define JS_LIMIT_WEBHOOK_PEM (1u * 1024u * 1024u)
 
+/* Request line plus headers of one request to the webhook, metrics or probe
+ * server. The API server sends a few hundred bytes and a scraper's bearer
+ * token is a few KiB; 64 KiB leaves room for proxies' additions while a
+ * client cannot make the server hold an endless header block. */
+#define JS_LIMIT_WEBHOOK_HEADERS (64u * 1024u)
+
 /* Seconds before an idle webhook connection is closed, so clients that
  * connect and go quiet cannot hold connection slots forever. */
 #define JS_LIMIT_WEBHOOK_IDLE_S 30u
@@ -68,6 +74,12 @@
  * webhook (per API server replica); 512 caps memory and fds under a flood. */
 #define JS_LIMIT_WEBHOOK_CONNS 512u
 
+/* Concurrent connections to the controller's /metrics and probe servers:
+ * the kubelet and a scraper or two keep one each; 64 leaves room for
+ * retries while a flood cannot take hundreds of fds from the process. */
+#define JS_LIMIT_PROBE_CONNS 64u
+
+_Static_assert(JS_LIMIT_PROBE_CONNS <= JS_LIMIT_WEBHOOK_CONNS, "the server caps connections at the webhook bound");
 _Static_assert(JS_LIMIT_WEBHOOK_BODY >= 2u * 3u * 1024u * 1024u + 64u * 1024u,
 	       "a review holds two objects of the API server's 3 MiB maximum");
 _Static_assert(JS_LIMIT_LABEL_LEN < JS_LIMIT_SUBDOMAIN_LEN, "label fits in a subdomain");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,9 @@
 #define RUN_EXIT_FAILED 1
 #define RUN_EXIT_INVALID 2
 #define RUN_TICK_MS 500
+/* --publish flags per run: a handful in practice; the bound keeps the
+ * forwarder's poll set small. */
+#define RUN_PUBLISH_MAX 32
 
 static const char usage[] =
 	"usage: jobset run [OPTIONS] FILE\n"
@@ -42,7 +46,13 @@ static const char usage[] =
 	"  -q, --quiet              print only errors\n"
 	"      --backoff-ms N       first pod re-creation / container restart delay,\n"
 	"                           doubling (default 1000; Kubernetes uses 10000)\n"
-	"      --no-namespaces      do not use Linux namespaces (degraded mode)\n"
+	"  -p, --publish POD:PORT[:HOSTPORT]\n"
+	"                           forward 127.0.0.1:HOSTPORT (default PORT) to PORT\n"
+	"                           of the pod with hostname POD (an Indexed pod,\n"
+	"                           e.g. NAME-leader-0-0); repeatable\n"
+	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
+	"                           share this machine's network, each run gets its\n"
+	"                           own loopback block 127.B.0.0/16)\n"
 	"      --feature-gates G    A=true,B=false: RestartJob, ElasticJobSet (off by\n"
 	"                           default); they apply to validation and to the\n"
 	"                           reconcile core. InPlaceRestart=true is refused:\n"
@@ -219,13 +229,63 @@ static int summary(const struct out *o, struct js_local *l, enum js_local_result
 					   : RUN_EXIT_FAILED;
 }
 
+/* Open files a run may want: per pod a network namespace and, per
+ * container, an output pipe and a log file. The soft limit is often 1024
+ * (about 300 pods); the hard limit, up to this, is ours to take. */
+#define RUN_NOFILE_MAX 65536
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= RUN_NOFILE_MAX || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max < RUN_NOFILE_MAX ? rl.rlim_max : RUN_NOFILE_MAX;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		/* the run goes on with the lower limit */
+	}
+}
+
+static void close_ports(struct js_publish *pub, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (pub[i].listen_fd >= 0)
+			close(pub[i].listen_fd);
+		pub[i].listen_fd = -1;
+	}
+}
+
+/** Check every --publish pod against the JobSet and bind its host port, so
+ * a mistake is a usage error before anything starts. */
+static int publish_ports(const struct js_jobset *js, const char *file, struct js_publish *pub, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pos;
+		char *err = NULL;
+		if (js_publish_resolve(js, &pub[i], &pos, &err) < 0) {
+			fprintf(stderr, "jobset run: %s: %s; nothing was started\n", file, err);
+			free(err);
+			close_ports(pub, n);
+			return -1;
+		}
+		int r = js_publish_listen(&pub[i]);
+		if (r < 0) {
+			fprintf(stderr, "jobset run: --publish %s:%u:%u: cannot listen on 127.0.0.1:%u: %s; nothing was "
+					"started\n",
+				pub[i].pod, pub[i].port, pub[i].host_port, pub[i].host_port, js_strerror(r));
+			close_ports(pub, n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int js_cli_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"run-dir", required_argument, NULL, 'd'}, {"namespace", required_argument, NULL, 'n'},
 		{"follow", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
 		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
-		{"feature-gates", required_argument, NULL, 'g'},
+		{"feature-gates", required_argument, NULL, 'g'}, {"publish", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	const char *run_dir = NULL, *ns = NULL;
@@ -233,9 +293,11 @@ int js_cli_run(int argc, char **argv)
 	int64_t backoff = 1000;
 	bool no_ns = false;
 	struct js_gates gates = {0};
+	struct js_publish pub[RUN_PUBLISH_MAX];
+	size_t n_pub = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:fqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:n:p:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (!optarg[0]) {
@@ -263,6 +325,20 @@ int js_cli_run(int argc, char **argv)
 		case 'N':
 			no_ns = true;
 			break;
+		case 'p': {
+			char *perr = NULL;
+			if (n_pub == RUN_PUBLISH_MAX) {
+				fprintf(stderr, "jobset run: at most %d --publish flags\n", RUN_PUBLISH_MAX);
+				return RUN_EXIT_INVALID;
+			}
+			if (js_publish_parse(optarg, &pub[n_pub], &perr) < 0) {
+				fprintf(stderr, "jobset run: %s\n", perr);
+				free(perr);
+				return RUN_EXIT_INVALID;
+			}
+			n_pub++;
+			break;
+		}
 		case 'g':
 			if (js_cli_opt_gates("run", optarg, &gates) != JS_EXIT_OK)
 				return RUN_EXIT_INVALID;
@@ -303,11 +379,16 @@ int js_cli_run(int argc, char **argv)
 		js_jobset_free(js);
 		return RUN_EXIT_INVALID;
 	}
+	if (publish_ports(js, argv[optind], pub, n_pub) < 0) {
+		js_jobset_free(js);
+		return RUN_EXIT_INVALID;
+	}
 	o.name = js_jobset_name(js);
 	char *dir = run_dir ? strdup(run_dir) : default_run_dir(o.name);
 	struct js_local_opts lo = {
 		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
-		.no_namespaces = no_ns, .gates = gates, .on_event = on_event, .on_view = on_view, .on_line = on_line, .ctx = &o,
+		.no_namespaces = no_ns, .publish = pub, .n_publish = n_pub, .gates = gates, .on_event = on_event,
+		.on_view = on_view, .on_line = on_line, .ctx = &o,
 	};
 	struct js_local *l = NULL;
 	int r = dir ? js_local_new(js, &lo, &l) : -12;
@@ -315,9 +396,11 @@ int js_cli_run(int argc, char **argv)
 		fprintf(stderr, "jobset run: cannot create run directory '%s': %s\n", dir ? dir : "", js_strerror(r));
 		free(dir);
 		js_jobset_free(js);
+		close_ports(pub, n_pub);
 		return RUN_EXIT_INVALID;
 	}
 	enum js_local_result res = JS_LOCAL_FAILED;
+	raise_nofile();
 	r = js_local_run(l, &res);
 	int rc;
 	if (r < 0) {
@@ -327,6 +410,7 @@ int js_cli_run(int argc, char **argv)
 		rc = summary(&o, l, res, dir);
 	}
 	js_local_free(l);
+	close_ports(pub, n_pub);
 	js_jobset_free(js);
 	free(dir);
 	return rc;

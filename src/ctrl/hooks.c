@@ -273,8 +273,10 @@ struct js_hooks *js_hooks_free(struct js_hooks *h)
 		pthread_join(h->thread, NULL);
 	}
 	/* The server first: its lookups use the client, the rotator nothing
-	 * the server needs. */
-	h->srv = js_webhook_server_free(h->srv);
+	 * the server needs. Once stop has returned no lookup runs; it fails
+	 * only when called from a handler, which the hooks never do. */
+	if (js_webhook_server_stop(h->srv) == 0 && js_webhook_server_free(h->srv) == 0)
+		h->srv = NULL;
 	if (h->rot) {
 		(void)js_rotator_stop(h->rot);
 		(void)!js_rotator_free(h->rot); /* stopped: cannot refuse */

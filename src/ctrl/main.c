@@ -1,7 +1,8 @@
 /*
  * main.c - jobset-controller: flags and config (ctrl/config.h), the
  * Kubernetes client, the JobSet controller (ctrl/controller.h), /metrics and
- * the health probes (ctrl/httpd.h), signals. The only file that prints.
+ * the health probes (plain-HTTP servers of webhook/webhook.h), signals. The
+ * only file that prints.
  *
  * Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a startup
  * error or when leadership is lost, 2 for a usage error.
@@ -18,13 +19,14 @@
 
 #include "base/buf.h"
 #include "base/diag.h"
+#include "base/limits.h"
 #include "ctrl/config.h"
 #include "ctrl/controller.h"
 #include "ctrl/hooks.h"
-#include "ctrl/httpd.h"
 #include "ctrl/metrics.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "webhook/webhook.h"
 
 static struct js_config arg_cfg;
 static int arg_verbosity;
@@ -57,41 +59,74 @@ static void ctrl_log(void *user, int level, const char *msg)
 struct serve {
 	struct js_controller *c;
 	struct js_hooks *hooks; /* NULL without --enable-webhooks */
-	const char *healthz, *readyz; /* paths without the leading '/' */
-	bool metrics, probes;
 };
 
-static int handler(void *user, const char *path, struct js_buf *body, const char **ctype)
+/* Metrics and probes are read-only: GET and HEAD, else 405 (false). */
+static bool readable(const struct js_webhook_req *req, struct js_buf *body)
+{
+	const char *m = js_webhook_req_method(req);
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+		return true;
+	(void)!js_buf_puts(body, "method not allowed\n");
+	return false;
+}
+
+static int metrics_route(void *user, const struct js_webhook_req *req, struct js_buf *body, const char **ctype)
 {
 	struct serve *s = user;
-	const char *p = path[0] == '/' ? path + 1 : path;
-	if (s->metrics && strcmp(p, "metrics") == 0) {
-		js_controller_refresh_metrics(s->c);
-		*ctype = "text/plain; version=0.0.4; charset=utf-8";
-		return js_metrics_expose(js_controller_metrics(s->c), body) < 0 ? 500 : 200;
+	if (!readable(req, body))
+		return 405;
+	js_controller_refresh_metrics(s->c);
+	*ctype = "text/plain; version=0.0.4; charset=utf-8";
+	return js_metrics_expose(js_controller_metrics(s->c), body) < 0 ? 500 : 200;
+}
+
+static int healthz_route(void *user, const struct js_webhook_req *req, struct js_buf *body, const char **ctype)
+{
+	(void)user;
+	(void)ctype;
+	if (!readable(req, body))
+		return 405;
+	(void)!js_buf_puts(body, "ok\n");
+	return 200;
+}
+
+static int readyz_route(void *user, const struct js_webhook_req *req, struct js_buf *body, const char **ctype)
+{
+	struct serve *s = user;
+	(void)ctype;
+	if (!readable(req, body))
+		return 405;
+	const char *why = NULL;
+	if (s->hooks && !js_hooks_ready(s->hooks, &why)) {
+		(void)!js_buf_printf(body, "%s\n", why);
+		return 503;
 	}
-	if (s->probes && strcmp(p, s->healthz) == 0) {
+	if (js_controller_ready(s->c)) {
 		(void)!js_buf_puts(body, "ok\n");
 		return 200;
 	}
-	if (s->probes && strcmp(p, s->readyz) == 0) {
-		const char *why = NULL;
-		if (s->hooks && !js_hooks_ready(s->hooks, &why)) {
-			(void)!js_buf_printf(body, "%s\n", why);
-			return 503;
-		}
-		if (js_controller_ready(s->c)) {
-			(void)!js_buf_puts(body, "ok\n");
-			return 200;
-		}
-		(void)!js_buf_puts(body, "caches are not synced\n");
-		return 503;
-	}
-	(void)!js_buf_puts(body, "404 page not found\n");
-	return 404;
+	(void)!js_buf_puts(body, "caches are not synced\n");
+	return 503;
 }
 
-static int start_http(const char *what, const char *addr, struct serve *s, struct js_httpd **ret)
+static void http_log(void *user, int level, const char *msg)
+{
+	(void)user;
+	/* The server's levels: 0 error, 1 warning, 2 info, 4 debug. */
+	logf_(level == 0 ? 0 : level <= 2 ? 1 : 4, "%s", msg);
+}
+
+/* "/name" for a configured endpoint name, with or without its slash. */
+static char *route_path(const char *name)
+{
+	return js_buf_format("/%s", name[0] == '/' ? name + 1 : name);
+}
+
+/* A plain-HTTP server for `routes` on `addr` (js_config_parse_addr's
+ * forms); *ret stays NULL when the address says "off". */
+static int start_http(const char *what, const char *addr, const struct js_webhook_route *routes, size_t n,
+		      struct js_webhook_server **ret)
 {
 	bool off = false;
 	char *host = NULL;
@@ -102,15 +137,30 @@ static int start_http(const char *what, const char *addr, struct serve *s, struc
 	}
 	if (off)
 		return 0;
-	struct js_httpd_opts ho = {.host = host, .port = port, .handler = handler, .user = s};
-	int r = js_httpd_new(&ho, ret);
+	/* One thread: these handlers are quick and read shared state. */
+	struct js_webhook_opts o = {.bind_address = host,
+				    .port = (uint16_t)port,
+				    .routes = routes,
+				    .n_routes = n,
+				    .threads = 1,
+				    .max_connections = JS_LIMIT_PROBE_CONNS,
+				    .log = http_log};
+	int r = js_webhook_server_new(&o, ret);
 	free(host);
 	if (r < 0) {
 		logf_(0, "%s: cannot listen on '%s': %s", what, addr, js_strerror(r));
 		return -1;
 	}
-	logf_(1, "%s: serving on '%s' (port %d)", what, addr, js_httpd_port(*ret));
+	logf_(1, "%s: serving on '%s' (port %u)", what, addr, js_webhook_server_port(*ret));
 	return 0;
+}
+
+/* Stop and free a metrics or probe server (main's thread is never one of
+ * its handlers, so neither call can fail). */
+static void stop_http(struct js_webhook_server *srv)
+{
+	if (js_webhook_server_stop(srv) < 0 || js_webhook_server_free(srv) < 0)
+		logf_(0, "internal error: an HTTP server would not stop");
 }
 
 static int load_config(struct js_kubeconfig *kc)
@@ -301,7 +351,9 @@ int main(int argc, char **argv)
 	struct js_kubeconfig kc = {0};
 	struct js_client *client = NULL;
 	struct js_controller *ctl = NULL;
-	struct js_httpd *metrics = NULL, *probes = NULL;
+	struct js_webhook_server *metrics = NULL, *probes = NULL;
+	struct serve sv = {0};
+	char *healthz = NULL, *readyz = NULL;
 	struct js_hooks *hooks = NULL;
 	struct sans sans = {0};
 	char *cert_ns = NULL;
@@ -340,14 +392,13 @@ int main(int argc, char **argv)
 	/* Webhooks run on every replica, leader or not (SPEC §12). */
 	if (arg_cfg.webhooks && start_hooks(client, &sans, &cert_ns, &hooks) < 0)
 		goto out;
-	struct serve sm = {.c = ctl, .metrics = true};
-	struct serve sp = {.c = ctl,
-			   .hooks = hooks,
-			   .probes = true,
-			   .healthz = arg_cfg.healthz_path,
-			   .readyz = arg_cfg.readyz_path};
-	if (start_http("metrics", arg_cfg.metrics_addr, &sm, &metrics) < 0 ||
-	    start_http("health probes", arg_cfg.health_addr, &sp, &probes) < 0)
+	sv = (struct serve){.c = ctl, .hooks = hooks};
+	healthz = route_path(arg_cfg.healthz_path);
+	readyz = route_path(arg_cfg.readyz_path);
+	const struct js_webhook_route mroutes[] = {{"/metrics", metrics_route, &sv}};
+	const struct js_webhook_route proutes[] = {{healthz, healthz_route, &sv}, {readyz, readyz_route, &sv}};
+	if (start_http("metrics", arg_cfg.metrics_addr, mroutes, JS_ARRAY_SIZE(mroutes), &metrics) < 0 ||
+	    start_http("health probes", arg_cfg.health_addr, proutes, JS_ARRAY_SIZE(proutes), &probes) < 0)
 		goto out;
 	r = js_controller_start(ctl);
 	if (r < 0) {
@@ -369,8 +420,12 @@ int main(int argc, char **argv)
 	}
 	logf_(1, "stopped");
 out:
-	probes = js_httpd_free(probes);
-	metrics = js_httpd_free(metrics);
+	/* Probes and metrics first: their handlers read the hooks and the
+	 * controller. */
+	stop_http(probes);
+	stop_http(metrics);
+	free(healthz);
+	free(readyz);
 	hooks = js_hooks_free(hooks);
 	free(sans.copy);
 	free(cert_ns);

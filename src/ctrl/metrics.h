@@ -8,7 +8,7 @@
  * Exposition lists families in table order and series in first-use order,
  * escapes label values (\\, \", \n), and writes histograms as cumulative
  * `_bucket{le=...}` lines plus `_sum` and `_count`. No sockets here: the
- * HTTP side is httpd.h.
+ * HTTP side is a plain-HTTP server of webhook/webhook.h, set up in main.c.
  *
  * Threading: every function is thread-safe (one mutex per registry).
  */

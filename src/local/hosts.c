@@ -18,14 +18,6 @@
 	"127.0.0.1\tlocalhost\n"                                                                      \
 	"::1\tlocalhost ip6-localhost ip6-loopback\n"
 
-void js_hosts_ip(uint32_t ord, char out[16])
-{
-	uint32_t a = 10 + ord / (254u * 254u);
-	uint32_t b = 1 + (ord / 254u) % 254u;
-	uint32_t c = 1 + ord % 254u;
-	snprintf(out, 16, "127.%u.%u.%u", a > 255 ? 255 : a, b, c);
-}
-
 static int entry(struct js_buf *b, const char *ip, const char *host, const char *sub, const char *ns)
 {
 	if (!sub)
@@ -58,32 +50,93 @@ static int write_atomic(const char *path, const struct js_buf *b)
 	return r;
 }
 
-int js_hosts_write_service(const char *path, const struct js_jobset *js)
+int js_hosts_walk(const struct js_jobset *js, js_hosts_pod_fn fn, void *ctx)
 {
-	struct js_buf b;
-	js_buf_init(&b, 0);
-	int r = js_buf_puts(&b, HOSTS_HEADER);
-	const char *sub = js_jobset_subdomain(js);
-	const char *ns = js_jobset_namespace(js);
-	uint32_t ord = 0;
+	uint64_t pos = 0;
+	int r = 0;
 	for (size_t i = 0; i < js->spec.n_replicated_jobs && !r; i++) {
 		const struct js_rjob *rj = &js->spec.replicated_jobs[i];
 		int32_t comp = 1, reps = rj->has_replicas ? rj->replicas : 1;
 		if (!js_tmpl_i32(rj, "completions", &comp) || comp < 1)
 			comp = 1;
+		if (!js_tmpl_indexed(rj)) {
+			pos += (uint64_t)(reps > 0 ? reps : 0) * (uint64_t)comp;
+			continue;
+		}
 		for (int32_t j = 0; j < reps && !r; j++) {
 			char *job = js_render_job_name(js, rj, j);
-			for (int32_t k = 0; k < comp && !r; k++, ord++) {
-				if (!js_tmpl_indexed(rj))
-					continue;
-				char ip[16], host[320];
-				js_hosts_ip(ord, ip);
+			for (int32_t k = 0; k < comp && !r; k++, pos++) {
+				char host[320];
 				snprintf(host, sizeof(host), "%s-%d", job, k);
-				r = entry(&b, ip, host, sub, ns);
+				r = fn(ctx, host, pos);
 			}
 			free(job);
 		}
 	}
+	return r;
+}
+
+uint64_t js_hosts_n_positions(const struct js_jobset *js)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
+		const struct js_rjob *rj = &js->spec.replicated_jobs[i];
+		int32_t comp = 1, reps = rj->has_replicas ? rj->replicas : 1;
+		if (!js_tmpl_i32(rj, "completions", &comp) || comp < 1)
+			comp = 1;
+		n += (uint64_t)(reps > 0 ? reps : 0) * (uint64_t)comp;
+	}
+	return n;
+}
+
+struct find {
+	const char *host;
+	uint64_t pos;
+};
+
+static int find_one(void *ctx, const char *host, uint64_t pos)
+{
+	struct find *f = ctx;
+	if (strcmp(host, f->host) != 0)
+		return 0;
+	f->pos = pos;
+	return 1;
+}
+
+int js_hosts_find(const struct js_jobset *js, const char *hostname, uint64_t *ret_pos)
+{
+	struct find f = {.host = hostname};
+	if (js_hosts_walk(js, find_one, &f) != 1)
+		return JS_ENOTFOUND;
+	*ret_pos = f.pos;
+	return 0;
+}
+
+struct service {
+	struct js_buf *b;
+	const struct js_ipam *ipam;
+	const char *sub, *ns;
+};
+
+static int service_entry(void *ctx, const char *host, uint64_t pos)
+{
+	struct service *s = ctx;
+	uint32_t addr;
+	if (js_ipam_fixed(s->ipam, pos, &addr) < 0)
+		return 0;
+	char ip[16];
+	js_ipam_format(addr, ip);
+	return entry(s->b, ip, host, s->sub, s->ns);
+}
+
+int js_hosts_write_service(const char *path, const struct js_jobset *js, const struct js_ipam *ipam)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	int r = js_buf_puts(&b, HOSTS_HEADER);
+	struct service s = {.b = &b, .ipam = ipam, .sub = js_jobset_subdomain(js), .ns = js_jobset_namespace(js)};
+	if (!r)
+		r = js_hosts_walk(js, service_entry, &s);
 	if (!r)
 		r = write_atomic(path, &b);
 	js_buf_done(&b);

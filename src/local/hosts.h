@@ -2,11 +2,12 @@
  * hosts.h - pod addresses and /etc/hosts files for the local runtime: the
  * headless Service of a JobSet becomes hosts entries (SPEC §7).
  *
- * Every pod gets its own loopback address. Indexed pods are numbered by their
- * position in the JobSet (ReplicatedJob order, Job index, completion index),
- * so a hostname keeps its address across restarts; NonIndexed pods draw from
- * JS_HOSTS_DYNAMIC_BASE upwards. Files are replaced atomically (write to a
- * temporary name, rename). Not thread-safe.
+ * Pods are numbered by their position in the JobSet: ReplicatedJob order,
+ * then Job index, then completion index, counting NonIndexed Jobs' pods too
+ * (they hold positions but have no stable name). A position owns one address
+ * of the run's block (ipam.h), so a hostname keeps its address across
+ * restarts. Files are replaced atomically (write to a temporary name,
+ * rename). Not thread-safe.
  */
 #ifndef JS_HOSTS_H
 #define JS_HOSTS_H
@@ -15,21 +16,35 @@
 
 #include "api/jobset.h"
 #include "base/common.h"
+#include "local/ipam.h"
 
-/** First ordinal handed to NonIndexed pods. */
-#define JS_HOSTS_DYNAMIC_BASE 1000000u
+/** Called for every Indexed pod: its hostname and position. A nonzero
+ * return stops the walk. */
+typedef int (*js_hosts_pod_fn)(void *ctx, const char *host, uint64_t pos);
 
-/** Address of pod ordinal `ord`: 127.a.b.c with a >= 10 and b, c in 1..254
- * (never a network or broadcast-looking octet). Writes at most 16 bytes. */
-void js_hosts_ip(uint32_t ord, char out[16]);
+/** Call `fn` for every Indexed pod of `js` in position order (one rendered
+ * Job name per Job). Returns 0, or the first nonzero return of `fn`. */
+int js_hosts_walk(const struct js_jobset *js, js_hosts_pod_fn fn, void *ctx);
+
+/** Number of pod positions of `js`: the sum over ReplicatedJobs of
+ * replicas x completions (completions < 1 count as 1). */
+uint64_t js_hosts_n_positions(const struct js_jobset *js);
+
+/**
+ * Position of the Indexed pod whose hostname is `hostname`
+ * (`<jobset>-<rjob>-<job index>-<completion index>`). Returns 0 and
+ * *ret_pos, or JS_ENOTFOUND when no Indexed pod of `js` has that name.
+ */
+JS_WARN_UNUSED int js_hosts_find(const struct js_jobset *js, const char *hostname, uint64_t *ret_pos);
 
 /**
  * Write the shared hosts file of a JobSet with DNS hostnames on: localhost
  * lines, then for every Indexed pod of every Job the JobSet will ever have,
  * `<ip> <host>.<subdomain>.<ns>.svc.cluster.local <host>.<subdomain>.<ns>.svc
- * <host>.<subdomain> <host>`. Returns 0 or -errno.
+ * <host>.<subdomain> <host>`, its address taken from `ipam` (positions past
+ * the block get no entry). Returns 0 or -errno.
  */
-JS_WARN_UNUSED int js_hosts_write_service(const char *path, const struct js_jobset *js);
+JS_WARN_UNUSED int js_hosts_write_service(const char *path, const struct js_jobset *js, const struct js_ipam *ipam);
 
 /**
  * Write one pod's own hosts file: localhost lines, its own entry (with the

@@ -39,6 +39,7 @@
 #include "core/reconcile.h"
 #include "local/hosts.h"
 #include "local/jobctl.h"
+#include "local/net.h"
 
 /* Retry delay after a reconcile error (the controller backs off 5 ms to
  * 1000 s; locally a steady second is enough and keeps the log readable). */
@@ -79,7 +80,7 @@ struct js_local {
 				 observed changing in between */
 	bool observed_change; /* pods or Jobs changed since the last plan */
 	uint64_t next_pod_id;
-	uint32_t nonindexed_ips;
+	struct js_net *net;   /* the run's network (local/net.h) */
 	uint64_t rng;
 
 	int death_rd, death_wr, sig_fd, events_fd;
@@ -248,6 +249,7 @@ struct js_local *js_local_free(struct js_local *l)
 	for (size_t i = 0; i < l->n_pvcs; i++)
 		free(l->pvcs[i]);
 	free(l->pvcs);
+	l->net = js_net_free(l->net); /* after the pods: they hold its namespaces */
 	json_decref(l->history);
 	js_jobset_free(l->js);
 	free(l->run_dir);
@@ -312,11 +314,15 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	char *name = index >= 0 ? js_buf_format("%s-%d-%s", j->name, index, suffix) : js_buf_format("%s-%s", j->name, suffix);
 	char *hostname = index >= 0 ? js_buf_format("%s-%d", j->name, index) : js_xstrdup(name);
 	uint32_t ord;
-	char ip[16];
-	if (pod_ordinal(l, j->obj, index, &ord))
-		js_hosts_ip(ord, ip);
-	else
-		js_hosts_ip(JS_HOSTS_DYNAMIC_BASE + l->nonindexed_ips++, ip);
+	struct js_net_pod *net = NULL;
+	int nr = js_net_pod_new(l->net, pod_ordinal(l, j->obj, index, &ord) ? (int64_t)ord : -1, &net);
+	if (nr < 0) {
+		event(l, "Warning FailedCreate job/%s: no network for pod %s: %s", j->name, name, js_strerror(nr));
+		free(hostname);
+		free(name);
+		return false;
+	}
+	const char *ip = js_net_pod_ip(net);
 
 	/* The Job controller's additions to the pod template (SPEC §6.5). */
 	json_t *tmpl = json_deep_copy(js_json_path(j->obj, "spec.template"));
@@ -354,7 +360,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	struct js_pod_init init = {
 		.id = ++l->next_pod_id, .name = name, .namespace_ = js_jobset_namespace(l->js), .uid = uid,
 		.job_name = j->name, .index = index, .hostname = hostname, .subdomain = subdomain, .ip = ip,
-		.hosts_file = hosts, .tmpl = tmpl,
+		.hosts_file = hosts, .net = net, .tmpl = tmpl,
 	};
 	struct js_pod *pod = NULL;
 	char *err = NULL;
@@ -579,7 +585,7 @@ static int local_apply_other(void *self, const struct js_action *a)
 {
 	struct js_local *l = self;
 	if (a->kind == JS_ACTION_CREATE_SERVICE) {
-		int r = js_hosts_write_service(l->hosts_path, l->js);
+		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net));
 		if (r < 0) {
 			event(l, "Warning HeadlessServiceCreationFailed %s: %s", l->hosts_path, js_strerror(r));
 			return r;
@@ -867,6 +873,13 @@ static int64_t next_deadline(const struct js_local *l)
 
 static int setup(struct js_local *l, sigset_t *ret_old)
 {
+	/* The network first: an unprivileged runner enters a user namespace
+	 * there, which changes what the sandbox probe finds. */
+	struct js_net_opts no = {.no_namespaces = l->opts.no_namespaces, .js = l->js, .publish = l->opts.publish,
+				 .n_publish = l->opts.n_publish};
+	int nr = js_net_new(&no, &l->net);
+	if (nr < 0)
+		return nr;
 	const char *why = NULL;
 	enum js_sandbox_mode mode = JS_SANDBOX_NONE;
 	if (l->opts.no_namespaces)
@@ -884,6 +897,7 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	free(hd);
 	l->host = (struct js_pod_host){
 		.mode = mode, .death_fd = l->death_rd, .log_dir = l->log_dir, .node_name = l->node_name,
+		.host_ip = js_net_host_ip(l->net),
 		.path_env = l->path_env, .home_env = l->home_env, .restart_base_ms = l->opts.backoff_base_ms,
 		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
 	};
@@ -1029,6 +1043,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 	else
 		event(l, "Normal Sandbox: pods run in their own %s (hostname, /etc/hosts, PID)",
 		      js_sandbox_mode_name(l->host.mode));
+	event(l, "%s", js_net_describe(l->net));
 	setenv("JOBSET_HOSTS_FILE", l->hosts_path, 1);
 	struct pollfd *fds = NULL;
 	size_t cap = 0;

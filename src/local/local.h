@@ -14,10 +14,12 @@
  *   next change or deadline. Deadlines are on CLOCK_MONOTONIC; wall time is
  *   only for timestamps.
  *
- * Networking: each pod gets its own loopback address (127.10.x.y, stable per
- * hostname across restarts) and its hostname; with DNS hostnames on, every
- * pod's /etc/hosts maps `<hostname>.<subdomain>`, `.<subdomain>.<ns>.svc`
- * and `.svc.cluster.local` forms of every pod of the JobSet.
+ * Networking (local/net.h): each pod gets its own network namespace on a
+ * bridge in the run's own namespace, with an address stable per hostname
+ * across restarts (degraded: a loopback address from a block of its own per
+ * run), and its hostname; with DNS hostnames on, every pod's /etc/hosts maps
+ * `<hostname>.<subdomain>`, `.<subdomain>.<ns>.svc` and `.svc.cluster.local`
+ * forms of every pod of the JobSet. --publish forwards host ports to pods.
  *
  * Files under the run directory: logs/<pod>/<container>.log, events.log,
  * hosts (the shared hosts file), and at the end jobset.json (the JobSet with
@@ -81,6 +83,9 @@ struct js_local_opts {
 	const char *probe_path;     /* program that exits 0, for the namespace
 				       probe (default /bin/true) */
 	bool no_namespaces;         /* force the degraded mode */
+	const struct js_publish *publish; /* --publish, listening sockets
+				       bound; borrowed until js_local_free */
+	size_t n_publish;
 	struct js_gates gates;      /* feature gates for the reconcile core
 				       (the same ones validation used) */
 	/* Every event as text; `now_ms` is wall-clock Unix milliseconds,

@@ -59,6 +59,7 @@ struct js_pod {
 	bool stopping, deleted_by_controller;
 	int64_t kill_at_ms, finished_ms;
 	char *start_error;
+	struct js_net_pod *net;
 };
 
 /* ---- environment and templates ---- */
@@ -120,7 +121,7 @@ static bool parse_map_ref(const char *path, const char *prefix, char **ret_key)
 }
 
 /** Value of a fieldRef for a pod; NULL (and *ret_ok false) when unsupported. */
-static char *field_ref(const json_t *meta, const struct js_pod *pod, const char *node, const char *sa,
+static char *field_ref(const json_t *meta, const struct js_pod *pod, const struct js_pod_host *host, const char *sa,
 		       const char *path, bool *ret_ok)
 {
 	char *key = NULL;
@@ -140,9 +141,9 @@ static char *field_ref(const json_t *meta, const struct js_pod *pod, const char 
 	if (strcmp(path, "status.podIP") == 0 || strcmp(path, "status.podIPs") == 0)
 		return js_xstrdup(pod ? pod->ip : "");
 	if (strcmp(path, "status.hostIP") == 0 || strcmp(path, "status.hostIPs") == 0)
-		return js_xstrdup("127.0.0.1");
+		return js_xstrdup(host && host->host_ip ? host->host_ip : "127.0.0.1");
 	if (strcmp(path, "spec.nodeName") == 0)
-		return js_xstrdup(node ? node : "");
+		return js_xstrdup(host && host->node_name ? host->node_name : "");
 	if (strcmp(path, "spec.serviceAccountName") == 0)
 		return js_xstrdup(sa ? sa : "default");
 	*ret_ok = false;
@@ -195,7 +196,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 			const char *fp = js_json_str(json_object_get(from, "fieldRef"), "fieldPath");
 			bool ok = false;
 			if (fp)
-				val = field_ref(meta, pod, host ? host->node_name : NULL, sa, fp, &ok);
+				val = field_ref(meta, pod, host, sa, fp, &ok);
 			if (!ok) {
 				*ret_err = fp ? js_buf_format("container '%s': env '%s': fieldPath '%s' is not supported locally",
 						    name, en ? en : "", fp)
@@ -297,6 +298,7 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 	       char **ret_err)
 {
 	struct js_pod *pod = js_xcalloc(1, sizeof(*pod));
+	pod->net = init->net;
 	pod->id = init->id;
 	pod->name = js_xstrdup(init->name);
 	pod->namespace_ = js_xstrdup(init->namespace_);
@@ -349,6 +351,7 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 	free(pod->ip);
 	free(pod->hosts_file);
 	free(pod->start_error);
+	js_net_pod_free(pod->net);
 	free(pod);
 	return NULL;
 }
@@ -444,6 +447,12 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 				 c->argv[0]));
 		return;
 	}
+	int netns_fd = -1;
+	int nr = pod->net ? js_net_pod_netns(pod->net, &netns_fd) : 0;
+	if (nr < 0) {
+		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': network: %s", c->name, js_strerror(nr)));
+		return;
+	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': pipe: %s", c->name, js_strerror(-errno)));
@@ -451,7 +460,8 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	}
 	struct js_sandbox_spec s = {
 		.path = c->path, .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .hostname = pod->hostname,
-		.hosts_file = pod->hosts_file, .out_fd = p[1], .death_fd = host->death_fd, .mode = host->mode,
+		.hosts_file = pod->hosts_file, .netns_fd = netns_fd, .out_fd = p[1],
+		.death_fd = host->death_fd, .mode = host->mode,
 	};
 	pid_t pid;
 	const char *stage = "spawn";
@@ -541,7 +551,7 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 	return true;
 }
 
-bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
+static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
 {
 	bool changed = false;
 	if (pod->stopping) {
@@ -593,6 +603,16 @@ bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		pod->kill_at_ms = now_ms + pod->grace_ms;
 		changed = true;
 	}
+	return changed;
+}
+
+bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
+{
+	bool changed = step(pod, host, now_ms);
+	/* A terminal pod with no process left has no use for its network; its
+	 * address may be wanted by the pod that replaces it. */
+	if (pod->phase >= JS_JOBCTL_SUCCEEDED && js_pod_gone(pod))
+		js_net_pod_release(pod->net);
 	return changed;
 }
 

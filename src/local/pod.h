@@ -22,6 +22,10 @@
  * Stopping sends SIGTERM to every running container, then SIGKILL after
  * terminationGracePeriodSeconds (default 30).
  *
+ * Network: every container joins the pod's network namespace, if it has
+ * one (local/net.h); the pod releases it once it is terminal and its last
+ * process is gone (a restarted container keeps it, like a pod sandbox).
+ *
  * Not thread-safe; the runner's single thread owns every pod.
  */
 #ifndef JS_POD_H
@@ -36,6 +40,7 @@
 
 #include "base/common.h"
 #include "local/jobctl.h"
+#include "local/net.h"
 #include "local/sandbox.h"
 
 struct js_pod;
@@ -50,6 +55,7 @@ struct js_pod_host {
 	int death_fd;             /* read end of the death pipe */
 	const char *log_dir;      /* logs go to <log_dir>/<pod>/<container>.log */
 	const char *node_name;    /* spec.nodeName */
+	const char *host_ip;      /* status.hostIP, or NULL for 127.0.0.1 */
 	const char *path_env;     /* PATH for containers and command lookup */
 	const char *home_env;     /* HOME, or NULL */
 	int64_t restart_base_ms;  /* first in-place restart delay (OnFailure) */
@@ -75,8 +81,12 @@ struct js_pod_init {
 	int32_t index;            /* completion index, -1 for NonIndexed */
 	const char *hostname;
 	const char *subdomain;    /* or NULL */
-	const char *ip;           /* 127.x.y.z */
+	const char *ip;           /* status.podIP */
 	const char *hosts_file;   /* this pod's /etc/hosts, or NULL */
+	struct js_net_pod *net;   /* the pod's network (its containers join
+				     its namespace), or NULL; taken: freed
+				     with the pod, or by js_pod_new when it
+				     fails */
 	const json_t *tmpl;       /* PodTemplateSpec (metadata + spec) */
 };
 

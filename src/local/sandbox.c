@@ -23,10 +23,10 @@
 
 /* Steps the child can fail at, reported to the parent by number. */
 static const char *const stages[] = {
-	"pdeathsig", "runner gone", "signal mask", "uid map", "mount private", "mount /etc/hosts",
-	"sethostname", "setpgid", "stdio", "chdir", "exec",
+	"pdeathsig", "runner gone", "signal mask", "uid map", "join the pod's network", "mount private",
+	"mount /etc/hosts", "sethostname", "setpgid", "stdio", "chdir", "exec",
 };
-enum { ST_PDEATH, ST_GONE, ST_SIGMASK, ST_UIDMAP, ST_PRIVATE, ST_HOSTS, ST_HOSTNAME, ST_PGID, ST_STDIO,
+enum { ST_PDEATH, ST_GONE, ST_SIGMASK, ST_UIDMAP, ST_NETNS, ST_PRIVATE, ST_HOSTS, ST_HOSTNAME, ST_PGID, ST_STDIO,
        ST_CHDIR, ST_EXEC };
 
 struct report {
@@ -81,6 +81,8 @@ static _Noreturn void child(const struct js_sandbox_spec *s, const struct prep *
 		    write_file("/proc/self/gid_map", p->gid_map) < 0)
 			child_fail(err_fd, ST_UIDMAP);
 	}
+	if (s->netns_fd >= 0 && setns(s->netns_fd, CLONE_NEWNET) < 0)
+		child_fail(err_fd, ST_NETNS);
 	if (s->mode != JS_SANDBOX_NONE) {
 		/* Private first, so the bind mount never reaches the host. */
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -167,8 +169,8 @@ enum js_sandbox_mode js_sandbox_probe(const char *probe_path, const char **ret_w
 	char *envp[] = {NULL};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(order); i++) {
 		struct js_sandbox_spec s = {.path = probe_path, .argv = argv, .envp = envp, .hostname = "probe",
-					    .hosts_file = "/etc/hosts", .out_fd = null_fd, .death_fd = -1,
-					    .mode = order[i]};
+					    .hosts_file = "/etc/hosts", .netns_fd = -1, .out_fd = null_fd,
+					    .death_fd = -1, .mode = order[i]};
 		pid_t pid;
 		const char *stage = NULL;
 		if (js_sandbox_spawn(&s, &pid, &stage) < 0) {

@@ -6,6 +6,13 @@
  * if the runner dies (PR_SET_PDEATHSIG, checked against a death pipe to
  * close the race with a parent that died first).
  *
+ * A container joins its pod's network namespace (setns) when given one:
+ * the runner holds pod namespaces by fd (local/net.h). That needs the
+ * namespace's owner to be the runner's user namespace, so it works in
+ * JS_SANDBOX_NS, not in JS_SANDBOX_USERNS (whose fresh user namespace has no
+ * rights over it); an unprivileged runner enters a user namespace itself
+ * first (net.h) and then probes as JS_SANDBOX_NS.
+ *
  * Children are started with clone() + execve() only: the child runs a short
  * list of system calls prepared by the parent (no allocation) and execs, so
  * the runner never keeps forked copies of itself.
@@ -43,6 +50,8 @@ struct js_sandbox_spec {
 	const char *hostname;   /* UTS hostname, or NULL (ignored in NONE) */
 	const char *hosts_file; /* bind-mounted on /etc/hosts, or NULL
 				   (ignored in NONE) */
+	int netns_fd;           /* network namespace to join, or -1 to stay
+				   in the runner's (0 is not "none": set it) */
 	int out_fd;             /* becomes fds 1 and 2 */
 	int death_fd;           /* read end of the runner's death pipe, or -1 */
 	enum js_sandbox_mode mode;

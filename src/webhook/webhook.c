@@ -1,21 +1,49 @@
 /*
- * webhook.c - the HTTPS server of webhook.h on libmicrohttpd, and the
- * AdmissionReview dispatch behind it (js_webhook_review).
+ * webhook.c - the HTTP(S) server of webhook.h on libevent's evhttp with
+ * OpenSSL bufferevents, and the AdmissionReview dispatch behind it
+ * (js_webhook_review).
  *
- * Certificate rotation: we own the listening socket. A watcher thread stats
+ * Shape: we own the listening socket. Each of `threads` workers runs its own
+ * event_base with its own evhttp bound to that socket; the kernel hands each
+ * new connection to whichever loop accepts it first, and a connection stays
+ * on that loop. A handler runs on its connection's loop, so handlers of
+ * different workers run at once and a slow lookup stalls one worker only.
+ *
+ * TLS and rotation: every accepted connection gets an SSL from the current
+ * SSL_CTX (tls.c), read under `mu`. Worker 0 also runs a timer that stats
  * tls.crt/tls.key every reload interval; when either changed and the new
- * pair loads and matches, a new daemon is started on the same socket with
- * the new pair, the old one is quiesced (it stops accepting but finishes its
- * connections) and stopped. Clients never see a refused connection, and a
- * half-written pair is simply not picked up until it is complete.
+ * pair loads and matches, the new SSL_CTX replaces the old one for the next
+ * handshake, and connections already open keep theirs (an SSL holds a
+ * reference to its context). A half-written pair is not picked up until it
+ * is complete, and the old pair serves meanwhile.
+ *
+ * Connection bound: evhttp 2.1 has no connection limit and no hook when a
+ * connection is created, only one when it closes (closecb, set on the
+ * evhttp_connection). So the bufferevent callback counts the connection and
+ * queues its bufferevent; right after the accept, still on the same loop
+ * and before any I/O on it, `attach` finds the connection that evhttp built
+ * around it (the bufferevent's callback argument) and sets closecb, which
+ * uncounts it. A worker at its share of max_connections stops
+ * accepting until one of its connections closes; new clients wait in the
+ * listen backlog meanwhile, or are served by another worker.
+ *
+ * Stop: each worker has an eventfd in its loop. stop writes to all of them;
+ * each loop stops accepting, flushes answers for up to WEBHOOK_STOP_DRAIN_MS
+ * and ends between two callbacks (so never inside a handler), and stop joins
+ * the threads. Nothing of libevent is shared between threads, so
+ * libevent's own locking (evthread) is not needed.
  */
 #include "webhook/webhook.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gnutls/gnutls.h>
-#include <microhttpd.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,27 +51,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "base/file.h"
 #include "base/json.h"
 #include "base/limits.h"
 #include "webhook/webhook_int.h"
 
-/* Appends whose buffers have ceilings far above anything bounded input
- * can produce; a truncated message is still a message. */
-static void best_effort(int r)
-{
-	(void)r;
-}
+/* After accept() fails for want of file descriptors (or memory), the
+ * listener rests this long before it tries again: libevent would otherwise
+ * retry at once, and keep failing, in a busy loop. */
+#define WEBHOOK_ACCEPT_RETRY_MS 100
 
-/* TLS 1.2 and 1.3 only (SPEC §12.6 leaves the minimum to configuration;
- * controller-runtime's default is TLS 1.2). */
-#define WEBHOOK_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* How long a stopping worker keeps flushing answers already produced,
+ * milliseconds: a local write takes microseconds, so this is margin. */
+#define WEBHOOK_STOP_DRAIN_MS 100
+
+static const char plain_text[] = "text/plain; charset=utf-8";
 
 struct route {
 	char *path;
@@ -51,12 +76,25 @@ struct route {
 	void *ctx;
 };
 
-/* What we last loaded from disk, to notice changes cheaply. */
-struct file_id {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+/* One event loop and its evhttp. Every field but `thread`/`started` is
+ * touched only by that loop's thread while it runs, and by the owner thread
+ * before it starts or after it was joined. */
+struct worker {
+	struct js_webhook_server *s;
+	struct event_base *base;
+	struct evhttp *http;
+	struct evconnlistener *listener; /* owned by `http` once bound */
+	int wake_fd;                     /* eventfd: stop */
+	struct event *wake;
+	struct event *attach;            /* sets closecb on new connections */
+	struct event *reload;            /* worker 0 with TLS: certificate check */
+	struct bufferevent **pending;    /* accepted, closecb not yet set; one ref each */
+	size_t n_pending, cap_pending;
+	unsigned conns, max_conns;
+	bool paused;                     /* not accepting: at max_conns */
+	bool closing;                    /* stopping: the listener stays off */
+	pthread_t thread;
+	bool started;
 };
 
 struct js_webhook_server {
@@ -64,7 +102,6 @@ struct js_webhook_server {
 	bool admission;
 	struct route *routes;
 	size_t n_routes;
-	unsigned threads;
 	js_webhook_log_fn log;
 	void *log_ctx;
 
@@ -74,29 +111,26 @@ struct js_webhook_server {
 	char *cert_file, *key_file;
 	int reload_ms;
 
-	/* The serving daemon and the PEM it was started with (MHD keeps
-	 * pointers into them). Changed only by the watcher thread or _free,
-	 * under `mu`. */
+	/* The pair being served. Its ctx is swapped by worker 0 and read by
+	 * every worker for each new connection, under `mu`. */
 	pthread_mutex_t mu;
-	struct MHD_Daemon *daemon;
-	char *cert_pem, *key_pem;
-	struct file_id cert_id, key_id;
+	struct js__tls_pair pair;
+
+	struct worker *workers;
+	unsigned n_workers;
+	bool stopped; /* stop completed (owner thread) */
 
 	atomic_bool ready;
 	atomic_uint_fast64_t reloads;
-
-	pthread_t watcher;
-	bool watcher_started;
-	pthread_cond_t cond;
-	bool stopping;
+	atomic_uint conns; /* the workers' `conns` added up, for any thread */
 };
 
 struct js_webhook_req {
 	const char *method;
 	const char *path;
-	struct MHD_Connection *conn;
-	struct js_buf body;
-	bool too_large;
+	struct evhttp_request *ev;
+	const char *body; /* NUL-terminated; owned by ev's input buffer */
+	size_t len;
 };
 
 /* ---- small helpers ---- */
@@ -114,63 +148,31 @@ static void logf_(const struct js_webhook_server *s, int level, const char *fmt,
 	s->log(s->log_ctx, level, line);
 }
 
-static void mhd_logger(void *cls, const char *fmt, va_list ap) JS_PRINTF(2, 0);
-static void mhd_logger(void *cls, const char *fmt, va_list ap)
+/* libevent reports allocation failure as NULL/-1 from calls that cannot
+ * otherwise fail; the project's policy for running out of memory is to stop
+ * (base/common.h). */
+static void *need(void *p)
 {
-	const struct js_webhook_server *s = cls;
-	char line[1024];
-	vsnprintf(line, sizeof(line), fmt, ap);
-	size_t n = strlen(line);
-	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	if (s->log)
-		s->log(s->log_ctx, 4, line);
+	if (!p)
+		abort();
+	return p;
 }
 
-static int file_stat(const char *path, struct file_id *ret)
-{
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return -errno;
-	ret->dev = st.st_dev;
-	ret->ino = st.st_ino;
-	ret->size = st.st_size;
-	ret->mtime = st.st_mtim;
-	return 0;
-}
+static const struct {
+	enum evhttp_cmd_type cmd;
+	const char *name;
+} methods[] = {
+	{EVHTTP_REQ_GET, "GET"},         {EVHTTP_REQ_POST, "POST"},       {EVHTTP_REQ_HEAD, "HEAD"},
+	{EVHTTP_REQ_PUT, "PUT"},         {EVHTTP_REQ_DELETE, "DELETE"},   {EVHTTP_REQ_OPTIONS, "OPTIONS"},
+	{EVHTTP_REQ_TRACE, "TRACE"},     {EVHTTP_REQ_CONNECT, "CONNECT"}, {EVHTTP_REQ_PATCH, "PATCH"},
+};
 
-static bool same_id(const struct file_id *a, const struct file_id *b)
+static const char *method_name(enum evhttp_cmd_type cmd)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
-	       a->mtime.tv_nsec == b->mtime.tv_nsec;
-}
-
-/* Read a whole small file. Returns 0 and a malloc'd NUL-terminated string. */
-static int read_pem(const char *path, char **ret)
-{
-	size_t len = 0;
-	char *data = NULL;
-	int r = js_file_read(path, JS_LIMIT_WEBHOOK_PEM, &data, &len);
-	if (r == 0 && len == 0) {
-		free(data);
-		r = JS_EINVALID; /* an empty file is a half-written one */
-	}
-	if (r == 0)
-		*ret = data;
-	return r;
-}
-
-/* True when the PEM pair parses and the key matches the certificate. */
-static bool pair_ok(const char *cert, const char *key)
-{
-	gnutls_certificate_credentials_t cred;
-	if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS)
-		return false;
-	gnutls_datum_t c = {(unsigned char *)(uintptr_t)cert, (unsigned)strlen(cert)};
-	gnutls_datum_t k = {(unsigned char *)(uintptr_t)key, (unsigned)strlen(key)};
-	int r = gnutls_certificate_set_x509_key_mem2(cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
-	gnutls_certificate_free_credentials(cred);
-	return r >= 0;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(methods); i++)
+		if (methods[i].cmd == cmd)
+			return methods[i].name;
+	return "UNKNOWN";
 }
 
 /* ---- requests ---- */
@@ -187,35 +189,25 @@ const char *js_webhook_req_path(const struct js_webhook_req *r)
 
 const char *js_webhook_req_header(const struct js_webhook_req *r, const char *name)
 {
-	return r->conn ? MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name) : NULL;
+	return r->ev ? evhttp_find_header(evhttp_request_get_input_headers(r->ev), name) : NULL;
 }
 
 const char *js_webhook_req_body(const struct js_webhook_req *r, size_t *ret_len)
 {
 	if (ret_len)
-		*ret_len = r->body.len;
-	return js_buf_str(&r->body);
+		*ret_len = r->len;
+	return r->body;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *ctype, const char *body,
-			     size_t len)
+static void reply(struct evhttp_request *ev, int code, const char *ctype, const char *body, size_t len)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
-								    MHD_RESPMEM_MUST_COPY);
-	if (!resp)
-		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	enum MHD_Result r = MHD_queue_response(conn, code, resp);
-	MHD_destroy_response(resp);
-	return r;
-}
-
-static enum MHD_Result reply_json(struct MHD_Connection *conn, unsigned code, const json_t *j)
-{
-	char *text = json_dumps(j, JSON_COMPACT);
-	enum MHD_Result r = reply(conn, code, "application/json", text, strlen(text));
-	free(text);
-	return r;
+	if (code < 100 || code > 599)
+		code = 500;
+	evhttp_add_header(evhttp_request_get_output_headers(ev), "Content-Type", ctype);
+	if (len && evbuffer_add(evhttp_request_get_output_buffer(ev), body, len) < 0)
+		abort();
+	/* NULL reason: evhttp fills in the standard phrase. */
+	evhttp_send_reply(ev, code, NULL, NULL);
 }
 
 static bool is_admission_path(const char *path)
@@ -224,25 +216,26 @@ static bool is_admission_path(const char *path)
 	       strcmp(path, JS_WEBHOOK_PATH_MUTATE_POD) == 0 || strcmp(path, JS_WEBHOOK_PATH_VALIDATE_POD) == 0;
 }
 
-static enum MHD_Result handle(struct js_webhook_server *s, struct js_webhook_req *rq)
+/* Bodies over JS_LIMIT_WEBHOOK_BODY never get here: evhttp answers them 413
+ * from the Content-Length, before reading them, or as soon as a chunked
+ * body crosses the limit. */
+static void handle(struct js_webhook_server *s, const struct js_webhook_req *rq)
 {
-	struct MHD_Connection *conn = rq->conn;
-	if (rq->too_large) {
-		static const char msg[] = "request body too large\n";
-		return reply(conn, MHD_HTTP_CONTENT_TOO_LARGE, "text/plain; charset=utf-8", msg, sizeof(msg) - 1);
-	}
 	if (s->admission && is_admission_path(rq->path)) {
 		if (strcmp(rq->method, "POST") != 0) {
 			static const char msg[] = "admission webhooks accept POST only\n";
-			return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", msg, sizeof(msg) - 1);
+			reply(rq->ev, 405, plain_text, msg, sizeof(msg) - 1);
+			return;
 		}
 		json_t *out = NULL;
 		int http = 500;
-		int rr = js_webhook_review(&s->admit, rq->path, js_buf_str(&rq->body), rq->body.len, &out, &http);
+		int rr = js_webhook_review(&s->admit, rq->path, rq->body, rq->len, &out, &http);
 		(void)rr; /* errors are answered: out and http are always set */
-		enum MHD_Result r = reply_json(conn, (unsigned)http, out);
+		char *text = need(json_dumps(out, JSON_COMPACT));
+		reply(rq->ev, http, "application/json", text, strlen(text));
+		free(text);
 		json_decref(out);
-		return r;
+		return;
 	}
 	for (size_t i = 0; i < s->n_routes; i++) {
 		if (strcmp(s->routes[i].path, rq->path) != 0)
@@ -251,263 +244,365 @@ static enum MHD_Result handle(struct js_webhook_server *s, struct js_webhook_req
 		js_buf_init(&body, 0);
 		const char *ctype = NULL;
 		int code = s->routes[i].fn(s->routes[i].ctx, rq, &body, &ctype);
-		enum MHD_Result r = reply(conn, (unsigned)(code > 0 ? code : 500),
-					  ctype ? ctype : "text/plain; charset=utf-8", js_buf_str(&body), body.len);
+		reply(rq->ev, code, ctype ? ctype : plain_text, js_buf_str(&body), body.len);
 		js_buf_done(&body);
-		return r;
+		return;
 	}
 	static const char msg[] = "404 page not found\n";
-	return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", msg, sizeof(msg) - 1);
+	reply(rq->ev, 404, plain_text, msg, sizeof(msg) - 1);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-				  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+static void on_request(struct evhttp_request *ev, void *arg)
 {
-	(void)version;
-	struct js_webhook_server *s = cls;
-	struct js_webhook_req *rq = *con_cls;
-	if (!rq) {
-		/* First call: headers only. Refuse an announced oversized body
-		 * before reading it. */
-		rq = js_xcalloc(1, sizeof(*rq));
-		rq->conn = conn;
-		rq->method = method;
-		rq->path = url;
-		js_buf_init(&rq->body, JS_LIMIT_WEBHOOK_BODY);
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl && strlen(cl) > 9)
-			rq->too_large = true;
-		*con_cls = rq;
-		/* Answer at once rather than wait for a body we will not read. */
-		return rq->too_large ? handle(s, rq) : MHD_YES;
-	}
-	if (*upload_size) {
-		if (!rq->too_large && js_buf_add(&rq->body, upload, *upload_size) < 0)
-			rq->too_large = true;
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	return handle(s, rq);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
-{
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	struct js_webhook_req *rq = *con_cls;
-	if (!rq)
-		return;
-	js_buf_done(&rq->body);
-	free(rq);
-	*con_cls = NULL;
-}
-
-/* ---- daemons ---- */
-
-static struct MHD_Daemon *start_daemon(struct js_webhook_server *s, const char *cert, const char *key)
-{
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
-	if (s->tls)
-		flags |= MHD_USE_TLS;
-	if (s->log)
-		flags |= MHD_USE_ERROR_LOG;
-	struct MHD_OptionItem tls_opts[] = {
-		{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert},
-		{MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key},
-		{MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)WEBHOOK_TLS_PRIORITIES},
-		{MHD_OPTION_END, 0, NULL},
+	struct worker *w = arg;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(ev);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	struct evbuffer *in = evhttp_request_get_input_buffer(ev);
+	struct js_webhook_req rq = {
+		.method = method_name(evhttp_request_get_command(ev)),
+		.path = path && *path ? path : "/",
+		.ev = ev,
+		.len = evbuffer_get_length(in),
 	};
-	struct MHD_OptionItem no_opts[] = {{MHD_OPTION_END, 0, NULL}};
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s,
-				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->fd,
-				MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->threads,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)JS_LIMIT_WEBHOOK_IDLE_S,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)JS_LIMIT_WEBHOOK_CONNS,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_ARRAY, s->tls ? tls_opts : no_opts,
-				MHD_OPTION_END);
+	/* One NUL past the end, then one contiguous block: handlers get a
+	 * string without a copy. */
+	if (evbuffer_add(in, "", 1) < 0)
+		abort();
+	rq.body = need(evbuffer_pullup(in, -1));
+	handle(w->s, &rq);
 }
 
-/* Stop a daemon without closing the shared listening socket. */
-static void stop_daemon(struct MHD_Daemon *d)
-{
-	if (!d)
-		return;
-	(void)MHD_quiesce_daemon(d);
-	MHD_stop_daemon(d);
-}
+/* ---- connections ---- */
 
-/* Load the pair from disk. Returns 0 with both PEMs and their file ids,
- * JS_EINVALID when they do not form a pair, or -errno. */
-static int load_pair(const struct js_webhook_server *s, char **ret_cert, char **ret_key, struct file_id *ret_cid,
-		     struct file_id *ret_kid)
+static void resume_accepting(struct worker *w)
 {
-	struct file_id cid, kid;
-	char *cert = NULL, *key = NULL;
-	int r = file_stat(s->cert_file, &cid);
-	if (r == 0)
-		r = file_stat(s->key_file, &kid);
-	if (r == 0)
-		r = read_pem(s->cert_file, &cert);
-	if (r == 0)
-		r = read_pem(s->key_file, &key);
-	if (r == 0 && !pair_ok(cert, key))
-		r = JS_EINVALID;
-	if (r < 0) {
-		free(cert);
-		free(key);
-		return r;
+	if (w->paused && !w->closing && w->conns < w->max_conns) {
+		w->paused = false;
+		(void)evconnlistener_enable(w->listener);
 	}
-	*ret_cert = cert;
-	*ret_key = key;
-	*ret_cid = cid;
-	*ret_kid = kid;
-	return 0;
 }
 
-/* One reload check (watcher thread). */
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct worker *w = arg;
+	w->conns--;
+	atomic_fetch_sub(&w->s->conns, 1);
+	resume_accepting(w);
+}
+
+/* evhttp calls this for each accepted connection, before it builds the
+ * connection around the returned bufferevent. */
+static struct bufferevent *on_accept(struct event_base *base, void *arg)
+{
+	struct worker *w = arg;
+	struct js_webhook_server *s = w->s;
+	struct bufferevent *bev;
+	if (s->tls) {
+		pthread_mutex_lock(&s->mu);
+		SSL *ssl = need(SSL_new(s->pair.ctx));
+		pthread_mutex_unlock(&s->mu);
+		bev = need(bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+							  BEV_OPT_CLOSE_ON_FREE));
+		/* A client that closes without close_notify has closed, not
+		 * failed: the request it sent still counts. */
+		bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	} else {
+		bev = need(bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE));
+	}
+	if (w->n_pending == w->cap_pending) {
+		w->cap_pending = w->cap_pending ? 2 * w->cap_pending : 16;
+		w->pending = js_xrealloc(w->pending, w->cap_pending * sizeof(*w->pending));
+	}
+	/* Our reference keeps the bufferevent readable in `attach` even if
+	 * evhttp gave up on the connection in between. */
+	bufferevent_incref(bev);
+	w->pending[w->n_pending++] = bev;
+	event_active(w->attach, EV_TIMEOUT, 1);
+	atomic_fetch_add(&s->conns, 1);
+	if (++w->conns >= w->max_conns) {
+		w->paused = true;
+		(void)evconnlistener_disable(w->listener);
+	}
+	return bev;
+}
+
+static void attach(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct worker *w = arg;
+	for (size_t i = 0; i < w->n_pending; i++) {
+		struct bufferevent *bev = w->pending[i];
+		bufferevent_event_cb eventcb = NULL;
+		void *evcon = NULL;
+		bufferevent_getcb(bev, NULL, NULL, &eventcb, &evcon);
+		/* evhttp keeps its callbacks, with the connection as argument, on
+		 * the bufferevent for as long as the connection lives, and
+		 * bufferevent_free clears them: no callback means it is gone
+		 * already (closecb never set), so it is uncounted here. */
+		if (eventcb && evcon)
+			evhttp_connection_set_closecb(evcon, on_conn_close, w);
+		else
+			on_conn_close(NULL, w);
+		bufferevent_decref(bev);
+	}
+	w->n_pending = 0;
+}
+
+/* libevent hands the listener's error callback the evhttp, not our worker,
+ * so this callback cannot log; it only keeps accept() from spinning. */
+static void on_accept_again(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)evconnlistener_enable(arg);
+}
+
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+	(void)arg;
+	struct timeval tv = {0, WEBHOOK_ACCEPT_RETRY_MS * 1000};
+	(void)evconnlistener_disable(lev);
+	if (event_base_once(evconnlistener_get_base(lev), -1, EV_TIMEOUT, on_accept_again, lev, &tv) < 0)
+		(void)evconnlistener_enable(lev);
+}
+
+/* ---- certificate reload (worker 0) ---- */
+
 static void maybe_reload(struct js_webhook_server *s)
 {
-	struct file_id cid, kid;
-	if (file_stat(s->cert_file, &cid) < 0 || file_stat(s->key_file, &kid) < 0)
+	struct js__tls_file_id cid, kid;
+	if (js__tls_stat(s->cert_file, &cid) < 0 || js__tls_stat(s->key_file, &kid) < 0)
 		return;
-	pthread_mutex_lock(&s->mu);
-	bool changed = !same_id(&cid, &s->cert_id) || !same_id(&kid, &s->key_id);
-	pthread_mutex_unlock(&s->mu);
-	if (!changed)
+	/* Only this thread changes the pair while workers run. */
+	if (js__tls_same(&cid, &s->pair.cert_id) && js__tls_same(&kid, &s->pair.key_id))
 		return;
-	char *cert, *key;
-	int r = load_pair(s, &cert, &key, &cid, &kid);
+	struct js__tls_pair next;
+	int r = js__tls_load(s->cert_file, s->key_file, &next);
 	if (r < 0) {
 		/* Often a pair caught mid-rotation: keep serving the old one and
 		 * look again at the next tick. */
 		logf_(s, 1, "webhook certificate %s not reloaded: %s, ignoring", s->cert_file, js_strerror(r));
 		return;
 	}
+	bool same = js__tls_same_pem(&next, &s->pair);
 	pthread_mutex_lock(&s->mu);
-	if (strcmp(cert, s->cert_pem) == 0 && strcmp(key, s->key_pem) == 0) {
-		/* Touched, not changed. */
-		s->cert_id = cid;
-		s->key_id = kid;
-		pthread_mutex_unlock(&s->mu);
-		free(cert);
-		free(key);
-		return;
+	if (same) {
+		/* Touched, not changed: remember the new ids, keep the context. */
+		s->pair.cert_id = next.cert_id;
+		s->pair.key_id = next.key_id;
+	} else {
+		struct js__tls_pair old = s->pair;
+		s->pair = next;
+		next = old;
 	}
-	struct MHD_Daemon *d = start_daemon(s, cert, key);
-	if (!d) {
-		pthread_mutex_unlock(&s->mu);
-		logf_(s, 0, "webhook server could not restart with the new certificate, keeping the old one");
-		free(cert);
-		free(key);
-		return;
-	}
-	struct MHD_Daemon *old = s->daemon;
-	char *old_cert = s->cert_pem, *old_key = s->key_pem;
-	s->daemon = d;
-	s->cert_pem = cert;
-	s->key_pem = key;
-	s->cert_id = cid;
-	s->key_id = kid;
 	pthread_mutex_unlock(&s->mu);
-	stop_daemon(old);
-	free(old_cert);
-	free(old_key);
+	js__tls_pair_done(&next);
+	if (same)
+		return;
 	atomic_fetch_add(&s->reloads, 1);
 	logf_(s, 2, "webhook certificate reloaded from %s", s->cert_file);
 }
 
-static void *watch_main(void *arg)
+static void on_reload_tick(evutil_socket_t fd, short what, void *arg)
 {
-	struct js_webhook_server *s = arg;
-	pthread_mutex_lock(&s->mu);
-	while (!s->stopping) {
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += s->reload_ms / 1000;
-		until.tv_nsec += (long)(s->reload_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		int r = 0;
-		while (!s->stopping && r != ETIMEDOUT)
-			r = pthread_cond_timedwait(&s->cond, &s->mu, &until);
-		if (s->stopping)
-			break;
-		pthread_mutex_unlock(&s->mu);
-		maybe_reload(s);
-		pthread_mutex_lock(&s->mu);
-	}
-	pthread_mutex_unlock(&s->mu);
+	(void)fd;
+	(void)what;
+	maybe_reload(arg);
+}
+
+/* ---- workers ---- */
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct worker *w = arg;
+	uint64_t n;
+	(void)!read(fd, &n, sizeof(n));
+	/* Stop accepting, and give the answers of handlers that already ran a
+	 * moment to reach their clients: the API server would otherwise see a
+	 * reset for a review we did answer. The loop then ends between two
+	 * callbacks, never inside a handler. */
+	w->closing = true;
+	(void)evconnlistener_disable(w->listener);
+	struct timeval tv = {0, WEBHOOK_STOP_DRAIN_MS * 1000};
+	if (event_base_loopexit(w->base, &tv) < 0)
+		(void)event_base_loopbreak(w->base);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	(void)event_base_dispatch(w->base);
 	return NULL;
+}
+
+static int worker_init(struct js_webhook_server *s, struct worker *w, bool first)
+{
+	w->s = s;
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->wake_fd < 0)
+		return -errno;
+	w->base = event_base_new();
+	if (!w->base)
+		return -ENOMEM;
+	w->http = need(evhttp_new(w->base));
+	evhttp_set_max_body_size(w->http, JS_LIMIT_WEBHOOK_BODY);
+	evhttp_set_max_headers_size(w->http, JS_LIMIT_WEBHOOK_HEADERS);
+	evhttp_set_timeout(w->http, (int)JS_LIMIT_WEBHOOK_IDLE_S);
+	/* Every method reaches the handlers, which answer 405 themselves. */
+	evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+						    EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+						    EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(w->http, on_request, w);
+	evhttp_set_bevcb(w->http, on_accept, w);
+	/* No LEV_OPT_CLOSE_ON_FREE: the socket is shared and ours. Accepted
+	 * sockets are close-on-exec. Backlog 0: already listening. */
+	w->listener = evconnlistener_new(w->base, NULL, NULL, LEV_OPT_CLOSE_ON_EXEC, 0, s->fd);
+	if (!w->listener)
+		return -ENOMEM;
+	if (!evhttp_bind_listener(w->http, w->listener)) {
+		evconnlistener_free(w->listener);
+		w->listener = NULL;
+		return -ENOMEM;
+	}
+	evconnlistener_set_error_cb(w->listener, on_accept_error);
+	w->wake = need(event_new(w->base, w->wake_fd, EV_READ | EV_PERSIST, on_wake, w));
+	w->attach = need(event_new(w->base, -1, 0, attach, w));
+	if (event_add(w->wake, NULL) < 0)
+		return -ENOMEM;
+	if (first && s->tls) {
+		struct timeval tv = {s->reload_ms / 1000, (s->reload_ms % 1000) * 1000};
+		w->reload = need(event_new(w->base, -1, EV_PERSIST, on_reload_tick, s));
+		if (event_add(w->reload, &tv) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Tear down a worker whose thread is not running. */
+static void worker_done(struct worker *w)
+{
+	if (w->http) {
+		w->closing = true;
+		/* Closes every connection (closecb uncounts them) and frees the
+		 * listener, which leaves the shared socket open. */
+		evhttp_free(w->http);
+	}
+	/* Connections accepted since the last `attach` are gone now too, and
+	 * had no closecb yet: attach uncounts them and drops our references. */
+	attach(-1, 0, w);
+	free(w->pending);
+	if (w->wake)
+		event_free(w->wake);
+	if (w->attach)
+		event_free(w->attach);
+	if (w->reload)
+		event_free(w->reload);
+	if (w->base)
+		event_base_free(w->base); /* runs the bufferevents' finalizers */
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
+}
+
+/* ---- the listening socket ---- */
+
+static int bind_to(const struct sockaddr *sa, socklen_t len, bool v6only, int *ret_fd)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1, v6 = v6only;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->sa_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6, sizeof(v6));
+	if (bind(fd, sa, len) < 0 || listen(fd, 128) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	*ret_fd = fd;
+	return 0;
 }
 
 static int bind_socket(const char *addr, uint16_t port, int *ret_fd, uint16_t *ret_port)
 {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
-	socklen_t len;
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(port);
-		len = sizeof(*in4);
-	} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+	int r = 0;
+	if (!addr || !*addr) {
 		in6->sin6_family = AF_INET6;
+		in6->sin6_addr = in6addr_any;
 		in6->sin6_port = htons(port);
-		len = sizeof(*in6);
-	} else {
-		return -EINVAL;
+		r = bind_to((struct sockaddr *)in6, sizeof(*in6), false, ret_fd);
+		if (r == -EAFNOSUPPORT || r == -EADDRNOTAVAIL) {
+			/* No IPv6 on this machine: IPv4, all interfaces. */
+			memset(&ss, 0, sizeof(ss));
+			addr = "0.0.0.0";
+		}
 	}
-	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	int one = 1;
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
+	if (addr && *addr) {
+		if (strcmp(addr, "localhost") == 0)
+			addr = "127.0.0.1";
+		if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+			in4->sin_family = AF_INET;
+			in4->sin_port = htons(port);
+			r = bind_to((struct sockaddr *)in4, sizeof(*in4), false, ret_fd);
+		} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+			in6->sin6_family = AF_INET6;
+			in6->sin6_port = htons(port);
+			r = bind_to((struct sockaddr *)in6, sizeof(*in6), true, ret_fd);
+		} else {
+			return -EINVAL;
+		}
 	}
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
+	if (r < 0)
+		return r;
+	socklen_t len = sizeof(ss);
+	if (getsockname(*ret_fd, (struct sockaddr *)&ss, &len) < 0) {
+		r = -errno;
+		close(*ret_fd);
+		return r;
 	}
 	*ret_port = ntohs(ss.ss_family == AF_INET ? in4->sin_port : in6->sin6_port);
-	*ret_fd = fd;
 	return 0;
+}
+
+/* ---- lifecycle ---- */
+
+static void server_destroy(struct js_webhook_server *s)
+{
+	for (unsigned i = 0; s->workers && i < s->n_workers; i++)
+		worker_done(&s->workers[i]);
+	free(s->workers);
+	if (s->fd >= 0)
+		close(s->fd);
+	for (size_t i = 0; i < s->n_routes; i++)
+		free(s->routes[i].path);
+	free(s->routes);
+	free(s->cert_file);
+	free(s->key_file);
+	js__tls_pair_done(&s->pair);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
 }
 
 static char *join_path(const char *dir, const char *file)
 {
-	struct js_buf b;
-	js_buf_init(&b, 8192);
-	best_effort(js_buf_printf(&b, "%s/%s", dir, file));
-	return js_buf_take(&b);
+	return js_buf_format("%s/%s", dir, file);
 }
 
-int js_webhook_server_new(const struct js_webhook_opts *opts, struct js_webhook_server **ret)
+static void copy_opts(struct js_webhook_server *s, const struct js_webhook_opts *opts)
 {
-	struct js_webhook_server *s = js_xcalloc(1, sizeof(*s));
-	int r = 0;
-	s->fd = -1;
 	s->admit = opts->admit;
 	s->admission = opts->admission;
-	s->threads = opts->threads ? opts->threads : 2;
 	s->log = opts->log;
 	s->log_ctx = opts->log_ctx;
 	s->reload_ms = opts->reload_interval_ms > 0 ? opts->reload_interval_ms : 1000;
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	s->n_workers = opts->threads ? opts->threads : 2;
 	if (opts->n_routes) {
 		s->routes = js_xcalloc(opts->n_routes, sizeof(*s->routes));
 		for (size_t i = 0; i < opts->n_routes; i++) {
@@ -522,59 +617,93 @@ int js_webhook_server_new(const struct js_webhook_opts *opts, struct js_webhook_
 		s->cert_file = opts->cert_file ? js_xstrdup(opts->cert_file) : join_path(opts->cert_dir, "tls.crt");
 		s->key_file = opts->key_file ? js_xstrdup(opts->key_file)
 					     : join_path(opts->cert_dir ? opts->cert_dir : ".", "tls.key");
-		r = load_pair(s, &s->cert_pem, &s->key_pem, &s->cert_id, &s->key_id);
+	}
+}
+
+int js_webhook_server_new(const struct js_webhook_opts *opts, struct js_webhook_server **ret)
+{
+	struct js_webhook_server *s = js_xcalloc(1, sizeof(*s));
+	s->fd = -1;
+	pthread_mutex_init(&s->mu, NULL);
+	copy_opts(s, opts);
+	int r = 0;
+	if (s->tls) {
+		r = js__tls_load(s->cert_file, s->key_file, &s->pair);
 		if (r < 0)
 			goto fail;
 	}
-	r = bind_socket(opts->bind_address ? opts->bind_address : "0.0.0.0", opts->port, &s->fd, &s->port);
+	r = bind_socket(opts->bind_address, opts->port, &s->fd, &s->port);
 	if (r < 0)
 		goto fail;
-	s->daemon = start_daemon(s, s->cert_pem, s->key_pem);
-	if (!s->daemon) {
-		r = -EIO;
-		goto fail;
+	s->workers = js_xcalloc(s->n_workers, sizeof(*s->workers));
+	unsigned max = opts->max_connections && opts->max_connections < JS_LIMIT_WEBHOOK_CONNS
+			       ? opts->max_connections
+			       : JS_LIMIT_WEBHOOK_CONNS;
+	unsigned share = max / s->n_workers;
+	for (unsigned i = 0; i < s->n_workers; i++) {
+		s->workers[i].wake_fd = -1;
+		s->workers[i].max_conns = share ? share : 1;
 	}
+	for (unsigned i = 0; i < s->n_workers && r == 0; i++)
+		r = worker_init(s, &s->workers[i], i == 0);
+	if (r < 0)
+		goto fail;
 	atomic_store(&s->ready, true);
-	if (s->tls) {
-		if (pthread_create(&s->watcher, NULL, watch_main, s) != 0) {
-			r = -EAGAIN;
+	for (unsigned i = 0; i < s->n_workers; i++) {
+		int e = pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
+		if (e != 0) {
+			r = -e;
+			(void)js_webhook_server_stop(s);
 			goto fail;
 		}
-		s->watcher_started = true;
+		s->workers[i].started = true;
 	}
 	*ret = s;
 	return 0;
 fail:
-	js_webhook_server_free(s);
+	server_destroy(s);
 	return r;
 }
 
-struct js_webhook_server *js_webhook_server_free(struct js_webhook_server *s)
+int js_webhook_server_stop(struct js_webhook_server *s)
 {
-	if (!s)
-		return NULL;
+	if (!s || s->stopped)
+		return 0;
+	for (unsigned i = 0; i < s->n_workers; i++)
+		if (s->workers[i].started && pthread_equal(pthread_self(), s->workers[i].thread))
+			return -EDEADLK;
 	atomic_store(&s->ready, false);
-	if (s->watcher_started) {
-		pthread_mutex_lock(&s->mu);
-		s->stopping = true;
-		pthread_cond_signal(&s->cond);
-		pthread_mutex_unlock(&s->mu);
-		pthread_join(s->watcher, NULL);
+	for (unsigned i = 0; i < s->n_workers; i++) {
+		uint64_t one = 1;
+		if (s->workers[i].started)
+			(void)!write(s->workers[i].wake_fd, &one, sizeof(one));
 	}
-	stop_daemon(s->daemon);
+	for (unsigned i = 0; i < s->n_workers; i++) {
+		if (s->workers[i].started)
+			pthread_join(s->workers[i].thread, NULL);
+		s->workers[i].started = false;
+	}
+	/* No loop runs any more: the connections and the socket can go. */
+	for (unsigned i = 0; i < s->n_workers; i++) {
+		worker_done(&s->workers[i]);
+		memset(&s->workers[i], 0, sizeof(s->workers[i]));
+		s->workers[i].wake_fd = -1;
+	}
 	if (s->fd >= 0)
 		close(s->fd);
-	for (size_t i = 0; i < s->n_routes; i++)
-		free(s->routes[i].path);
-	free(s->routes);
-	free(s->cert_file);
-	free(s->key_file);
-	free(s->cert_pem);
-	free(s->key_pem);
-	pthread_cond_destroy(&s->cond);
-	pthread_mutex_destroy(&s->mu);
-	free(s);
-	return NULL;
+	s->fd = -1;
+	s->stopped = true;
+	return 0;
+}
+
+int js_webhook_server_free(struct js_webhook_server *s)
+{
+	if (!s)
+		return 0;
+	if (!s->stopped)
+		return -EBUSY;
+	server_destroy(s);
+	return 0;
 }
 
 uint16_t js_webhook_server_port(const struct js_webhook_server *s)
@@ -590,6 +719,11 @@ bool js_webhook_server_ready(const struct js_webhook_server *s)
 uint64_t js_webhook_server_cert_reloads(const struct js_webhook_server *s)
 {
 	return atomic_load(&((struct js_webhook_server *)(uintptr_t)s)->reloads);
+}
+
+unsigned js_webhook_server_connections(const struct js_webhook_server *s)
+{
+	return atomic_load(&((struct js_webhook_server *)(uintptr_t)s)->conns);
 }
 
 /* ---- admission dispatch ---- */

@@ -3,13 +3,14 @@
  * (SPEC §4.2, §5.3-5.4, §9, §12.5), and, through extra handlers, whatever
  * else a process wants on a port: `/metrics`, `/healthz`, `/readyz`.
  *
- * One js_webhook_server is one listening socket served by libmicrohttpd
+ * One js_webhook_server is one listening socket served by libevent's evhttp
  * (HTTP/1.1 only, as upstream forces for its webhook and metrics servers,
- * SPEC §12.6). With a certificate directory it speaks TLS (minimum TLS 1.2)
- * and re-reads `tls.crt`/`tls.key` when either file changes, so a rotated
- * certificate is served from the next handshake on without a restart; the
- * previous certificate keeps serving until a complete, matching pair has been
- * written. Without one it speaks plain HTTP (probes).
+ * SPEC §12.6), with TLS from OpenSSL, the product's only TLS library
+ * (docs/webhooks.md "Why OpenSSL"). With a certificate directory it speaks
+ * TLS (minimum TLS 1.2) and re-reads `tls.crt`/`tls.key` when either file
+ * changes, so a rotated certificate is served from the next handshake on
+ * without a restart; the previous certificate keeps serving until a complete,
+ * matching pair has been written. Without one it speaks plain HTTP (probes).
  *
  * Admission: with `admission` on, the server answers AdmissionReview v1 POSTs
  * on the four upstream paths:
@@ -23,11 +24,18 @@
  * (PVCs for SPEC §5.3.3 P6-P8, pods and nodes for SPEC §9), which the host
  * process implements, from its informer cache or with direct API calls.
  *
+ * Lifecycle (libuv's handle rule): new starts serving; stop stops accepting,
+ * waits until no handler can run any more and closes the socket; only then
+ * does free release the server, and free refuses (-EBUSY) a server that was
+ * not stopped. So a host may free what its handlers and lookups use as soon
+ * as stop has returned.
+ *
  * Threading: handlers, extra handlers and lookups run on the server's own
- * threads, several at once; they must be thread-safe. js_webhook_server_new
- * and js_webhook_server_free are called from one owner thread. The server
- * never prints; problems reach the host through return codes and, while
- * running, through the optional log callback.
+ * threads (one event loop each), several at once; they must be thread-safe.
+ * new, stop and free are never called at the same time for one server, and
+ * stop and free never from the server's own handlers.
+ * The server never prints; problems reach the host through return codes and,
+ * while running, through the optional log callback.
  */
 #ifndef JS_WEBHOOK_H
 #define JS_WEBHOOK_H
@@ -125,7 +133,10 @@ struct js_webhook_route {
 typedef void (*js_webhook_log_fn)(void *ctx, int level, const char *msg);
 
 struct js_webhook_opts {
-	const char *bind_address; /* "127.0.0.1", "0.0.0.0", "::"; NULL = "0.0.0.0" */
+	/* Numeric IPv4 or IPv6 address, or "localhost" (127.0.0.1). NULL or ""
+	 * = all interfaces: IPv6 and IPv4 on one socket, IPv4 alone where the
+	 * machine has no IPv6. */
+	const char *bind_address;
 	uint16_t port;            /* 0 = any free port (see js_webhook_server_port) */
 	/* Directory holding tls.crt and tls.key (PEM; a chain is allowed in
 	 * tls.crt). NULL = plain HTTP. Overridden by cert_file/key_file. */
@@ -139,7 +150,14 @@ struct js_webhook_opts {
 	struct js_webhook_admit_cfg admit;
 	const struct js_webhook_route *routes; /* extra routes, copied; may be NULL */
 	size_t n_routes;
-	unsigned threads;         /* worker threads; 0 = 2 */
+	/* Threads, each an event loop serving its share of the connections
+	 * (max_connections / threads at most); a handler that blocks holds up
+	 * only its own thread's connections. 0 = 2. */
+	unsigned threads;
+	/* Connections open at once; past it new clients wait in the listen
+	 * backlog until one closes. 0 or more than JS_LIMIT_WEBHOOK_CONNS =
+	 * JS_LIMIT_WEBHOOK_CONNS. */
+	unsigned max_connections;
 	js_webhook_log_fn log;    /* may be NULL */
 	void *log_ctx;
 };
@@ -149,16 +167,37 @@ struct js_webhook_server;
 /**
  * Bind, load the certificate (when TLS) and start serving. `opts` and
  * everything it points to are copied, except the contexts, which must
- * outlive the server. Returns 0 and *ret (free with js_webhook_server_free),
- * or: -errno when the socket cannot be bound; JS_EINVALID when the
- * certificate or key cannot be read or parsed, or do not match; -EIO when
- * libmicrohttpd refuses to start.
+ * outlive the server. Returns 0 and *ret (stop it with
+ * js_webhook_server_stop, then free it with js_webhook_server_free), or:
+ * -errno when the socket cannot be bound (-EADDRINUSE, ...); -EINVAL for a
+ * bind address that is not a numeric address; -errno (-ENOENT, ...) when
+ * the certificate or key cannot be read; JS_ETOOLARGE for a PEM file over
+ * JS_LIMIT_WEBHOOK_PEM; JS_EINVALID when they do not parse or do not match;
+ * -ENOMEM or -errno when an event loop or thread cannot be set up. Nothing
+ * is left running on failure.
  */
 JS_WARN_UNUSED int js_webhook_server_new(const struct js_webhook_opts *opts, struct js_webhook_server **ret);
 
-/** Stop accepting, finish in-flight requests, free. NULL is a no-op.
- * Returns NULL. */
-struct js_webhook_server *js_webhook_server_free(struct js_webhook_server *s);
+/**
+ * Stop serving: no new connection is accepted, and once this returns no
+ * handler, extra handler or lookup is running or will run again; a handler
+ * already running when stop is called finishes first (stop waits for it,
+ * without a deadline: bound the lookups instead). Open connections are then
+ * closed and the listening socket with them, so clients see a refused
+ * connection rather than a silent one. js_webhook_server_ready() turns false
+ * when stop begins. Calling it again is a no-op. Returns 0, or -EDEADLK when
+ * called from one of the server's own threads (a handler), which could never
+ * finish; the server is then left running.
+ */
+int js_webhook_server_stop(struct js_webhook_server *s);
+
+/**
+ * Free a stopped server. Returns 0 (NULL is a no-op), or -EBUSY, leaving
+ * the server untouched and serving, when js_webhook_server_stop has not
+ * completed on it: freeing under running handlers would pull their memory
+ * away from them.
+ */
+JS_WARN_UNUSED int js_webhook_server_free(struct js_webhook_server *s);
 
 /** The port actually bound (useful with opts.port 0). */
 uint16_t js_webhook_server_port(const struct js_webhook_server *s);
@@ -169,6 +208,10 @@ bool js_webhook_server_ready(const struct js_webhook_server *s);
 
 /** Number of times a changed certificate pair was loaded after start. */
 uint64_t js_webhook_server_cert_reloads(const struct js_webhook_server *s);
+
+/** Connections open right now (accepted and not yet closed), all threads
+ * together; 0 once stopped. */
+unsigned js_webhook_server_connections(const struct js_webhook_server *s);
 
 /* ---- Admission without HTTP (tests, fuzzing, other transports) ---- */
 

@@ -1,13 +1,23 @@
 /*
- * webhook_int.h - the admission handlers behind js_webhook_review(), for the
- * files of src/webhook/ only. Each handler reads a decoded request and fills
- * a response; none does I/O except through cfg->lookups. Thread-safe.
+ * webhook_int.h - for the files of src/webhook/ only: the admission handlers
+ * behind js_webhook_review(), and the serving certificate pair (tls.c).
+ *
+ * Each admission handler reads a decoded request and fills a response; none
+ * does I/O except through cfg->lookups. Thread-safe. The tls.c functions
+ * touch only what they are given; the server serialises its own use.
  */
 #ifndef JS_WEBHOOK_INT_H
 #define JS_WEBHOOK_INT_H
 
+#include <openssl/ssl.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <time.h>
+
 #include "webhook/admission.h"
 #include "webhook/webhook.h"
+
+/* ---- Admission handlers ---- */
 
 /** mjobset.kb.io: defaulting on CREATE, as a JSON patch (SPEC §4.2). */
 void js__jobset_admit_mutate(const struct js_webhook_admit_cfg *cfg, const struct js_admission_req *req,
@@ -25,5 +35,48 @@ void js__pod_admit_mutate(const struct js_webhook_admit_cfg *cfg, const struct j
 /** vpod.kb.io: followers wait for their scheduled leader (SPEC §9.3). */
 void js__pod_admit_validate(const struct js_webhook_admit_cfg *cfg, const struct js_admission_req *req,
 			    struct js_admission_resp *resp);
+
+/* ---- The serving certificate pair (tls.c) ---- */
+
+/** What a file looked like when last loaded, to notice a change cheaply. */
+struct js__tls_file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+/** A loaded pair: the PEM text (NUL-terminated, to tell a touched file from
+ * a changed one), the files' ids, and the OpenSSL server context made from
+ * it. All owned; js__tls_pair_done frees them. */
+struct js__tls_pair {
+	SSL_CTX *ctx;
+	char *cert_pem, *key_pem;
+	struct js__tls_file_id cert_id, key_id;
+};
+
+/** stat() `path` into *ret. Returns 0 or -errno. */
+JS_WARN_UNUSED int js__tls_stat(const char *path, struct js__tls_file_id *ret);
+
+/** True when both ids describe the same file contents as far as stat()
+ * can tell (device, inode, size, modification time). */
+bool js__tls_same(const struct js__tls_file_id *a, const struct js__tls_file_id *b);
+
+/**
+ * Read `cert_file` (PEM certificate, a chain allowed after the leaf) and
+ * `key_file` (PEM private key, unencrypted), each at most
+ * JS_LIMIT_WEBHOOK_PEM bytes, and build a TLS 1.2+ server context for them.
+ * Returns 0 and fills *ret (free with js__tls_pair_done); -errno when a file
+ * cannot be read; JS_ETOOLARGE past the PEM limit; JS_EINVALID when a file
+ * is empty (half written), does not parse, or the key does not match the
+ * certificate. *ret is untouched on failure.
+ */
+JS_WARN_UNUSED int js__tls_load(const char *cert_file, const char *key_file, struct js__tls_pair *ret);
+
+/** True when both pairs hold the same PEM text. */
+bool js__tls_same_pem(const struct js__tls_pair *a, const struct js__tls_pair *b);
+
+/** Free what `p` owns and zero it. NULL is a no-op. */
+void js__tls_pair_done(struct js__tls_pair *p);
 
 #endif

@@ -1,6 +1,6 @@
-"""Admission webhooks end to end: the API server calls our webhook server
-(build/jobset-webhook, out of cluster) for JobSets and pods, and kubectl, an
-independent client, sees the result. Cases are from acceptance-cases.md §2
+"""Admission webhooks end to end: the API server calls the webhooks of
+build/jobset-controller (out of cluster, a standby replica) for JobSets and
+pods, and kubectl, an independent client, sees the result. Cases are from acceptance-cases.md §2
 (defaulting, WH-001..019), §3 (rejections, WH-030..144), §4 (updates,
 WH-150..172) and §14 (exclusive placement pod webhooks).
 """
@@ -21,7 +21,7 @@ def host(kube, crd, tmp_path_factory):
     h = WebhookHost(kube, tmp_path_factory.mktemp("webhook")).start()
     yield h
     rc = h.stop()
-    assert rc == 0, f"jobset-webhook exit status {rc} on SIGTERM; log {h.log}"
+    assert rc == 0, f"jobset-controller exit status {rc} on SIGTERM; log {h.log}"
 
 
 @pytest.fixture

@@ -1,17 +1,25 @@
 """Helpers for the webhook e2e tests (tests/e2e/cluster/test_webhook_*.py).
 
-WebhookHost runs build/jobset-webhook (tools/webhook-host) out of cluster on
-127.0.0.1 with the serving certificate `hack/cluster` made for it
-($JOBSET_TEST_WEBHOOK_CERT_DIR, signed by the cluster CA), and registers the
-four admission webhooks against https://127.0.0.1:<port>/... with the CA as
-caBundle. The registrations only match namespaces labelled with this run's
-id, so nothing else on the cluster (the controller tests) ever goes through
-them, and they are deleted on teardown. Every wait polls a condition with a
-deadline.
+WebhookHost runs the shipped build/jobset-controller out of cluster with its
+admission webhooks on 127.0.0.1 and the serving certificate `hack/cluster`
+made for them ($JOBSET_TEST_WEBHOOK_CERT_DIR, signed by the cluster CA;
+--cert-management=none), and registers the four admission webhooks against
+https://127.0.0.1:<port>/... with the CA as caBundle. The registrations only
+match namespaces labelled with this run's id, so nothing else on the cluster
+(the controller tests) ever goes through them, and they are deleted on
+teardown.
+
+The process under test is a standby replica: it runs for a Lease that a
+placeholder holder keeps for an hour, so it serves admission (every replica
+does, leader or not, SPEC §12) and never reconciles. JobSets the tests create
+are reconciled by the session controller when one runs, as before, and never
+by two controllers at once. Every wait polls a condition with a deadline.
 """
 import base64
+import datetime
 import json
 import os
+import socket
 import ssl
 import subprocess
 import time
@@ -19,6 +27,8 @@ import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
+
+from conftest import Controller, _free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 POLL_S = 0.2
@@ -56,45 +66,58 @@ def binary(name, env_var):
     return p
 
 
+# The standby's Lease: in the session controller's namespace, held by a
+# placeholder for longer than any run.
+LEASE_NS = "jobset-e2e-system"
+LEASE_HOLDER = "webhook-e2e-placeholder"
+
+
 class WebhookHost:
     def __init__(self, kube, logdir):
         self.kube = kube
         self.run_id = uuid.uuid4().hex[:8]
         self.label = ("jobset-webhook-e2e", self.run_id)
         self.logdir = Path(logdir)
-        self.proc = None
+        self.ctl = None
+        self.lease = f"jobset-webhook-e2e-{self.run_id}"
         self.names = (f"jobset-e2e-mutating-{self.run_id}", f"jobset-e2e-validating-{self.run_id}")
 
     def start(self):
         cert_dir = os.environ.get("JOBSET_TEST_WEBHOOK_CERT_DIR")
         assert cert_dir, "JOBSET_TEST_WEBHOOK_CERT_DIR unset (hack/cluster env)"
-        port_file = self.logdir / "port"
-        self.log = self.logdir / "webhook.log"
-        self.proc = subprocess.Popen(
-            [str(binary("jobset-webhook", "JOBSET_WEBHOOK_BIN")), "--cert-dir", cert_dir, "--bind", "127.0.0.1",
-             "--port", "0", "--port-file", str(port_file), "--kubeconfig", os.environ["JOBSET_TEST_KUBECONFIG"]],
-            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
-        self.port = int(wait_until("webhook port file", lambda: self._port(port_file), 30))
+        self.hold_lease()
+        self.port = _free_port()
+        self.ctl = Controller(self.kube, LEASE_NS, self.lease, self.logdir, webhooks=True)
+        # Controller.start waits for /readyz: caches synced and the webhook
+        # server serving the certificate.
+        self.ctl.start("--cert-management=none", f"--webhook-cert-dir={cert_dir}", "--webhook-host=127.0.0.1",
+                       f"--webhook-port={self.port}", wait_leader=False)
+        self.log = self.ctl.log
+        assert self.ctl.leader() == LEASE_HOLDER, "the webhook host must stand by, not reconcile"
         ctx = ssl.create_default_context(cafile=os.environ["JOBSET_TEST_CA"])
-        wait_until("webhook /readyz over TLS", lambda: self._get("/readyz", ctx) == 200, 30)
+        wait_until("webhook TLS handshake verified with the cluster CA", lambda: self._handshake(ctx), 30)
         self.register()
         return self
 
-    def _port(self, f):
-        if self.proc.poll() is not None:
-            raise AssertionError(f"jobset-webhook exited {self.proc.returncode}: {self.log.read_text()[-2000:]}")
-        try:
-            t = f.read_text()
-        except FileNotFoundError:
-            return None
-        return t.strip() if t.endswith("\n") else None
+    def hold_lease(self):
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": self.lease, "namespace": LEASE_NS},
+                 "spec": {"holderIdentity": LEASE_HOLDER, "leaseDurationSeconds": 3600,
+                          "acquireTime": now, "renewTime": now}}
+        self.kube.run("create", "namespace", LEASE_NS, check=False)
+        self.kube.run("create", "-f", "-", input=json.dumps(lease))
 
-    def _get(self, path, ctx):
+    def _handshake(self, ctx):
+        if self.ctl.proc.poll() is not None:
+            raise AssertionError(f"jobset-controller exited {self.ctl.proc.returncode}: "
+                                 f"{self.log.read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}{path}", context=ctx, timeout=2) as r:
-                return r.status
+            with socket.create_connection(("127.0.0.1", self.port), timeout=2) as raw:
+                with ctx.wrap_socket(raw, server_hostname="127.0.0.1"):
+                    return True
         except OSError:
-            return None
+            return False
 
     def url(self, path):
         return f"https://127.0.0.1:{self.port}{path}"
@@ -151,17 +174,15 @@ class WebhookHost:
         return name
 
     def stop(self):
+        """Delete the registrations, then SIGTERM the controller; its exit
+        status (None when it had to be killed)."""
         for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"), self.names):
             self.kube.run("delete", kind, name, "--ignore-not-found", check=False)
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                return self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                return None
-        return self.proc.returncode if self.proc else None
+        rc = None
+        if self.ctl and self.ctl.proc:
+            rc = self.ctl.stop(timeout=20)
+        self.kube.run("delete", "lease", self.lease, "-n", LEASE_NS, "--ignore-not-found", check=False)
+        return rc
 
 
 def jobset(name, rjobs=None, **spec):

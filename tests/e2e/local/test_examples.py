@@ -16,7 +16,7 @@ def test_demo_success_all_and_coordinator(run):
     assert "leader: result=150" in r.logs("demo-leader-0-0", "leader")
     workers = r.logs("demo-workers-", "worker")
     # Workers found the leader by the coordinator endpoint, at its own address.
-    assert workers.count("connected to leader demo-leader-0-0.demo at 127.10.1.1") == 4
+    assert workers.count("connected to leader demo-leader-0-0.demo at 10.244.0.2") == 4
     assert "logs:" in r.stdout and str(r.dir) in r.stdout
 
 

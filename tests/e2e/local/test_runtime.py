@@ -57,7 +57,7 @@ def test_pod_names_resolve_in_every_pod(run):
     assert a.splitlines()[0] == "dns-a-0-0"
     b1 = r.logs("dns-b-0-1", "probe")
     ip = b1.split("ip=")[1].split()[0]
-    assert ip.startswith("127.") and ip != "127.0.0.1"
+    assert ip == "10.244.0.4"  # position 2 (after a-0-0 and b-0-0) of the run's /16, base + 2 + 2
     assert "me=dns-b-0-1" in b1 and "ns=default" in b1
     lines = [l for l in a.splitlines()[1:] if l]
     assert len(lines) == 4

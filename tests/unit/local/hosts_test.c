@@ -1,9 +1,10 @@
 /*
- * hosts_test.c - pod addresses and the hosts files that stand in for the
- * headless Service, table-driven: ordinal -> address, a pod's own file
- * (with and without a subdomain, with the shared file appended), and the
- * shared file of a JobSet (every Indexed pod, none of the NonIndexed ones,
- * ordinals counted over both).
+ * hosts_test.c - pod positions and the hosts files that stand in for the
+ * headless Service, table-driven: a pod's own file (with and without a
+ * subdomain, with the shared file appended), and the shared file of a
+ * JobSet (every Indexed pod, none of the NonIndexed ones, positions counted
+ * over both, addresses from the run's block), the number of positions and
+ * the position of a hostname (--publish).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -68,32 +69,6 @@ static char *slurp(const char *path)
 	buf[n] = '\0';
 	fclose(fp);
 	return buf;
-}
-
-/* ---- addresses ---- */
-
-static const struct {
-	uint32_t ord;
-	const char *ip;
-} ip_cases[] = {
-	{0, "127.10.1.1"},
-	{1, "127.10.1.2"},
-	{253, "127.10.1.254"},   /* never .255 */
-	{254, "127.10.2.1"},     /* never .0 */
-	{254 * 254 - 1, "127.10.254.254"},
-	{254 * 254, "127.11.1.1"},
-	{JS_HOSTS_DYNAMIC_BASE, "127.25.128.3"},
-};
-
-static void test_ip(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < JS_ARRAY_SIZE(ip_cases); i++) {
-		char got[16];
-		js_hosts_ip(ip_cases[i].ord, got);
-		if (strcmp(got, ip_cases[i].ip) != 0)
-			fail_msg("ordinal %u: want %s, got %s", ip_cases[i].ord, ip_cases[i].ip, got);
-	}
 }
 
 /* ---- a pod's own file ---- */
@@ -162,6 +137,9 @@ struct svccase {
 	const char *name;
 	const char *jobset; /* JSON of the JobSet, defaulted before use */
 	const char *want;   /* after the header */
+	uint64_t n_positions;
+	const char *find;   /* a hostname to look up, or NULL */
+	int64_t find_pos;   /* its position, or -1 for "not found" */
 };
 
 #define TMPL(extra)                                                                                   \
@@ -175,19 +153,26 @@ static const struct svccase svc_cases[] = {
 	 "{\"name\":\"a\",\"replicas\":2," TMPL("\"completions\":2,\"parallelism\":2,") "},"
 	 "{\"name\":\"b\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":3,\"parallelism\":3,") "},"
 	 "{\"name\":\"c\"," TMPL("") "}]}}",
-	 "127.10.1.1\tjs-a-0-0.js.team.svc.cluster.local js-a-0-0.js.team.svc js-a-0-0.js js-a-0-0\n"
-	 "127.10.1.2\tjs-a-0-1.js.team.svc.cluster.local js-a-0-1.js.team.svc js-a-0-1.js js-a-0-1\n"
-	 "127.10.1.3\tjs-a-1-0.js.team.svc.cluster.local js-a-1-0.js.team.svc js-a-1-0.js js-a-1-0\n"
-	 "127.10.1.4\tjs-a-1-1.js.team.svc.cluster.local js-a-1-1.js.team.svc js-a-1-1.js js-a-1-1\n"
-	 "127.10.1.8\tjs-c-0-0.js.team.svc.cluster.local js-c-0-0.js.team.svc js-c-0-0.js js-c-0-0\n"},
+	 "10.244.0.2\tjs-a-0-0.js.team.svc.cluster.local js-a-0-0.js.team.svc js-a-0-0.js js-a-0-0\n"
+	 "10.244.0.3\tjs-a-0-1.js.team.svc.cluster.local js-a-0-1.js.team.svc js-a-0-1.js js-a-0-1\n"
+	 "10.244.0.4\tjs-a-1-0.js.team.svc.cluster.local js-a-1-0.js.team.svc js-a-1-0.js js-a-1-0\n"
+	 "10.244.0.5\tjs-a-1-1.js.team.svc.cluster.local js-a-1-1.js.team.svc js-a-1-1.js js-a-1-1\n"
+	 "10.244.0.9\tjs-c-0-0.js.team.svc.cluster.local js-c-0-0.js.team.svc js-c-0-0.js js-c-0-0\n",
+	 8, "js-c-0-0", 7},
+	{"a NonIndexed pod has no stable hostname to find",
+	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"js\"},"
+	 "\"spec\":{\"replicatedJobs\":["
+	 "{\"name\":\"b\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":3,\"parallelism\":3,") "}]}}",
+	 "", 3, "js-b-0-0", -1},
 	{"custom subdomain and default namespace",
 	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"t\"},"
 	 "\"spec\":{\"network\":{\"subdomain\":\"net\"},\"replicatedJobs\":[{\"name\":\"w\"," TMPL("") "}]}}",
-	 "127.10.1.1\tt-w-0-0.net.default.svc.cluster.local t-w-0-0.net.default.svc t-w-0-0.net t-w-0-0\n"},
+	 "10.244.0.2\tt-w-0-0.net.default.svc.cluster.local t-w-0-0.net.default.svc t-w-0-0.net t-w-0-0\n", 1,
+	 "t-w-0-0", 0},
 	{"replicas 0: only the header",
 	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"z\"},"
 	 "\"spec\":{\"replicatedJobs\":[{\"name\":\"w\",\"replicas\":0," TMPL("") "}]}}",
-	 ""},
+	 "", 0, "z-w-0-0", -1},
 };
 
 static void test_service(void **state)
@@ -205,9 +190,19 @@ static void test_service(void **state)
 		if (js_codec_decode_jobset(root, JS_CODEC_STRICT, &diag, &js) < 0)
 			fail_msg("case '%s': the JobSet does not decode (%zu problems)", c->name, diag.n);
 		(void)js_default_jobset(js);
-		int rc = js_hosts_write_service(f->shared, js);
+		struct js_ipam *ipam = js_ipam_new(JS_IPAM_POD_BASE, js_hosts_n_positions(js));
+		int rc = js_hosts_write_service(f->shared, js, ipam);
+		js_ipam_free(ipam);
 		if (rc != 0)
 			fail_msg("case '%s': js_hosts_write_service: %s", c->name, js_strerror(rc));
+		if (js_hosts_n_positions(js) != c->n_positions)
+			fail_msg("case '%s': want %llu positions, got %llu", c->name, (unsigned long long)c->n_positions,
+				 (unsigned long long)js_hosts_n_positions(js));
+		uint64_t pos = 0;
+		rc = js_hosts_find(js, c->find, &pos);
+		if (c->find_pos < 0 ? rc != JS_ENOTFOUND : (rc != 0 || pos != (uint64_t)c->find_pos))
+			fail_msg("case '%s': find '%s': want %lld, got rc %d pos %llu", c->name, c->find,
+				 (long long)c->find_pos, rc, (unsigned long long)pos);
 		char *got = slurp(f->shared);
 		size_t hn = strlen(HEADER);
 		if (strncmp(got, HEADER, hn) != 0 || strcmp(got + hn, c->want) != 0)
@@ -222,7 +217,6 @@ static void test_service(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ip),
 		cmocka_unit_test_setup_teardown(test_own, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_missing_shared_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),

@@ -1,17 +1,27 @@
 /*
  * server_test.c - the HTTPS server of webhook.h over real sockets: TLS with
- * a generated certificate, routing (admission paths, extra routes, 404, 405,
- * 413), plain HTTP, start-up errors, and certificate reload: after tls.crt
- * and tls.key are replaced, new handshakes see the new certificate.
+ * a generated certificate (TLS 1.2+ only, no ALPN), routing (admission
+ * paths, extra routes, 404, 405, 413), plain HTTP, start-up errors, the
+ * connection bound,
+ * certificate reload (after tls.crt and tls.key are replaced, new handshakes
+ * see the new certificate), and the lifecycle contract: free refuses a
+ * running server, stop waits for a running handler and refuses to be called
+ * from one.
  *
- * The client is GnuTLS (already linked through libmicrohttpd); certificates
- * are generated per run, nothing is read from the tree.
+ * The client is OpenSSL, like the server; certificates are generated per
+ * run, nothing is read from the tree.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,33 +36,45 @@ struct pem {
 	char *cert, *key;
 };
 
+static char *pem_text(BIO *b)
+{
+	char *p = NULL;
+	long n = BIO_get_mem_data(b, &p);
+	assert_true(n > 0);
+	char *out = strndup(p, (size_t)n);
+	BIO_free(b);
+	return out;
+}
+
+/* A self-signed P-256 certificate for 127.0.0.1 with common name `cn`. */
 static struct pem make_pair(const char *cn)
 {
-	gnutls_x509_privkey_t key;
-	gnutls_x509_crt_t crt;
-	assert_int_equal(gnutls_x509_privkey_init(&key), 0);
-	assert_int_equal(gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-						      GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0), 0);
-	assert_int_equal(gnutls_x509_crt_init(&crt), 0);
-	time_t now = time(NULL);
-	unsigned char serial[4] = {1, 2, 3, (unsigned char)cn[0]};
-	unsigned char ip[4] = {127, 0, 0, 1};
-	assert_int_equal(gnutls_x509_crt_set_version(crt, 3), 0);
-	assert_int_equal(gnutls_x509_crt_set_serial(crt, serial, sizeof(serial)), 0);
-	assert_int_equal(gnutls_x509_crt_set_activation_time(crt, now - 60), 0);
-	assert_int_equal(gnutls_x509_crt_set_expiration_time(crt, now + 3600), 0);
-	assert_int_equal(gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, cn, (unsigned)strlen(cn)), 0);
-	assert_int_equal(gnutls_x509_crt_set_key(crt, key), 0);
-	assert_int_equal(gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, ip, 4, GNUTLS_FSAN_SET), 0);
-	assert_int_equal(gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0), 0);
-	gnutls_datum_t c, k;
-	assert_int_equal(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &c), 0);
-	assert_int_equal(gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &k), 0);
-	struct pem p = {strndup((char *)c.data, c.size), strndup((char *)k.data, k.size)};
-	gnutls_free(c.data);
-	gnutls_free(k.data);
-	gnutls_x509_crt_deinit(crt);
-	gnutls_x509_privkey_deinit(key);
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	assert_non_null(key);
+	X509 *x = X509_new();
+	assert_non_null(x);
+	assert_int_equal(X509_set_version(x, X509_VERSION_3), 1);
+	assert_int_equal(ASN1_INTEGER_set(X509_get_serialNumber(x), (long)(unsigned char)cn[0] + 1000), 1);
+	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), -60));
+	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 3600));
+	assert_int_equal(X509_set_pubkey(x, key), 1);
+	X509_NAME *name = X509_get_subject_name(x);
+	assert_int_equal(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0), 1);
+	assert_int_equal(X509_set_issuer_name(x, name), 1);
+	X509V3_CTX ctx;
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+	X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_subject_alt_name, "IP:127.0.0.1");
+	assert_non_null(ext);
+	assert_int_equal(X509_add_ext(x, ext, -1), 1);
+	X509_EXTENSION_free(ext);
+	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+	BIO *c = BIO_new(BIO_s_mem()), *k = BIO_new(BIO_s_mem());
+	assert_int_equal(PEM_write_bio_X509(c, x), 1);
+	assert_int_equal(PEM_write_bio_PrivateKey(k, key, NULL, NULL, 0, NULL, NULL), 1);
+	struct pem p = {pem_text(c), pem_text(k)};
+	X509_free(x);
+	EVP_PKEY_free(key);
 	return p;
 }
 
@@ -76,9 +98,17 @@ static void write_file(const char *dir, const char *name, const char *text)
 }
 
 struct answer {
-	int code;
+	int code;     /* 0: no answer */
 	char cn[128]; /* common name of the server certificate */
 	char body[8192];
+};
+
+/* How the test client speaks TLS. */
+enum client_tls {
+	PLAIN,
+	TLS_ANY,    /* what the server picks (1.3 here) */
+	TLS_1_2,    /* at most TLS 1.2 */
+	TLS_1_1,    /* at most TLS 1.1: the server must refuse */
 };
 
 static int connect_to(uint16_t port)
@@ -87,72 +117,102 @@ static int connect_to(uint16_t port)
 	assert_true(fd >= 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
 	return fd;
 }
 
 static void parse_answer(const char *raw, struct answer *ret)
 {
-	assert_int_equal(sscanf(raw, "HTTP/1.1 %d", &ret->code), 1);
+	if (sscanf(raw, "HTTP/1.1 %d", &ret->code) != 1)
+		ret->code = 0;
 	const char *b = strstr(raw, "\r\n\r\n");
 	snprintf(ret->body, sizeof(ret->body), "%s", b ? b + 4 : "");
 }
 
-/* One request over TLS (tls) or plain TCP; Connection: close. */
-static void request(uint16_t port, bool tls, const char *head, const char *body, struct answer *ret)
+static SSL *tls_connect(int fd, enum client_tls mode, SSL_CTX **ret_ctx, struct answer *ret)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	assert_non_null(ctx);
+	if (mode == TLS_1_2)
+		assert_int_equal(SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION), 1);
+	if (mode == TLS_1_1) {
+		/* Level 0 lets this client offer TLS 1.1 at all, so the refusal
+		 * is the server's. */
+		SSL_CTX_set_security_level(ctx, 0);
+		assert_int_equal(SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION), 1);
+		assert_int_equal(SSL_CTX_set_max_proto_version(ctx, TLS1_1_VERSION), 1);
+	}
+	SSL *ssl = SSL_new(ctx);
+	assert_non_null(ssl);
+	/* Offer h2 and http/1.1: the server must pick neither (HTTP/1.1 only,
+	 * SPEC §12.6). */
+	static const unsigned char alpn[] = "\x02h2\x08http/1.1";
+	assert_int_equal(SSL_set_alpn_protos(ssl, alpn, sizeof(alpn) - 1), 0);
+	assert_int_equal(SSL_set_fd(ssl, fd), 1);
+	*ret_ctx = ctx;
+	if (SSL_connect(ssl) != 1) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	const unsigned char *sel = NULL;
+	unsigned sel_len = 0;
+	SSL_get0_alpn_selected(ssl, &sel, &sel_len);
+	assert_int_equal(sel_len, 0);
+	X509 *peer = SSL_get1_peer_certificate(ssl);
+	assert_non_null(peer);
+	assert_true(X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, ret->cn,
+					      (int)sizeof(ret->cn)) > 0);
+	X509_free(peer);
+	return ssl;
+}
+
+/* One request, Connection: close. Returns 0, or -1 when the TLS handshake
+ * failed (ret->code 0). */
+static int request(uint16_t port, enum client_tls mode, const char *head, const char *body, struct answer *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	int fd = connect_to(port);
+	assert_true(fd >= 0);
 	char req[4096];
 	if (body)
 		snprintf(req, sizeof(req), "%s\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
 			 head, strlen(body), body);
 	else
 		snprintf(req, sizeof(req), "%s\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", head);
-	static char raw[65536];
+	char *raw = calloc(1, 65536);
+	assert_non_null(raw);
 	size_t got = 0;
-	if (!tls) {
+	int rc = 0;
+	if (mode == PLAIN) {
 		assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 		ssize_t n;
-		while ((n = read(fd, raw + got, sizeof(raw) - 1 - got)) > 0)
+		while ((n = read(fd, raw + got, 65535 - got)) > 0)
 			got += (size_t)n;
 	} else {
-		gnutls_session_t s;
-		gnutls_certificate_credentials_t cred;
-		assert_int_equal(gnutls_certificate_allocate_credentials(&cred), 0);
-		assert_int_equal(gnutls_init(&s, GNUTLS_CLIENT), 0);
-		assert_int_equal(gnutls_set_default_priority(s), 0);
-		assert_int_equal(gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred), 0);
-		gnutls_transport_set_int(s, fd);
-		int r;
-		do
-			r = gnutls_handshake(s);
-		while (r < 0 && !gnutls_error_is_fatal(r));
-		if (r < 0)
-			fail_msg("handshake: %s", gnutls_strerror(r));
-		unsigned n_certs = 0;
-		const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n_certs);
-		assert_true(n_certs >= 1);
-		gnutls_x509_crt_t crt;
-		assert_int_equal(gnutls_x509_crt_init(&crt), 0);
-		assert_int_equal(gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER), 0);
-		size_t cn_len = sizeof(ret->cn);
-		assert_int_equal(gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, ret->cn, &cn_len), 0);
-		gnutls_x509_crt_deinit(crt);
-		/* HTTP/1.1 only: no ALPN protocol was negotiated. */
-		gnutls_datum_t alpn;
-		assert_true(gnutls_alpn_get_selected_protocol(s, &alpn) < 0);
-		assert_int_equal(gnutls_record_send(s, req, strlen(req)), (ssize_t)strlen(req));
-		ssize_t n;
-		while ((n = gnutls_record_recv(s, raw + got, sizeof(raw) - 1 - got)) > 0)
-			got += (size_t)n;
-		gnutls_bye(s, GNUTLS_SHUT_RDWR);
-		gnutls_deinit(s);
-		gnutls_certificate_free_credentials(cred);
+		SSL_CTX *ctx = NULL;
+		SSL *ssl = tls_connect(fd, mode, &ctx, ret);
+		if (ssl) {
+			assert_int_equal(SSL_write(ssl, req, (int)strlen(req)), (int)strlen(req));
+			int n;
+			while ((n = SSL_read(ssl, raw + got, (int)(65535 - got))) > 0)
+				got += (size_t)n;
+			(void)SSL_shutdown(ssl);
+			SSL_free(ssl);
+		} else {
+			rc = -1;
+		}
+		SSL_CTX_free(ctx);
+		ERR_clear_error();
 	}
 	raw[got] = '\0';
 	close(fd);
 	parse_answer(raw, ret);
+	free(raw);
+	return rc;
 }
 
 static int hello(void *ctx, const struct js_webhook_req *req, struct js_buf *body, const char **ret_ctype)
@@ -161,7 +221,10 @@ static int hello(void *ctx, const struct js_webhook_req *req, struct js_buf *bod
 	*ret_ctype = "text/plain; version=0.0.4";
 	const char *auth = js_webhook_req_header(req, "Authorization");
 	size_t n = 0;
-	(void)js_webhook_req_body(req, &n);
+	const char *b = js_webhook_req_body(req, &n);
+	/* The body is a string: NUL right after its last byte. */
+	if (b[n] != '\0')
+		return 500;
 	return js_buf_printf(body, "%s %s auth=%s len=%zu", js_webhook_req_method(req), js_webhook_req_path(req),
 			     auth ? auth : "-", n) < 0
 		       ? 500
@@ -178,17 +241,28 @@ static const char review[] =
 	"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u-1\","
 	"\"operation\":\"DELETE\",\"kind\":{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"kind\":\"JobSet\"}}}";
 
-static void wait_reloads(struct js_webhook_server *s, uint64_t n)
+/* Wait for `fn(arg)` with a 20 s deadline, polling every 5 ms. */
+static void wait_for(const char *what, bool (*fn)(void *), void *arg)
 {
-	/* Wait for the condition with a deadline; the watcher polls every 20 ms. */
 	struct timespec start, now, tick = {0, 5 * 1000000L};
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (js_webhook_server_cert_reloads(s) < n) {
+	while (!fn(arg)) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec - start.tv_sec > 20)
-			fail_msg("certificate not reloaded within 20 s");
+			fail_msg("%s: not within 20 s", what);
 		nanosleep(&tick, NULL);
 	}
+}
+
+static bool reloaded_once(void *s)
+{
+	return js_webhook_server_cert_reloads(s) >= 1;
+}
+
+static void stop_and_free(struct js_webhook_server *s)
+{
+	assert_int_equal(js_webhook_server_stop(s), 0);
+	assert_int_equal(js_webhook_server_free(s), 0);
 }
 
 static void test_tls_routes_reload(void **state)
@@ -227,31 +301,39 @@ static void test_tls_routes_reload(void **state)
 		{"POST " JS_WEBHOOK_PATH_MUTATE_POD " HTTP/1.1", "{", 400, "malformed AdmissionReview"},
 		{"GET " JS_WEBHOOK_PATH_MUTATE_JOBSET " HTTP/1.1", NULL, 405, "POST only"},
 		{"GET /metrics HTTP/1.1\r\nAuthorization: Bearer t", NULL, 200, "GET /metrics auth=Bearer t len=0"},
+		{"GET /metrics?x=1 HTTP/1.1", NULL, 200, "GET /metrics auth=- len=0"},
 		{"POST /metrics HTTP/1.1", "abc", 200, "len=3"},
 		{"GET /nope HTTP/1.1", NULL, 404, "not found"},
-		{"POST " JS_WEBHOOK_PATH_VALIDATE_POD " HTTP/1.1\r\nContent-Length: 99999999999", NULL, 413, "too large"},
+		/* Refused from the announced length, before any body byte. */
+		{"POST " JS_WEBHOOK_PATH_VALIDATE_POD " HTTP/1.1\r\nContent-Length: 99999999999", NULL, 413, "Too Large"},
 	};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
-		request(port, true, rows[i].head, rows[i].body, &a);
+		assert_int_equal(request(port, TLS_ANY, rows[i].head, rows[i].body, &a), 0);
 		if (a.code != rows[i].code || !strstr(a.body, rows[i].in_body))
 			fail_msg("%s: %d '%s', want %d with '%s'", rows[i].head, a.code, a.body, rows[i].code,
 				 rows[i].in_body);
 		assert_string_equal(a.cn, "one");
 	}
+	/* TLS 1.2 is served; TLS 1.1 is refused in the handshake. */
+	assert_int_equal(request(port, TLS_1_2, "GET /metrics HTTP/1.1", NULL, &a), 0);
+	assert_int_equal(a.code, 200);
+	assert_int_equal(request(port, TLS_1_1, "GET /metrics HTTP/1.1", NULL, &a), -1);
+	assert_int_equal(a.code, 0);
 
 	/* A certificate without its key is not picked up; the complete pair is. */
 	write_file(dir, "tls.crt", two.cert);
-	request(port, true, "GET /metrics HTTP/1.1", NULL, &a);
+	assert_int_equal(request(port, TLS_ANY, "GET /metrics HTTP/1.1", NULL, &a), 0);
 	assert_int_equal(a.code, 200);
 	write_file(dir, "tls.key", two.key);
-	wait_reloads(s, 1);
-	request(port, true, "GET /metrics HTTP/1.1", NULL, &a);
+	wait_for("certificate reload", reloaded_once, s);
+	assert_int_equal(request(port, TLS_ANY, "GET /metrics HTTP/1.1", NULL, &a), 0);
 	assert_int_equal(a.code, 200);
 	assert_string_equal(a.cn, "two");
 	assert_int_equal(js_webhook_server_cert_reloads(s), 1);
 	assert_true(js_webhook_server_ready(s));
 
-	/* Start-up errors: port taken, unreadable pair, mismatched pair. */
+	/* Start-up errors: port taken, unreadable pair, mismatched pair,
+	 * address that is not one. */
 	struct js_webhook_server *s2 = NULL;
 	struct js_webhook_opts o2 = o;
 	o2.port = port;
@@ -262,9 +344,14 @@ static void test_tls_routes_reload(void **state)
 	write_file(dir, "tls.key", one.key);
 	o2.cert_dir = dir;
 	assert_int_equal(js_webhook_server_new(&o2, &s2), JS_EINVALID);
+	write_file(dir, "tls.key", "");
+	assert_int_equal(js_webhook_server_new(&o2, &s2), JS_EINVALID);
+	write_file(dir, "tls.key", two.key);
+	o2.bind_address = "example.com";
+	assert_int_equal(js_webhook_server_new(&o2, &s2), -EINVAL);
 	assert_null(s2);
 
-	js_webhook_server_free(s);
+	stop_and_free(s);
 	pem_done(&one);
 	pem_done(&two);
 	char path[600];
@@ -279,19 +366,210 @@ static void test_plain_http(void **state)
 {
 	(void)state;
 	struct js_webhook_route routes[] = {{"/healthz", hello, NULL}};
-	struct js_webhook_opts o = {.bind_address = "127.0.0.1", .routes = routes, .n_routes = 1};
+	static const char *const binds[] = {"127.0.0.1", "localhost", NULL};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(binds); i++) {
+		/* NULL: all interfaces, which includes IPv4 loopback. */
+		struct js_webhook_opts o = {.bind_address = binds[i], .routes = routes, .n_routes = 1, .threads = 1};
+		struct js_webhook_server *s = NULL;
+		assert_int_equal(js_webhook_server_new(&o, &s), 0);
+		assert_true(js_webhook_server_ready(s));
+		struct answer a;
+		assert_int_equal(request(js_webhook_server_port(s), PLAIN, "GET /healthz HTTP/1.1", NULL, &a), 0);
+		assert_int_equal(a.code, 200);
+		assert_string_equal(a.body, "GET /healthz auth=- len=0");
+		/* Admission is off on this server. */
+		assert_int_equal(request(js_webhook_server_port(s), PLAIN,
+					 "POST " JS_WEBHOOK_PATH_VALIDATE_JOBSET " HTTP/1.1", review, &a),
+				 0);
+		assert_int_equal(a.code, 404);
+		stop_and_free(s);
+	}
+	assert_int_equal(js_webhook_server_stop(NULL), 0);
+	assert_int_equal(js_webhook_server_free(NULL), 0);
+}
+
+/* ---- connection bound ---- */
+
+struct conns_want {
+	struct js_webhook_server *s;
+	unsigned n;
+};
+
+static bool conns_are(void *arg)
+{
+	struct conns_want *w = arg;
+	return js_webhook_server_connections(w->s) == w->n;
+}
+
+static void test_connection_limit(void **state)
+{
+	(void)state;
+	struct js_webhook_route routes[] = {{"/healthz", hello, NULL}};
+	struct js_webhook_opts o = {
+		.bind_address = "127.0.0.1", .routes = routes, .n_routes = 1, .threads = 1, .max_connections = 2};
 	struct js_webhook_server *s = NULL;
 	assert_int_equal(js_webhook_server_new(&o, &s), 0);
-	assert_true(js_webhook_server_ready(s));
+	uint16_t port = js_webhook_server_port(s);
+	int a = connect_to(port), b = connect_to(port);
+	assert_true(a >= 0 && b >= 0);
+	struct conns_want two = {s, 2};
+	wait_for("two idle connections", conns_are, &two);
+
+	/* A third client is not accepted while two are open: its request
+	 * waits in the listen backlog, unanswered. */
+	int c = connect_to(port);
+	assert_true(c >= 0);
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	assert_int_equal(write(c, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+	struct pollfd p = {.fd = c, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 300), 0);
+	assert_int_equal(js_webhook_server_connections(s), 2);
+
+	/* One closes: the third is accepted and answered. */
+	close(a);
+	struct timeval tv = {20, 0};
+	assert_int_equal(setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	char raw[4096];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(raw) - 1 && (n = read(c, raw + got, sizeof(raw) - 1 - got)) > 0)
+		got += (size_t)n;
+	raw[got] = '\0';
+	struct answer ans;
+	parse_answer(raw, &ans);
+	assert_int_equal(ans.code, 200);
+	close(b);
+	close(c);
+	struct conns_want none = {s, 0};
+	wait_for("connections closed", conns_are, &none);
+	stop_and_free(s);
+}
+
+/* ---- lifecycle ---- */
+
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	bool entered, released, finished;
+	bool saw_stop_returned; /* what the handler saw as it finished */
+	atomic_bool stop_returned;
+	int stop_code; /* js_webhook_server_stop() on the stopper thread */
+	struct js_webhook_server *s;
+	int stop_from_handler; /* js_webhook_server_stop() inside a handler */
+};
+
+/* Enters, waits to be released, and notes whether stop had already
+ * returned by then: it must not have. */
+static int blocking(void *ctx, const struct js_webhook_req *req, struct js_buf *body, const char **ret_ctype)
+{
+	(void)req;
+	(void)ret_ctype;
+	struct gate *g = ctx;
+	pthread_mutex_lock(&g->mu);
+	g->entered = true;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->released)
+		pthread_cond_wait(&g->cond, &g->mu);
+	g->saw_stop_returned = atomic_load(&g->stop_returned);
+	g->finished = true;
+	pthread_mutex_unlock(&g->mu);
+	return js_buf_puts(body, "released") < 0 ? 500 : 200;
+}
+
+static int stopping(void *ctx, const struct js_webhook_req *req, struct js_buf *body, const char **ret_ctype)
+{
+	(void)req;
+	(void)body;
+	(void)ret_ctype;
+	struct gate *g = ctx;
+	g->stop_from_handler = js_webhook_server_stop(g->s);
+	return 200;
+}
+
+struct client {
+	pthread_t thread;
+	uint16_t port;
 	struct answer a;
-	request(js_webhook_server_port(s), false, "GET /healthz HTTP/1.1", NULL, &a);
+};
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	(void)request(c->port, PLAIN, "GET /block HTTP/1.1", NULL, &c->a);
+	return NULL;
+}
+
+static void *stopper_main(void *arg)
+{
+	struct gate *g = arg;
+	g->stop_code = js_webhook_server_stop(g->s);
+	atomic_store(&g->stop_returned, true);
+	return NULL;
+}
+
+static bool entered(void *arg)
+{
+	struct gate *g = arg;
+	pthread_mutex_lock(&g->mu);
+	bool e = g->entered;
+	pthread_mutex_unlock(&g->mu);
+	return e;
+}
+
+static bool stop_begun(void *arg)
+{
+	return !js_webhook_server_ready(((struct gate *)arg)->s);
+}
+
+static void test_lifecycle(void **state)
+{
+	(void)state;
+	struct gate g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+	struct js_webhook_route routes[] = {{"/block", blocking, &g}, {"/stop", stopping, &g}};
+	struct js_webhook_opts o = {.bind_address = "127.0.0.1", .routes = routes, .n_routes = 2};
+	assert_int_equal(js_webhook_server_new(&o, &g.s), 0);
+	uint16_t port = js_webhook_server_port(g.s);
+
+	/* free refuses a running server, which keeps serving. */
+	assert_int_equal(js_webhook_server_free(g.s), -EBUSY);
+	struct answer a;
+	assert_int_equal(request(port, PLAIN, "GET /stop HTTP/1.1", NULL, &a), 0);
 	assert_int_equal(a.code, 200);
-	assert_string_equal(a.body, "GET /healthz auth=- len=0");
-	/* Admission is off on this server. */
-	request(js_webhook_server_port(s), false, "POST " JS_WEBHOOK_PATH_VALIDATE_JOBSET " HTTP/1.1", review, &a);
-	assert_int_equal(a.code, 404);
-	js_webhook_server_free(s);
-	assert_null(js_webhook_server_free(NULL));
+	/* A handler cannot stop its own server: it would wait for itself. */
+	assert_int_equal(g.stop_from_handler, -EDEADLK);
+	assert_true(js_webhook_server_ready(g.s));
+
+	/* stop, called while a handler runs, returns only after it finished. */
+	struct client c = {.port = port};
+	assert_int_equal(pthread_create(&c.thread, NULL, client_main, &c), 0);
+	wait_for("handler entered", entered, &g);
+	pthread_t stopper;
+	assert_int_equal(pthread_create(&stopper, NULL, stopper_main, &g), 0);
+	wait_for("stop begun", stop_begun, &g);
+	assert_false(atomic_load(&g.stop_returned));
+	pthread_mutex_lock(&g.mu);
+	g.released = true;
+	pthread_cond_broadcast(&g.cond);
+	pthread_mutex_unlock(&g.mu);
+	assert_int_equal(pthread_join(stopper, NULL), 0);
+	assert_int_equal(g.stop_code, 0);
+	assert_true(g.finished);
+	assert_false(g.saw_stop_returned);
+	/* The answer of the finished handler still reached its client. */
+	assert_int_equal(pthread_join(c.thread, NULL), 0);
+	assert_int_equal(c.a.code, 200);
+	assert_string_equal(c.a.body, "released");
+
+	/* Stopped: the port refuses connections, stop again is a no-op, and
+	 * free now succeeds. */
+	int fd = connect_to(port);
+	if (fd >= 0)
+		close(fd);
+	assert_int_equal(fd, -ECONNREFUSED);
+	assert_false(js_webhook_server_ready(g.s));
+	assert_int_equal(js_webhook_server_connections(g.s), 0);
+	assert_int_equal(js_webhook_server_stop(g.s), 0);
+	assert_int_equal(js_webhook_server_free(g.s), 0);
 }
 
 int main(void)
@@ -299,6 +577,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tls_routes_reload),
 		cmocka_unit_test(test_plain_http),
+		cmocka_unit_test(test_connection_limit),
+		cmocka_unit_test(test_lifecycle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,232 @@
+/*
+ * net_test.c - the run's network without the rest of the runtime.
+ *
+ * Pod mode (needs root or an unprivileged user namespace; says so and
+ * skips otherwise): a pod's namespace has its address on eth0, two pods
+ * reach each other by address, the run's namespace reaches them, a NonIndexed
+ * pod gets an address above the positions, and the run's namespace is left
+ * again at the end (by root: an unprivileged runner stays in its user
+ * namespace, see net.h). The pods' sockets are made by threads that join a pod's
+ * namespace (setns affects only the calling thread).
+ *
+ * Degraded mode: two runs at once claim different loopback blocks from the
+ * registry, and the second run after the first ends gets a fresh one.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "local/net.h"
+#include "support/testutil.h"
+
+/* Two Indexed pods (positions 0 and 1), then a NonIndexed Job's two
+ * positions (2 and 3). */
+static const char *const JOBSET_YAML =
+	"apiVersion: jobset.x-k8s.io/v1alpha2\n"
+	"kind: JobSet\n"
+	"metadata: {name: nt}\n"
+	"spec:\n"
+	"  replicatedJobs:\n"
+	"  - name: w\n"
+	"    template:\n"
+	"      spec:\n"
+	"        completions: 2\n"
+	"        parallelism: 2\n"
+	"        template:\n"
+	"          spec:\n"
+	"            restartPolicy: Never\n"
+	"            containers: [{name: c, image: x, command: ['true']}]\n"
+	"  - name: dyn\n"
+	"    template:\n"
+	"      spec:\n"
+	"        completionMode: NonIndexed\n"
+	"        completions: 2\n"
+	"        parallelism: 2\n"
+	"        template:\n"
+	"          spec:\n"
+	"            restartPolicy: Never\n"
+	"            containers: [{name: c, image: x, command: ['true']}]\n";
+
+static struct js_jobset *jobset(void)
+{
+	json_t *j = tu_yaml(JOBSET_YAML);
+	struct js_jobset *js = tu_decode(j);
+	json_decref(j);
+	return js;
+}
+
+static ino_t netns_ino(int fd)
+{
+	struct stat st;
+	char path[64];
+	if (fd >= 0)
+		assert_int_equal(fstat(fd, &st), 0);
+	else
+		assert_int_equal(stat((snprintf(path, sizeof(path), "/proc/thread-self/ns/net"), path), &st), 0);
+	return st.st_ino;
+}
+
+/* ---- pod mode ---- */
+
+struct peer {
+	int netns_fd;          /* -1: stay in the caller's namespace */
+	const char *listen_ip; /* listen here, or NULL to connect */
+	const char *dial_ip;
+	int listen_fd;         /* out: a listening socket */
+	int err;               /* out: 0 or -errno */
+};
+
+/** In a thread: join a pod's namespace, then listen or connect on 7000. */
+static void *peer_main(void *arg)
+{
+	struct peer *p = arg;
+	if (p->netns_fd >= 0 && setns(p->netns_fd, CLONE_NEWNET) < 0) {
+		p->err = -errno;
+		return NULL;
+	}
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(7000)};
+	inet_pton(AF_INET, p->listen_ip ? p->listen_ip : p->dial_ip, &sa.sin_addr);
+	if (p->listen_ip) {
+		/* No SO_REUSEADDR: each pod's namespace has its own ports. */
+		p->err = bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s, 4) < 0 ? -errno : 0;
+		p->listen_fd = s;
+		return NULL;
+	}
+	p->err = connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	close(s);
+	return NULL;
+}
+
+static int in_thread(struct peer *p)
+{
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, peer_main, p), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	return p->err;
+}
+
+static void test_pod_mode(void **state)
+{
+	(void)state;
+	struct js_jobset *js = jobset();
+	struct js_net_opts o = {.js = js};
+	struct js_net *net = NULL;
+	ino_t host = netns_ino(-1);
+	assert_int_equal(js_net_new(&o, &net), 0);
+	if (js_net_mode(net) != JS_NET_PODS) {
+		print_message("no network namespaces here (%s): pod mode not tested\n", js_net_why(net));
+		js_net_free(net);
+		js_jobset_free(js);
+		skip();
+	}
+	assert_null(js_net_why(net));
+	/* An unprivileged runner entered a user namespace, and cannot leave. */
+	bool userns = strstr(js_net_describe(net), "inside a user namespace") != NULL;
+	assert_string_equal(js_net_host_ip(net), "10.244.0.1");
+	assert_true(netns_ino(-1) != host); /* the thread is in the run's namespace */
+
+	struct js_net_pod *a = NULL, *b = NULL, *dyn = NULL;
+	assert_int_equal(js_net_pod_new(net, 0, &a), 0);
+	assert_int_equal(js_net_pod_new(net, 1, &b), 0);
+	assert_int_equal(js_net_pod_new(net, -1, &dyn), 0);
+	assert_string_equal(js_net_pod_ip(a), "10.244.0.2");
+	assert_string_equal(js_net_pod_ip(b), "10.244.0.3");
+	assert_string_equal(js_net_pod_ip(dyn), "10.244.0.6"); /* above the 4 positions */
+	int fa = -1, fb = -1;
+	assert_int_equal(js_net_pod_netns(a, &fa), 0);
+	assert_int_equal(js_net_pod_netns(b, &fb), 0);
+	assert_true(fa >= 0 && fb >= 0 && netns_ino(fa) != netns_ino(fb));
+
+	/* Both pods listen on 7000 at once; b and the run reach a. */
+	struct peer la = {.netns_fd = fa, .listen_ip = "0.0.0.0"}, lb = {.netns_fd = fb, .listen_ip = "0.0.0.0"};
+	assert_int_equal(in_thread(&la), 0);
+	assert_int_equal(in_thread(&lb), 0);
+	struct peer b_to_a = {.netns_fd = fb, .dial_ip = "10.244.0.2"};
+	assert_int_equal(in_thread(&b_to_a), 0);
+	struct peer run_to_b = {.netns_fd = -1, .dial_ip = "10.244.0.3"};
+	assert_int_equal(in_thread(&run_to_b), 0);
+	/* Nothing listens on 7000 in the NonIndexed pod. */
+	struct peer a_to_dyn = {.netns_fd = fa, .dial_ip = "10.244.0.6"};
+	assert_int_equal(in_thread(&a_to_dyn), -ECONNREFUSED);
+	close(la.listen_fd);
+	close(lb.listen_fd);
+
+	/* Released: no more containers may join. */
+	js_net_pod_release(b);
+	int f;
+	assert_int_equal(js_net_pod_netns(b, &f), -ENETDOWN);
+	js_net_pod_free(dyn);
+	js_net_pod_free(b);
+	js_net_pod_free(a);
+	js_net_free(net);
+	if (!userns)
+		assert_true(netns_ino(-1) == host); /* back where it started */
+	js_jobset_free(js);
+}
+
+/* ---- degraded mode ---- */
+
+static void test_degraded_blocks(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/js-net-test-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char reg[64];
+	snprintf(reg, sizeof(reg), "%s/blocks", dir);
+	struct js_jobset *js = jobset();
+	struct js_net_opts o = {.no_namespaces = true, .js = js, .registry = reg};
+	struct js_net *one = NULL, *two = NULL, *three = NULL;
+	assert_int_equal(js_net_new(&o, &one), 0);
+	assert_int_equal(js_net_new(&o, &two), 0);
+	assert_int_equal(js_net_mode(one), JS_NET_LOOPBACK);
+	assert_string_equal(js_net_why(one), "disabled by --no-namespaces");
+	assert_string_equal(js_net_host_ip(one), "127.0.0.1");
+	assert_non_null(strstr(js_net_describe(one), "127.16.0.0/16"));
+	assert_non_null(strstr(js_net_describe(two), "127.17.0.0/16"));
+	struct js_net_pod *p1 = NULL, *p2 = NULL;
+	assert_int_equal(js_net_pod_new(one, 1, &p1), 0);
+	assert_int_equal(js_net_pod_new(two, 1, &p2), 0);
+	assert_string_equal(js_net_pod_ip(p1), "127.16.0.3");
+	assert_string_equal(js_net_pod_ip(p2), "127.17.0.3");
+	int f = 0;
+	assert_int_equal(js_net_pod_netns(p1, &f), 0);
+	assert_int_equal(f, -1); /* containers stay in the runner's network */
+	js_net_pod_free(p1);
+	js_net_pod_free(p2);
+	js_net_free(one);
+	/* The next run does not take the block just given back. */
+	assert_int_equal(js_net_new(&o, &three), 0);
+	assert_non_null(strstr(js_net_describe(three), "127.18.0.0/16"));
+	js_net_free(two);
+	js_net_free(three);
+	js_jobset_free(js);
+	assert_int_equal(unlink(reg), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pod_mode),
+		cmocka_unit_test(test_degraded_blocks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
