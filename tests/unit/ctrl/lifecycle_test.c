@@ -215,34 +215,35 @@ static int serve(struct fake *f, SSL *ssl, int fd, const char *method, const cha
 	return r;
 }
 
+/* Read more bytes into buf (NUL-terminated). Returns 0 or -1. */
+static int read_more(SSL *ssl, char *buf, size_t cap, size_t *n)
+{
+	if (*n + 1 >= cap)
+		return -1;
+	int r = SSL_read(ssl, buf + *n, (int)(cap - *n - 1));
+	if (r <= 0)
+		return -1;
+	*n += (size_t)r;
+	buf[*n] = '\0';
+	return 0;
+}
+
 /* Read one request (head, then Content-Length bytes). Returns 0 or -1. */
 static int read_request(SSL *ssl, char *buf, size_t cap, char **ret_body)
 {
 	size_t n = 0;
 	char *end = NULL;
-	while (!(end = strstr(buf, "\r\n\r\n"))) {
-		if (n + 1 >= cap)
+	while (!(end = strstr(buf, "\r\n\r\n")))
+		if (read_more(ssl, buf, cap, &n) < 0)
 			return -1;
-		int r = SSL_read(ssl, buf + n, (int)(cap - n - 1));
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-		buf[n] = '\0';
-	}
 	size_t head = (size_t)(end - buf) + 4;
 	const char *cl = strcasestr(buf, "Content-Length:");
 	size_t want = 0;
 	if (cl && cl < end)
 		want = (size_t)strtoul(cl + 15, NULL, 10);
-	while (n < head + want) {
-		if (n + 1 >= cap)
+	while (n < head + want)
+		if (read_more(ssl, buf, cap, &n) < 0)
 			return -1;
-		int r = SSL_read(ssl, buf + n, (int)(cap - n - 1));
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-		buf[n] = '\0';
-	}
 	*ret_body = buf + head;
 	return 0;
 }
