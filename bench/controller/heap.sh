@@ -28,6 +28,7 @@ export JOBSET_CLUSTER_DIR=${JOBSET_CLUSTER_DIR:-/tmp/js-bench-cluster}
 QPS=${QPS:-500}
 BURST=${BURST:-500}
 NODE_PODS=${NODE_PODS:-1000}
+MIN_NODES=${MIN_NODES:-4}
 N=1000
 OUT=/tmp/js-bench/heap-$(date +%Y%m%d-%H%M%S)
 WRITE=
@@ -41,9 +42,12 @@ while (($#)); do
 	*) echo "heap.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
-log() { printf '[heap %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+BENCH_TAG=heap
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+log() { bench_log "$@"; }
 
 command -v heaptrack >/dev/null || "$ROOT/scripts/setup-debian.sh" --bench
 CONTROLLER=${JOBSET_CONTROLLER_HEAP:-}
@@ -54,24 +58,13 @@ if [[ -z $CONTROLLER ]]; then
 	CONTROLLER="$ROOT/build-bench-heap/jobset-controller"
 fi
 CRD=$("$HERE/build-upstream.sh" --crd)
-{
-	printf 'command:'
-	printf ' %q' "$0" "${ARGV[@]}"
-	echo
-	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	echo "repo: $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo ' (src modified)')"
-	echo "ours: $CONTROLLER ($(heaptrack --version 2>&1 | head -1))"
-} >"$OUT/command.txt"
+write_command "$OUT/command.txt" "$0" "${ARGV[@]}"
+echo "ours: $CONTROLLER ($(heaptrack --version 2>&1 | head -1))" >>"$OUT/command.txt"
 
-nodes=$(((N * 5 / 4 + NODE_PODS - 1) / NODE_PODS))
-((nodes >= 4)) || nodes=4
-"$ROOT/hack/cluster" down >/dev/null 2>&1 || true
-trap '"$ROOT/hack/cluster" down >/dev/null 2>&1 || true' EXIT
-JOBSET_NODE_PODS=$NODE_PODS "$ROOT/hack/cluster" up --nodes "$nodes" --crd "$CRD" >"$OUT/cluster-up.log" 2>&1 ||
-	{ cat "$OUT/cluster-up.log" >&2; exit 1; }
+trap cluster_down EXIT
+cluster_up "$N" "$CRD"
 python3 "$HERE/measure.py" jobset --jobs "$N" >"$OUT/jobset.yaml"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-hp=$(port) mp=$(port)
+hp=$(free_port) mp=$(free_port)
 log "N=$N under heaptrack; results in $OUT"
 # heaptrack runs the controller as its child; measure.py follows the child
 # (--target-comm) and, at the end, stops it and waits for heaptrack to write
@@ -83,7 +76,7 @@ python3 "$HERE/measure.py" controller --name ours-heaptrack --case heap --jobs "
 	heaptrack -o "$OUT/heaptrack.jobset-controller" "$CONTROLLER" --kubeconfig='{kubeconfig}' \
 	--kube-api-qps="$QPS" --kube-api-burst="$BURST" --leader-elect=false --enable-webhooks=false \
 	--health-probe-bind-address="127.0.0.1:$hp" --metrics-bind-address="127.0.0.1:$mp" >/dev/null
-"$ROOT/hack/cluster" down >/dev/null 2>&1 || true
+cluster_down
 data=$(ls "$OUT"/heaptrack.jobset-controller*.zst "$OUT"/heaptrack.jobset-controller*.gz 2>/dev/null | head -1)
 [[ -n $data ]] || { log "no heaptrack data in $OUT"; exit 1; }
 write=()

@@ -265,7 +265,7 @@ def write(args):
          lambda r: r.get("peak_rss_create_mb", r.get("peak_rss_mb")), cmd1)
     md_dir = os.path.dirname(os.path.abspath(args.bench_md))
     rel = lambda p: os.path.relpath(os.path.abspath(p), md_dir)  # noqa: E731
-    parts = [BEGIN, f"## {args.title}", ""]
+    parts = [BEGIN, f"### {args.title}", ""]
     if args.note:
         parts += [args.note.strip(), ""]
     parts += ["Made by (each directory's `command.txt`):", "", "```"]
@@ -401,7 +401,7 @@ def main():
     p = sub.add_parser("write")
     p.add_argument("--bench-md", default=os.path.join(ROOT, "BENCHMARKS.md"))
     p.add_argument("--plots", default=os.path.join(HERE, "plots"))
-    p.add_argument("--title", default="Controller suite: N = 1,000 – 10,000 (issue 9)")
+    p.add_argument("--title", default="Results")
     p.add_argument("--note", help="a paragraph put under the title (conditions, caveats)")
     p.add_argument("dirs", nargs="+")
     p = sub.add_parser("heap")

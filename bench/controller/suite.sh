@@ -93,10 +93,12 @@ for t in $TARGETS; do
 	[[ $t =~ ^(ours|upstream|raw|raw-qps)$ ]] || { echo "suite.sh: unknown target $t" >&2; exit 2; }
 done
 
-log() { printf '[suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-CLUSTER="$ROOT/hack/cluster"
+BENCH_TAG=suite
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+log() { bench_log "$@"; }
 
 # ---- build what is needed
 if [[ " $TARGETS " == *" upstream "* ]]; then
@@ -113,35 +115,16 @@ if [[ " $TARGETS " == *" ours "* && ! -x $CONTROLLER ]]; then
 	log "no $CONTROLLER: skipping target 'ours' (set JOBSET_CONTROLLER)"
 	TARGETS=${TARGETS//ours/}
 fi
-hack_build=$(sed -n 's/^K8S_VERSION=\${JOBSET_K8S_VERSION:-\(.*\)}$/\1/p' "$CLUSTER")
+hack_k8s=$(sed -n 's/^K8S_VERSION=\${JOBSET_K8S_VERSION:-\(.*\)}$/\1/p' "$CLUSTER")
+write_command "$OUT/command.txt" "$0" "${ARGV[@]}"
 {
-	printf 'command:'
-	printf ' %q' "$0" "${ARGV[@]}"
-	echo
-	echo "cwd: $PWD"
-	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	echo "host: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
-	echo "repo: $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo ' (src modified)')"
 	echo "ours: $CONTROLLER"
 	echo "upstream: ${UPSTREAM:-} (${JOBSET_UPSTREAM_VERSION:-v0.12.0})"
-	echo "kubernetes: ${JOBSET_K8S_VERSION:-$hack_build}"
+	echo "kubernetes: ${JOBSET_K8S_VERSION:-$hack_k8s}"
 	echo "qps/burst: $QPS/$BURST; pods per node: $NODE_PODS"
-} >"$OUT/command.txt"
+} >>"$OUT/command.txt"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 measure() { python3 "$HERE/measure.py" "$@"; }
-
-# nodes_for PODS -> kwok nodes for PODS pods and a quarter more
-nodes_for() {
-	local n=$((($1 * 5 / 4 + NODE_PODS - 1) / NODE_PODS))
-	echo $((n < MIN_NODES ? MIN_NODES : n))
-}
-
-cluster_up() { # PODS
-	"$CLUSTER" down >/dev/null 2>&1 || true
-	JOBSET_NODE_PODS=$NODE_PODS "$CLUSTER" up --nodes "$(nodes_for "$1")" --crd "$CRD" >"$OUT/cluster-up.log" 2>&1 ||
-		{ cat "$OUT/cluster-up.log" >&2; exit 1; }
-}
 
 # run_target CASE N PODS TARGET REP
 run_target() {
@@ -206,7 +189,7 @@ sizes() {
 }
 
 log "results in $OUT; cases: $CASES; targets: $TARGETS; reps: $REPS; QPS/burst $QPS/$BURST"
-trap '"$CLUSTER" down >/dev/null 2>&1 || true' EXIT
+trap cluster_down EXIT
 failed=0
 for ((rep = 1; rep <= REPS; rep++)); do
 	for c in $CASES; do
@@ -217,15 +200,15 @@ for ((rep = 1; rep <= REPS; rep++)); do
 				id="$c-${n}x$pods-$t-$rep"
 				log "$id: fresh cluster, $(nodes_for $((n * pods))) nodes"
 				t0=$SECONDS
-				cluster_up $((n * pods))
+				cluster_up $((n * pods)) "$CRD" || exit 1
 				if ! run_target "$c" "$n" "$pods" "$t" "$rep"; then
 					log "$id FAILED (log: $OUT/$id.log)"
 					failed=$((failed + 1))
-					"$CLUSTER" down --keep >/dev/null 2>&1 || true
+					cluster_down --keep
 					cp -r "$JOBSET_CLUSTER_DIR/logs" "$OUT/cluster-logs-$id" 2>/dev/null || true
 					continue
 				fi
-				"$CLUSTER" down >/dev/null 2>&1 || true
+				cluster_down
 				log "$id: done in $((SECONDS - t0)) s"
 				echo "$id $((SECONDS - t0))" >>"$OUT/durations.txt"
 			done
