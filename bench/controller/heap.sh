@@ -77,9 +77,10 @@ python3 "$HERE/measure.py" controller --name ours-heaptrack --case heap --jobs "
 	--kube-api-qps="$QPS" --kube-api-burst="$BURST" --leader-elect=false --enable-webhooks=false \
 	--health-probe-bind-address="127.0.0.1:$hp" --metrics-bind-address="127.0.0.1:$mp" >/dev/null
 cluster_down
-data=$(ls "$OUT"/heaptrack.jobset-controller*.zst "$OUT"/heaptrack.jobset-controller*.gz 2>/dev/null | head -1)
-[[ -n $data ]] || { log "no heaptrack data in $OUT"; exit 1; }
+shopt -s nullglob
+data=("$OUT"/heaptrack.jobset-controller*.{zst,gz})
+((${#data[@]})) || { log "no heaptrack data in $OUT"; exit 1; }
 write=()
 [[ -z $WRITE ]] || write=(--write "$WRITE")
-python3 "$HERE/report.py" heap --binary "$CONTROLLER" --command "$OUT/command.txt" --jobs "$N" "${write[@]}" "$data" |
+python3 "$HERE/report.py" heap --binary "$CONTROLLER" --command "$OUT/command.txt" --jobs "$N" "${write[@]}" "${data[0]}" |
 	tee "$OUT/heap.md"

@@ -47,6 +47,8 @@ def load(paths):
     for f in files:
         with open(f) as fh:
             r = json.load(fh)
+        if not isinstance(r, dict) or r.get("kind") not in ("controller", "raw"):
+            continue  # e.g. the raw loop's rendered List
         r.setdefault("case", "create")
         r.setdefault("pods_per_job", 1)
         runs.append(r)
@@ -312,6 +314,10 @@ def frame_name(f):
     return re.sub(r" \([^()]*\)$", "", f.strip())
 
 
+# Our allocation wrappers: a site is where they are called from.
+WRAPPERS = re.compile(r"^(js_x\w+|js_buf_\w+|reserve)$")
+
+
 def heap_tables(folded, own, top=10):
     """From heaptrack's folded stacks (root first, peak bytes last): the
     allocation sites (innermost function of ours on the stack, and the
@@ -324,7 +330,7 @@ def heap_tables(folded, own, top=10):
         n = int(n)
         total += n
         frames = [frame_name(f) for f in stack.rstrip(";").split(";")]
-        ours = [i for i, f in enumerate(frames) if f in own]
+        ours = [i for i, f in enumerate(frames) if f in own and not WRAPPERS.match(f)]
         if not ours:
             key = ("(outside our code)", frames[-1] if frames else "?", "")
         else:
