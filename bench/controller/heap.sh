@@ -71,7 +71,7 @@ log "N=$N under heaptrack; results in $OUT"
 # its file.
 python3 "$HERE/measure.py" controller --name ours-heaptrack --case heap --jobs "$N" \
 	--qps "$QPS" --burst "$BURST" --jobset "$OUT/jobset.yaml" --log "$OUT/heap.log" --out "$OUT/heap.json" \
-	--ready-url "http://127.0.0.1:$hp/readyz" --start-timeout 180 --quiet-s 10 --stop-timeout 900 \
+	--ready-url "http://127.0.0.1:$hp/readyz" --metrics-url "http://127.0.0.1:$mp/metrics" --start-timeout 180 --quiet-s 10 --stop-timeout 900 \
 	--target-comm jobset-controller -- \
 	heaptrack -o "$OUT/heaptrack.jobset-controller" "$CONTROLLER" --kubeconfig='{kubeconfig}' \
 	--kube-api-qps="$QPS" --kube-api-burst="$BURST" --leader-elect=false --enable-webhooks=false \
@@ -82,5 +82,5 @@ data=("$OUT"/heaptrack.jobset-controller*.{zst,gz})
 ((${#data[@]})) || { log "no heaptrack data in $OUT"; exit 1; }
 write=()
 [[ -z $WRITE ]] || write=(--write "$WRITE")
-python3 "$HERE/report.py" heap --binary "$CONTROLLER" --command "$OUT/command.txt" --jobs "$N" "${write[@]}" "${data[0]}" |
+python3 "$HERE/report.py" heap --binary "$CONTROLLER" --command "$OUT/command.txt" --result "$OUT/heap.json" --jobs "$N" "${write[@]}" "${data[0]}" |
 	tee "$OUT/heap.md"

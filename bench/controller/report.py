@@ -357,10 +357,18 @@ def heap(args):
                                                  run.stdout, re.M)}
     with open(tmp) as f:
         total, sites, incl = heap_tables(f.read(), own, args.top)
+    res = ""
+    if args.result and os.path.exists(args.result):
+        with open(args.result) as f:
+            r = json.load(f)
+        res = (f" The controller's RSS under heaptrack: {r.get('rss_ready_mb')} MB idle, peak (VmHWM) "
+               f"{r.get('peak_rss_mb')} MB; {reconciles(r) or '?'} reconciles; all Jobs ready "
+               f"{r.get('create_to_all_ready_s')} s and settled {r.get('settled_s')} s after the create "
+               "(slowed by heaptrack).")
     lines = [f"Peak heap {human(total)}; "
              f"{stats.get('calls to allocation functions', '?')} calls to allocation functions, "
              f"{stats.get('temporary memory allocations', '?')} temporary; peak RSS under heaptrack "
-             f"{stats.get('peak RSS (including heaptrack overhead)', '?')}.",
+             f"{stats.get('peak RSS (including heaptrack overhead)', '?')}.{res}",
              "",
              f"Top {len(sites)} allocation sites by peak heap (the innermost function of ours on the stack, "
              "and what it called):", "",
@@ -415,6 +423,7 @@ def main():
     p.add_argument("--jobs", type=int, default=0, help="child Jobs, for the per-Job column")
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--command", help="command.txt to quote")
+    p.add_argument("--result", help="the measure.py result of the profiled run")
     p.add_argument("--write", metavar="LABEL")
     p.add_argument("--bench-md", default=os.path.join(ROOT, "BENCHMARKS.md"))
     p.add_argument("data")
