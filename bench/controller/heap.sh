@@ -24,11 +24,6 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-export JOBSET_CLUSTER_DIR=${JOBSET_CLUSTER_DIR:-/tmp/js-bench-cluster}
-QPS=${QPS:-500}
-BURST=${BURST:-500}
-NODE_PODS=${NODE_PODS:-1000}
-MIN_NODES=${MIN_NODES:-4}
 N=1000
 OUT=/tmp/js-bench/heap-$(date +%Y%m%d-%H%M%S)
 WRITE=
@@ -65,6 +60,7 @@ trap cluster_down EXIT
 cluster_up "$N" "$CRD"
 python3 "$HERE/measure.py" jobset --jobs "$N" >"$OUT/jobset.yaml"
 hp=$(free_port) mp=$(free_port)
+ours_flags "$hp" "$mp"
 log "N=$N under heaptrack; results in $OUT"
 # heaptrack runs the controller as its child; measure.py follows the child
 # (--target-comm) and, at the end, stops it and waits for heaptrack to write
@@ -73,9 +69,7 @@ python3 "$HERE/measure.py" controller --name ours-heaptrack --case heap --jobs "
 	--qps "$QPS" --burst "$BURST" --jobset "$OUT/jobset.yaml" --log "$OUT/heap.log" --out "$OUT/heap.json" \
 	--ready-url "http://127.0.0.1:$hp/readyz" --metrics-url "http://127.0.0.1:$mp/metrics" --start-timeout 180 --quiet-s 10 --stop-timeout 900 \
 	--target-comm jobset-controller -- \
-	heaptrack -o "$OUT/heaptrack.jobset-controller" "$CONTROLLER" --kubeconfig='{kubeconfig}' \
-	--kube-api-qps="$QPS" --kube-api-burst="$BURST" --leader-elect=false --enable-webhooks=false \
-	--health-probe-bind-address="127.0.0.1:$hp" --metrics-bind-address="127.0.0.1:$mp" >/dev/null
+	heaptrack -o "$OUT/heaptrack.jobset-controller" "$CONTROLLER" --kubeconfig='{kubeconfig}' "${OURS_FLAGS[@]}" >/dev/null
 cluster_down
 shopt -s nullglob
 data=("$OUT"/heaptrack.jobset-controller*.{zst,gz})

@@ -1,8 +1,21 @@
-# bench/controller/lib.sh - shell helpers shared by suite.sh and heap.sh
-# (sourced, not run).  Expects HERE, ROOT, OUT and NODE_PODS, MIN_NODES set.
+# bench/controller/lib.sh - settings and shell helpers shared by suite.sh
+# and heap.sh (sourced, not run).  Expects HERE and ROOT; cluster_up also OUT.
 # shellcheck shell=bash
 
+export JOBSET_CLUSTER_DIR=${JOBSET_CLUSTER_DIR:-/tmp/js-bench-cluster}
+QPS=${QPS:-500}
+BURST=${BURST:-500}
+NODE_PODS=${NODE_PODS:-1000}
+MIN_NODES=${MIN_NODES:-4}
 CLUSTER="$ROOT/hack/cluster"
+
+# ours_flags HEALTH_PORT METRICS_PORT -> OURS_FLAGS: our controller's flags
+# after --kubeconfig (client limit, leader election and webhooks off,
+# probes and metrics on loopback)
+ours_flags() {
+	OURS_FLAGS=(--kube-api-qps="$QPS" --kube-api-burst="$BURST" --leader-elect=false --enable-webhooks=false
+		--health-probe-bind-address="127.0.0.1:$1" --metrics-bind-address="127.0.0.1:$2")
+}
 
 bench_log() { printf '[%s %s] %s\n' "${BENCH_TAG:-bench}" "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -26,17 +39,19 @@ cluster_up() {
 
 cluster_down() { "$CLUSTER" down "$@" >/dev/null 2>&1 || true; }
 
-# write_command FILE SCRIPT ARGS... -> the command line, the machine and
-# the commit, for the report
+# write_command FILE SCRIPT ARGS... -> appends the command line, the
+# machine and the commit to FILE, for the report
 write_command() {
-	local f=$1
+	local f=$1 a
 	shift
 	{
 		printf 'command:'
-		printf ' %q' "$@"
+		for a in "$@"; do
+			if [[ $a =~ ^[A-Za-z0-9_./=:,@+-]+$ ]]; then printf ' %s' "$a"; else printf " '%s'" "${a//\'/\'\\\'\'}"; fi
+		done
 		echo
 		echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "host: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "repo: $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo ' (src modified)')"
-	} >"$f"
+		echo "repo: $(git -C "$ROOT" rev-parse --short HEAD); src/ as of $(git -C "$ROOT" log -1 --format=%h -- src)$(git -C "$ROOT" diff --quiet HEAD -- src || echo ' (modified)')"
+	} >>"$f"
 }

@@ -779,12 +779,13 @@ def stop(proc, pid, timeout):
 
 def scale_timeouts(args):
     """Defaults that grow with the number of Jobs and pods: the control plane
-    on 2 cores creates and starts roughly 100 pods a second at best."""
+    on 2 cores creates and starts roughly 10 - 40 pods a second, depending on
+    what else runs."""
     pods = args.jobs * args.pods
     if args.timeout is None:
         args.timeout = max(600.0, 0.1 * pods)
     if args.ready_timeout is None:
-        args.ready_timeout = max(300.0, 0.1 * pods)
+        args.ready_timeout = max(300.0, 0.2 * pods)
     if args.quiet_timeout is None:
         args.quiet_timeout = max(60.0, 0.02 * pods)
 

@@ -31,6 +31,7 @@ import re
 import statistics
 import subprocess
 import sys
+import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -199,7 +200,8 @@ def need_matplotlib():
 def plot(runs, path, ylabel, title, getter, command):
     """One line per target over the create case's N (plus memory-case points)."""
     plt = need_matplotlib()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
+    foot = command.count("\n") + 1 if command else 0
+    fig, ax = plt.subplots(figsize=(7.5, 4.8 + 0.12 * foot), dpi=110)
     series = {}
     for case in ("create", "memory"):
         for (jobs, pods), by_t in groups(runs, case).items():
@@ -221,13 +223,16 @@ def plot(runs, path, ylabel, title, getter, command):
     ax.set_xlabel("child Jobs in the JobSet (N)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
+    xmax = max(x for pts in series.values() for x, _ in pts) if series else 1
+    ymax = max(y for pts in series.values() for _, y in pts) if series else 1
+    ax.set_xlim(0, xmax * 1.1)
+    ax.set_ylim(0, ymax * 1.12)
     ax.grid(True, alpha=0.3)
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:,.0f}"))
-    ax.legend(fontsize=9, loc="upper left")
-    fig.text(0.01, 0.01, command, fontsize=6.5, color="dimgray", family="monospace")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    ax.legend(fontsize=9, loc="best")
+    if command:
+        fig.text(0.01, 0.01, "made by: " + command, fontsize=6, color="dimgray", family="monospace", va="bottom")
+    fig.tight_layout(rect=(0, (0.025 * foot + 0.01) / (1 + 0.025 * foot), 1, 1))
     fig.savefig(path)
     plt.close(fig)
 
@@ -242,13 +247,14 @@ def commands(dirs):
     return out
 
 
-def short_command(cmds):
-    """The first command line, relative to the repository, for the plot footer."""
+def short_command(cmds, width=130):
+    """The command lines, relative to the repository, wrapped for the plot footer."""
+    lines = []
     for c in cmds:
-        m = re.search(r"^command: (.*)$", c, re.M)
-        if m:
-            return m.group(1).replace(ROOT + "/", "")
-    return ""
+        for m in re.finditer(r"^command: (.*)$", c, re.M):
+            lines += textwrap.wrap(m.group(1).replace(ROOT + "/", ""), width, subsequent_indent="    ",
+                                   break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def write(args):

@@ -54,11 +54,6 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-export JOBSET_CLUSTER_DIR=${JOBSET_CLUSTER_DIR:-/tmp/js-bench-cluster}
-QPS=${QPS:-500}
-BURST=${BURST:-500}
-NODE_PODS=${NODE_PODS:-1000}
-MIN_NODES=${MIN_NODES:-4}
 REPS=1
 CASES="create"
 NS="1000 3000 10000"
@@ -162,12 +157,11 @@ run_target() {
 			"$UPSTREAM" --config="$OUT/upstream-config.yaml" --kubeconfig='{kubeconfig}' >/dev/null
 		;;
 	ours)
+		ours_flags "$hp" "$mp"
 		measure controller --name ours "${common[@]}" "${extra[@]}" --jobset "$js" \
 			--ready-url "http://127.0.0.1:$hp/readyz" \
 			--metrics-url "http://127.0.0.1:$mp/metrics" -- \
-			"$CONTROLLER" --kubeconfig='{kubeconfig}' --kube-api-qps="$QPS" --kube-api-burst="$BURST" \
-			--leader-elect=false --enable-webhooks=false --health-probe-bind-address="127.0.0.1:$hp" \
-			--metrics-bind-address="127.0.0.1:$mp" >/dev/null
+			"$CONTROLLER" --kubeconfig='{kubeconfig}' "${OURS_FLAGS[@]}" >/dev/null
 		;;
 	raw | raw-qps)
 		local list="$OUT/render-${n}x$pods.json" limit=()
