@@ -217,9 +217,11 @@ def plot(runs, path, ylabel, title, getter, command):
         label = LABEL.get(t, t) + ("" if case == "create" else f" ({pods} pods per Job)")
         ax.plot(xs, ys, marker=marker, color=color, linestyle="-" if case == "create" else "none",
                 markerfacecolor=color if case == "create" else "white", label=label)
+        # ours' labels below its points, the others' above: close values stay readable
+        dy, va = (-6, "top") if t == "ours" else (6, "bottom")
         for x, y in zip(xs, ys):
             ax.annotate(f"{y:,.0f}" if y >= 10 else f"{y:.1f}", (x, y), textcoords="offset points",
-                        xytext=(4, 5), fontsize=8, color=color)
+                        xytext=(6, dy), va=va, fontsize=8, color=color)
     ax.set_xlabel("child Jobs in the JobSet (N)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=11)
@@ -280,7 +282,9 @@ def write(args):
     for c in cmds:
         parts.append(c.replace(ROOT + "/", ""))
     parts += ["```", "",
-              f"Tables and plots: `bench/controller/report.py write {' '.join(rel_arg(d) for d in args.dirs)}`.",
+              "Tables and plots: `bench/controller/report.py write "
+              + ("--note '<the paragraph above>' " if args.note else "")
+              + f"{' '.join(rel_arg(d) for d in args.dirs)}`.",
               "", summary_md(runs),
               "API requests by verb and resource, create (or restart) → settled, last run of each:", "",
               requests_by_kind(runs),
