@@ -2,6 +2,11 @@
 # Installs the Debian packages the project needs to build and test. Idempotent:
 # packages already present are skipped, and `apt-get update` runs at most once
 # per call (only when something is missing).
+#
+#   scripts/setup-debian.sh            the build and test dependencies
+#   scripts/setup-debian.sh --bench    only the optional benchmark tools
+#                                      (heaptrack, for bench/controller/heap.sh,
+#                                      which runs this itself when missing)
 set -euo pipefail
 
 pkgs=(
@@ -14,6 +19,11 @@ pkgs=(
   openssl curl ca-certificates procps iproute2 util-linux
   python3 python3-yaml
 )
+case ${1:-} in
+  --bench) pkgs=(heaptrack) ;;
+  "") ;;
+  *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do
