@@ -216,6 +216,12 @@ struct body {
 	struct js_controller *c;
 	struct observed *o;
 	struct js_arena *a;   /* the worker's scratch, reset after the reconcile */
+	/* Jobs this pass created and deleted (names borrowed from the plan):
+	 * the read-your-writes wait for them comes once, at the end of the
+	 * pass, so runs of creates follow each other without a watch round
+	 * trip in between. */
+	const char **created, **deleted;
+	size_t n_created, n_deleted;
 	bool conflict;        /* the status write met a newer resourceVersion */
 	bool has_requeue_after;
 	int64_t requeue_after;
@@ -358,7 +364,8 @@ static int finish_one(struct js_controller *c, const struct observed *o, const s
 }
 
 /* Submit every action of a run (all CreateJob with `bodies`, or all
- * DeleteJob), then wait for all; then wait until the cache shows them.
+ * DeleteJob), then wait for all, and note what the cache must show before
+ * the next reconcile (waited for at the end of the pass).
  * Returns 0 or the first error. */
 static int apply_run(struct body *b, const struct js_action *acts, json_t *const *bodies, size_t n)
 {
@@ -372,13 +379,13 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 	int first = 0;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
-	const char **done = js_arena_calloc(b->a, n, sizeof(*done));
-	size_t n_done = 0;
 	for (size_t i = 0; i < n; i++) {
 		int r = finish_one(c, o, &acts[i], x[i], submit_err[i], &msgs);
 		/* A delete of a Job we never saw has nothing to wait for. */
-		if (r == 0 && (create || job_uid(o, acts[i].name)))
-			done[n_done++] = acts[i].name;
+		if (r == 0 && create)
+			b->created[b->n_created++] = acts[i].name;
+		else if (r == 0 && job_uid(o, acts[i].name))
+			b->deleted[b->n_deleted++] = acts[i].name;
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -390,7 +397,6 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 			event(c, o, "Warning", "JobCreationFailed", js_buf_str(&msgs));
 	} else if (first == 0) {
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, n);
-		wait_jobs(c, o->ns, done, n_done, !create);
 	}
 	js_buf_done(&msgs);
 	return first;
@@ -653,8 +659,14 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	if (plan->skipped)
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': skipped (%s)", key, plan->skipped);
 	struct body b = {.c = c, .o = &o, .a = arena};
+	b.created = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.created));
+	b.deleted = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.deleted));
 	size_t failed_at = SIZE_MAX;
 	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
+	/* Read-your-writes, even after a failed pass: what was written must
+	 * show before the next reconcile of this key reads the cache. */
+	wait_jobs(c, o.ns, b.created, b.n_created, false);
+	wait_jobs(c, o.ns, b.deleted, b.n_deleted, true);
 	res->error = r < 0;
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;
