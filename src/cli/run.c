@@ -561,7 +561,7 @@ int js_cli_run(int argc, char **argv)
 	} else {
 		rc = js_cli_runview_summary(&o, l, res, dir);
 	}
-	js_local_free(l);
+	(void)js_local_free(l);
 	close_ports(ro.pub, ro.n_pub);
 	js_jobset_free(js);
 	free(dir);

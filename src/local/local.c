@@ -151,7 +151,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 			free(w);
 	}
 	if (r < 0) {
-		js_local_free(l);
+		(void)js_local_free(l);
 		return r;
 	}
 	char *ev = js_buf_format("%s/events.log", opts->run_dir);
@@ -190,10 +190,26 @@ static void ljob_free_pods(struct ljob *j)
 	j->n_pods = 0;
 }
 
-struct js_local *js_local_free(struct js_local *l)
+static int run_loop(struct js_local *l, enum js_local_result *ret_result);
+
+int js_local_run(struct js_local *l, enum js_local_result *ret_result)
+{
+	/* Lifecycle contract (issue 10): a callback of this run (on_event,
+	 * on_view, on_line) must not start it again or free it. */
+	if (l->running)
+		return -EBUSY;
+	l->running = true;
+	int r = run_loop(l, ret_result);
+	l->running = false;
+	return r;
+}
+
+int js_local_free(struct js_local *l)
 {
 	if (!l)
-		return NULL;
+		return 0;
+	if (l->running)
+		return -EBUSY; /* inside js_local_run: its loop still uses all of it */
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		ljob_free_pods(&l->jobs[i]);
 		js_job_unref(l->jobs[i].rec);
@@ -229,7 +245,7 @@ struct js_local *js_local_free(struct js_local *l)
 	if (l->events_fd >= 0)
 		close(l->events_fd);
 	free(l);
-	return NULL;
+	return 0;
 }
 
 /* ---- pods of a Job ---- */
@@ -1164,7 +1180,7 @@ static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 	return false;
 }
 
-int js_local_run(struct js_local *l, enum js_local_result *ret_result)
+static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 {
 	sigset_t old;
 	int r = setup(l, &old);

@@ -158,16 +158,22 @@ struct js_local_opts {
 JS_WARN_UNUSED int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts,
 				struct js_local **ret_local);
 
-/** Free a run. NULL is a no-op. Returns NULL. */
-struct js_local *js_local_free(struct js_local *l);
+/**
+ * Free a run and everything it holds. NULL is a no-op.
+ * Returns 0, or -EBUSY (nothing freed) when called while js_local_run is
+ * running - from one of the run's own callbacks - since its loop still
+ * uses every part of it (lifecycle contract, docs/design.md).
+ */
+int js_local_free(struct js_local *l);
 
 /**
  * Run until the JobSet is Completed or Failed and every process is gone, or
  * until interrupted and every process is gone, or until nothing is left that
  * could ever change the state (JS_LOCAL_STALLED: no process, output or timer
  * remains, even after reconciling again; the run never blocks forever). Writes jobset.json and
- * jobs.json. Returns 0 and *ret_result, or -errno when the loop itself
- * failed (its processes are killed first).
+ * jobs.json. Returns 0 and *ret_result, -EBUSY when called while the run
+ * is already running (from one of its callbacks), or -errno when the loop
+ * itself failed (its processes are killed first).
  */
 JS_WARN_UNUSED int js_local_run(struct js_local *l, enum js_local_result *ret_result);
 

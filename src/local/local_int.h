@@ -79,6 +79,7 @@ struct js_local {
 	bool stall_pass;      /* a turn forced by the stall check is under way */
 	bool stalled;         /* the stall check ended the run */
 	int interrupts;
+	bool running;         /* inside js_local_run (lifecycle contract) */
 	int64_t last_view_ms;
 };
 
