@@ -407,62 +407,9 @@ static int op_create_jobs(void *self, const struct js_action *acts, json_t *cons
 	return apply_run(self, acts, bodies, n);
 }
 
-/*
- * Delete the pods of Jobs just deleted in the foreground, one
- * DeleteCollection per Job by its controller-uid label, all in flight at
- * once. Foreground deletion keeps a Job (and so its name, which the next
- * attempt needs) until the garbage collector has deleted every pod, and the
- * collector does that one pod at a time: at 1,000 Jobs a restart waited
- * over a minute on it (BENCHMARKS.md). Deleting the pods here leaves the
- * collector only the last step, and changes nothing else: each pod still
- * gets its grace period, the Job still lingers until its pods are gone, so
- * a new attempt never overlaps an old pod of the same Job (#392).
- * Best effort: on any error the collector does the work as before.
- */
-static void delete_pods_of(struct body *b, const struct js_action *acts, size_t n)
-{
-	struct js_controller *c = b->c;
-	struct js_client_xfer **x = js_arena_calloc(b->a, n, sizeof(*x));
-	static const char opts[] = "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\","
-				   "\"propagationPolicy\":\"Background\"}";
-	for (size_t i = 0; i < n; i++) {
-		const char *uid = job_uid(b->o, acts[i].name);
-		if (!uid || acts[i].propagation != JS_PROPAGATION_FOREGROUND)
-			continue;
-		struct js_buf path;
-		js_buf_init(&path, 4096);
-		int r = js_client_path(&js_client_res_pods, b->o->ns, NULL, NULL, &path);
-		if (r == 0)
-			r = js_buf_printf(&path, "?labelSelector=batch.kubernetes.io%%2Fcontroller-uid%%3D%s", uid);
-		struct js_client_req req = {.method = "DELETE", .path = js_buf_str(&path),
-					    .content_type = "application/json", .body = opts,
-					    .body_len = sizeof(opts) - 1};
-		if (r == 0 && js_client_submit(c->client, &req, &x[i]) < 0)
-			x[i] = NULL;
-		js_buf_done(&path);
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!x[i])
-			continue;
-		struct js_client_resp resp = {0};
-		char why_[256] = "";
-		int r = js_client_xfer_wait(x[i], &resp, why_, sizeof(why_));
-		js__ctrl_count_request(c, "DELETE", r == 0 ? resp.code : 0);
-		if ((r < 0 || resp.code < 200 || resp.code > 299) && !aborted(c))
-			js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG,
-				      "jobset '%s/%s': pods of job %s: HTTP %ld, left to the garbage collector, ignoring",
-				      b->o->ns, b->o->name, acts[i].name, r == 0 ? resp.code : 0L);
-		js_client_resp_done(&resp);
-	}
-}
-
 static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
 {
-	struct body *b = self;
-	int r = apply_run(b, acts, NULL, n);
-	if (r == 0)
-		delete_pods_of(b, acts, n);
-	return r;
+	return apply_run(self, acts, NULL, n);
 }
 
 /* ---- one-off actions ---- */
