@@ -3,6 +3,11 @@
 # packages already present are skipped, and `apt-get update` runs at most once
 # per call (only when something is missing).
 #
+#   scripts/setup-debian.sh            the build and test dependencies
+#   scripts/setup-debian.sh --bench    only the optional benchmark tools
+#                                      (heaptrack, for bench/controller/heap.sh,
+#                                      which runs this itself when missing)
+#
 # podman with runc is the container runtime of `jobset run --runtime podman`
 # and its e2e tests (netavark, its network backend, needs iptables; a podman
 # pod's infra image is built locally from catatonit, so nothing is pulled).
@@ -19,6 +24,11 @@ pkgs=(
   python3 python3-yaml
   podman runc netavark iptables catatonit
 )
+case ${1:-} in
+  --bench) pkgs=(heaptrack) ;;
+  "") ;;
+  *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do

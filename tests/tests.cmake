@@ -38,6 +38,10 @@ foreach(src ${JS_UNIT_TESTS})
     list(APPEND _test_libs js_test_support_api)
   endif()
   target_link_libraries(${name} PRIVATE ${_test_libs} js_test_support js_base PkgConfig::CMOCKA)
+  # ctrl tests may serve TLS (lifecycle_test's API fixture).
+  if(layer STREQUAL "ctrl")
+    target_link_libraries(${name} PRIVATE OpenSSL::SSL)
+  endif()
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
   add_test(NAME ${layer}/${name} COMMAND ${name})
   set_tests_properties(${layer}/${name} PROPERTIES LABELS "quick;${layer}"

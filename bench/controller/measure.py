@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
 """measure.py - one measurement of the controller benchmark on a running
-hack/cluster (bench/controller/run.sh drives it; see BENCHMARKS.md).
+hack/cluster (bench/controller/suite.sh drives it; see BENCHMARKS.md).
 
-    measure.py controller --name NAME --ready-url URL -- CMD...
-    measure.py raw --list JOBS.json [--qps Q --burst B] -- RAWCREATE...
-    measure.py summary RESULT.json...
+    measure.py controller --name NAME --ready-url URL --jobset FILE [--restart] -- CMD...
+    measure.py raw --list JOBS.json -- RAWCREATE...
+    measure.py jobset --jobs N [--pods P] [--max-restarts R]      print the benchmark JobSet
+    measure.py rawlist --jobs N [--pods P] --cli JOBSET --out F   the raw loop's List
 
-Both modes create the same 1,000 Jobs in a fresh namespace and report, as
-one JSON object on stdout (progress on stderr):
+Both measuring modes create N Jobs (--jobs) of P pods (--pods) in a fresh
+namespace and report, as one JSON object on stdout (progress on stderr):
 
   create_to_all_jobs_s   JobSet POST (or the raw loop's start) -> a watch on
                          the namespace has seen every Job ADDED
-  create_to_all_ready_s  ... -> every Job reports status.ready >= 1 (kcm,
+  create_to_all_ready_s  ... -> every Job reports status.ready >= P (kcm,
                          scheduler and kwok dominate this one)
+  settled_s              ... -> every Job ready and the process under test
+                         quiet (< 0.05 CPU-s per second) for 5 s
   cpu_s.*                CPU seconds (user+sys) of the process under test and
                          of each control-plane component, over [create, all
-                         Jobs] and [create, settled]; settled = every Job
-                         ready and the process under test quiet for 5 s
+                         Jobs] and [create, settled]
+  rss_ready_mb           VmRSS of the controller once ready, before the JobSet
+                         (the idle RSS)
   peak_rss_mb            VmHWM of the process under test (ru_maxrss for the
-                         raw loop)
+                         raw loop); rss_per_job_kb = (peak - idle) / N
   requests.*             API requests the process under test made, counted
                          by the API server itself: every request of the
                          benchmark identity (CN=jobset-bench-controller, not
@@ -27,9 +31,24 @@ one JSON object on stdout (progress on stderr):
                          level, and apiserver_flowcontrol_dispatched_requests_total
                          is diffed per FlowSchema.  Nothing is throttled
                          by APF, as for system:masters.
+  reconciles             controller_runtime_reconcile_total{controller="jobset"}
+                         of the controller (--metrics-url; upstream serves it
+                         over HTTPS behind TokenReview, so --metrics-token
+                         gets a ServiceAccount token for it), scraped just
+                         before the create snapshot and just after the
+                         settled one, so the scrapes' own TokenReviews are
+                         not counted as the controller's requests
+
+--restart (controller mode): once settled, the pod of Job index 0 is marked
+Failed (status PATCH as admin: its container exited 1); the JobSet needs a
+failurePolicy (measure.py jobset --max-restarts).  Adds "restart": inject ->
+that Job Failed, Failed -> every Job of attempt 1 ADDED, ... -> all ready,
+with CPU, requests and reconciles over the restart.
 
 The process under test gets {kubeconfig} (the benchmark identity) and the
-other {placeholders} in CMD substituted; see run.sh.
+other {placeholders} in CMD substituted; see suite.sh.  --target-comm NAME
+measures (and stops) the descendant process called NAME instead of CMD
+itself, for wrappers such as heaptrack.
 """
 
 import argparse
@@ -39,7 +58,6 @@ import json
 import os
 import signal
 import ssl
-import statistics
 import subprocess
 import sys
 import threading
@@ -282,29 +300,51 @@ def req_diff(a, b):
 
 # ------------------------------------------------------------------ watcher
 
+ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+
 
 class JobWatch(threading.Thread):
-    """Watches Jobs in a namespace (admin identity; not counted)."""
+    """Watches Jobs in a namespace (admin identity; not counted).  Counts
+    only the Jobs of restart attempt self.attempt; a Job is ready when its
+    status.ready reaches self.pods."""
 
-    def __init__(self, cl, ns, want):
+    def __init__(self, cl, ns, want, pods=1):
         super().__init__(daemon=True)
-        self.cl, self.ns, self.want = cl, ns, want
+        self.cl, self.ns, self.want, self.pods = cl, ns, want, pods
+        self.attempt = "0"
         self.seen, self.ready = set(), set()
         self.t_all = self.t_ready = None
         self.t_first = None
+        self.t_failed = None  # first Job of an earlier attempt with Failed=True
         self.err = None
         self.restarts = 0
         self.cv = threading.Condition()
         _, out = cl.req("GET", f"/apis/batch/v1/namespaces/{ns}/jobs?limit=1")
         self.rv = json.loads(out)["metadata"]["resourceVersion"]
 
-    def note(self, t, obj):
-        name = obj["metadata"]["name"]
+    def next_attempt(self, attempt):
+        """Start counting the Jobs of restart attempt `attempt` from zero."""
         with self.cv:
+            self.attempt = attempt
+            self.seen, self.ready = set(), set()
+            self.t_all = self.t_ready = self.t_first = self.t_failed = None
+
+    def note(self, t, obj):
+        meta = obj["metadata"]
+        name = meta["name"]
+        attempt = (meta.get("labels") or {}).get(ATTEMPT_LABEL, "0")
+        status = obj.get("status") or {}
+        with self.cv:
+            if attempt != self.attempt:
+                if self.t_failed is None and any(c.get("type") == "Failed" and c.get("status") == "True"
+                                                 for c in status.get("conditions") or []):
+                    self.t_failed = t
+                    self.cv.notify_all()
+                return
             if self.t_first is None:
                 self.t_first = t
             self.seen.add(name)
-            if (obj.get("status") or {}).get("ready", 0) >= 1:
+            if status.get("ready", 0) >= self.pods:
                 self.ready.add(name)
             if self.t_all is None and len(self.seen) >= self.want:
                 self.t_all = t
@@ -370,6 +410,106 @@ class JobWatch(threading.Thread):
             return getattr(self, what)
 
 
+# ------------------------------------------------------------------ controller metrics
+
+METRICS_SA = "jobset-bench-metrics"
+
+
+def metrics_token(cl):
+    """A ServiceAccount token allowed to GET /metrics, for a metrics server
+    behind controller-runtime's WithAuthenticationAndAuthorization filter
+    (upstream's), which checks bearer tokens by TokenReview and
+    SubjectAccessReview."""
+    cl.apply("/api/v1/namespaces/default/serviceaccounts",
+             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": METRICS_SA}})
+    cl.apply("/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": METRICS_SA},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]})
+    cl.apply("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": METRICS_SA},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": METRICS_SA},
+        "subjects": [{"kind": "ServiceAccount", "name": METRICS_SA, "namespace": "default"}]})
+    _, out = cl.req("POST", f"/api/v1/namespaces/default/serviceaccounts/{METRICS_SA}/token",
+                    {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                     "spec": {"expirationSeconds": 86400}})
+    return json.loads(out)["status"]["token"]
+
+
+def scrape(url, token=None, save=None):
+    """GET url (loopback, http or https unverified) -> the text, or None."""
+    u = urllib.parse.urlparse(url)
+    assert u.hostname == "127.0.0.1", "loopback only"
+    try:
+        c = (http.client.HTTPSConnection(u.hostname, u.port, timeout=10, context=ssl._create_unverified_context())
+             if u.scheme == "https" else http.client.HTTPConnection(u.hostname, u.port, timeout=10))
+        c.request("GET", u.path or "/", headers={"Authorization": f"Bearer {token}"} if token else {})
+        r = c.getresponse()
+        text = r.read().decode()
+        if r.status != 200:
+            log(f"scrape {url}: HTTP {r.status}: {text[:200]}")
+            return None
+    except OSError as e:
+        log(f"scrape {url}: {e}")
+        return None
+    if save:
+        with open(save, "w") as f:
+            f.write(text)
+    return text
+
+
+def reconcile_counts(text):
+    """{controller: count} of controller_runtime_reconcile_total, summed over results."""
+    out = {}
+    for line in (text or "").splitlines():
+        if not line.startswith("controller_runtime_reconcile_total{"):
+            continue
+        labels, val = line.rsplit(" ", 1)
+        i = labels.find('controller="')
+        if i >= 0:
+            ctl = labels[i + 12:labels.index('"', i + 12)]
+            out[ctl] = out.get(ctl, 0) + int(float(val))
+    return out
+
+
+# ------------------------------------------------------------------ the JobSet
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# `jobset render` prints at most 10,000 objects (src/base/limits.h), the
+# Service included; rawlist renders bigger JobSets in chunks of this many Jobs.
+RENDER_CHUNK = 9999
+
+
+def make_jobset(jobs, pods=1, max_restarts=0, rjob="w"):
+    """The benchmark JobSet (jobset.yaml.in) as YAML text."""
+    with open(os.path.join(HERE, "jobset.yaml.in")) as f:
+        text = "".join(line for line in f if not line.startswith("#"))
+    fp = (f"  failurePolicy:\n    maxRestarts: {max_restarts}\n    restartStrategy: Recreate\n"
+          if max_restarts else "")
+    text = text.replace("@FAILURE_POLICY@\n", fp)
+    return text.replace("@REPLICAS@", str(jobs)).replace("@PODS@", str(pods)).replace("@RJOB@", rjob)
+
+
+def raw_list(jobs, pods, cli):
+    """The Service and `jobs` Jobs the controller would create for the
+    benchmark JobSet, as a List: `jobset render -o json` of the JobSet, or,
+    above render's limit, of several JobSets of at most RENDER_CHUNK Jobs
+    whose ReplicatedJobs are named w, w1, w2, ... (one Service kept).  The
+    Jobs are the same size whichever chunk they come from."""
+    items = []
+    done, k = 0, 0
+    while done < jobs:
+        n = min(RENDER_CHUNK, jobs - done)
+        out = subprocess.run([cli, "render", "-o", "json", "-"], input=make_jobset(n, pods, rjob=f"w{k or ''}"),
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"jobset render: {out.stderr.strip()}")
+        got = json.loads(out.stdout)["items"]
+        items += got if k == 0 else [o for o in got if o["kind"] == "Job"]
+        done, k = done + n, k + 1
+    assert sum(o["kind"] == "Job" for o in items) == jobs
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
 # ------------------------------------------------------------------ runs
 
 
@@ -410,11 +550,33 @@ def wait_url(url, timeout, proc):
     raise RuntimeError(f"{url} not ready after {timeout} s")
 
 
-def settle(cl, watch, pid, t0, args):
+def find_comm(root, comm, timeout=20):
+    """The pid of the process called comm in root's session (root itself
+    included), waiting for it to appear: the program a wrapper runs."""
+    comm = comm[:15]  # the kernel truncates comm to 15 characters
+    deadline = now() + timeout
+    while now() < deadline:
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    c = f.read().strip()
+                with open(f"/proc/{d}/stat") as f:
+                    sid = int(f.read().rsplit(")", 1)[1].split()[3])
+            except (OSError, ValueError, IndexError):
+                continue
+            if c == comm and sid == root:
+                return int(d)
+        time.sleep(0.1)
+    raise RuntimeError(f"no process {comm!r} under pid {root} after {timeout} s")
+
+
+def settle(watch, pid, args):
     """Wait for every Job ready, then for the process under test to be quiet."""
     t_ready = watch.wait("t_ready", args.ready_timeout)
     if t_ready is None:
-        log(f"not all Jobs ready after {args.ready_timeout} s ({len(watch.ready)}/{watch.want}); settling anyway")
+        log(f"not all Jobs ready after {args.ready_timeout:.0f} s ({len(watch.ready)}/{watch.want}); settling anyway")
     if pid:
         last, quiet_since = proc_cpu(pid), now()
         deadline = now() + args.quiet_timeout
@@ -431,6 +593,71 @@ def settle(cl, watch, pid, t0, args):
     return t_ready
 
 
+def rounded(t, t0, nd=3):
+    return round(t - t0, nd) if t is not None else None
+
+
+def inject_failure(cl, ns, job_index="0"):
+    """Mark the first Running pod of Job index job_index Failed, as if its
+    container had exited 1 (status PATCH, admin identity: not counted).
+    Returns the pod's name."""
+    sel = urllib.parse.quote(f"jobset.sigs.k8s.io/job-index={job_index}")
+    _, out = cl.req("GET", f"/api/v1/namespaces/{ns}/pods?labelSelector={sel}")
+    pods = [p for p in json.loads(out)["items"] if (p.get("status") or {}).get("phase") == "Running"]
+    if not pods:
+        raise RuntimeError(f"no Running pod of Job index {job_index} to fail")
+    pod = pods[0]
+    now_s = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    statuses = [{"name": c["name"], "image": c["image"], "imageID": "", "ready": False, "restartCount": 0,
+                 "started": False,
+                 "state": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": now_s, "finishedAt": now_s}}}
+                for c in pod["spec"]["containers"]]
+    conds = [{"type": t, "status": "False", "reason": "PodFailed", "lastTransitionTime": now_s}
+             for t in ("Ready", "ContainersReady")]
+    name = pod["metadata"]["name"]
+    cl.req("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}/status",
+           {"status": {"phase": "Failed", "containerStatuses": statuses, "conditions": conds}},
+           ctype="application/strategic-merge-patch+json")
+    return name
+
+
+def measure_restart(cl, ns, watch, pid, args, metrics):
+    """Fail one pod of the settled JobSet and time the restart (see the module doc)."""
+    rec0 = metrics()
+    watch.next_attempt("1")
+    s0 = snapshot(cl, pid)
+    t0 = now()
+    pod = inject_failure(cl, ns)
+    log(f"restart: pod {pod} marked Failed")
+    t_failed = watch.wait("t_failed", args.timeout)
+    t_all = watch.wait("t_all", args.timeout)
+    if t_all is None:
+        raise RuntimeError(f"restart: only {len(watch.seen)}/{args.jobs} Jobs of attempt 1 after {args.timeout:.0f} s")
+    s1 = snapshot(cl, pid)
+    log(f"restart: {args.jobs} Jobs of attempt 1 exist after {t_all - t0:.2f} s")
+    t_ready = settle(watch, pid, args)
+    s2 = snapshot(cl, pid)
+    rec1 = metrics()
+    return {
+        "failed_pod": pod,
+        "inject_to_job_failed_s": rounded(t_failed, t0),
+        "job_failed_to_all_new_jobs_s": rounded(t_all, t_failed) if t_failed else None,
+        "inject_to_all_new_jobs_s": rounded(t_all, t0),
+        "inject_to_all_new_ready_s": rounded(t_ready, t0),
+        "settled_s": round(s2["t"] - t0, 1),
+        "cpu_s": {"to_all_new_jobs": cpu_diff(s0, s1), "to_settled": cpu_diff(s0, s2)},
+        "requests": {"to_all_new_jobs": req_diff(s0["flows"], s1["flows"]),
+                     "to_settled": req_diff(s0["flows"], s2["flows"])},
+        "reconciles": diff_counts(rec0, rec1),
+    }
+
+
+def diff_counts(a, b):
+    if a is None or b is None:
+        return None
+    return {k: b.get(k, 0) - a.get(k, 0) for k in b}
+
+
 def run_one(args, kind):
     cl = Cluster(args.cluster_dir)
     kc = setup_identity(cl)
@@ -441,22 +668,31 @@ def run_one(args, kind):
              "webhook_cert_dir": cl.env["JOBSET_TEST_WEBHOOK_CERT_DIR"],
              "qps": str(args.qps), "burst": str(args.burst)}
     cmd = [a.format(**subst) for a in args.cmd]
-    result = {"kind": kind, "name": args.name, "jobs": args.jobs, "qps": args.qps, "burst": args.burst,
-              "cmd": cmd, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    result = {"kind": kind, "case": args.case, "name": args.name, "jobs": args.jobs, "pods_per_job": args.pods,
+              "qps": args.qps, "burst": args.burst, "cmd": cmd, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "nodes": int(cl.env.get("JOBSET_TEST_NODES", "0") or 0)}
     proc = None
+    pid = None
     logf = open(args.log, "w") if args.log else subprocess.DEVNULL
+    token = metrics_token(cl) if kind == "controller" and args.metrics_token else None
+
+    def metrics(save=None):
+        if kind != "controller" or not args.metrics_url:
+            return None
+        text = scrape(args.metrics_url.format(**subst), token, save)
+        return reconcile_counts(text) if text is not None else None
+
     try:
         if kind == "controller":
             proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            pid = find_comm(proc.pid, args.target_comm) if args.target_comm else proc.pid
             t = now()
-            wait_url(args.ready_url.format(**subst), 60, proc)
+            wait_url(args.ready_url.format(**subst), args.start_timeout, proc)
             result["ready_s"] = round(now() - t, 2)
             time.sleep(args.warmup_s)  # informer caches sync, leader election settles
-            pid = proc.pid
-        else:
-            pid = None
-        watch = JobWatch(cl, ns, args.jobs)
+        watch = JobWatch(cl, ns, args.jobs, args.pods)
         watch.start()
+        rec0 = metrics()
         s0 = snapshot(cl, pid)
         load0 = os.getloadavg()[0]
         if pid:
@@ -474,7 +710,7 @@ def run_one(args, kind):
             pid = proc.pid
         t_all = watch.wait("t_all", args.timeout)
         if t_all is None:
-            raise RuntimeError(f"only {len(watch.seen)}/{args.jobs} Jobs after {args.timeout} s")
+            raise RuntimeError(f"only {len(watch.seen)}/{args.jobs} Jobs after {args.timeout:.0f} s")
         s1 = snapshot(cl, pid if kind == "controller" else None)
         log(f"{args.jobs} Jobs exist after {t_all - t0:.2f} s")
         if kind == "raw":
@@ -486,11 +722,12 @@ def run_one(args, kind):
             result["raw"] = json.loads(out.decode().strip().splitlines()[-1])
             result["raw_exit"] = proc.returncode
             pid = None
-        t_ready = settle(cl, watch, pid, t0, args)
+        t_ready = settle(watch, pid, args)
         s2 = snapshot(cl, pid)
-        result["create_to_first_job_s"] = round(watch.t_first - t0, 3) if watch.t_first else None
-        result["create_to_all_jobs_s"] = round(t_all - t0, 3)
-        result["create_to_all_ready_s"] = round(t_ready - t0, 3) if t_ready else None
+        rec1 = metrics(args.out + ".metrics.txt" if args.out else None)
+        result["create_to_first_job_s"] = rounded(watch.t_first, t0)
+        result["create_to_all_jobs_s"] = rounded(t_all, t0)
+        result["create_to_all_ready_s"] = rounded(t_ready, t0)
         result["settled_s"] = round(s2["t"] - t0, 1)
         result["watch_restarts"] = watch.restarts
         result["loadavg_start"] = load0
@@ -499,18 +736,16 @@ def run_one(args, kind):
                               "to_settled": req_diff(s0["flows"], s2["flows"])}
         result["job_posts_by_code"] = {k: int(s2["posts"].get(k, 0) - s0["posts"].get(k, 0))
                                        for k in s2["posts"] if s2["posts"].get(k, 0) != s0["posts"].get(k, 0)}
-        if kind == "controller" and args.scrape_url:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", urllib.parse.urlparse(args.scrape_url).port, timeout=5)
-                c.request("GET", urllib.parse.urlparse(args.scrape_url).path)
-                with open(args.out + ".metrics.txt" if args.out else "/dev/null", "wb") as f:
-                    f.write(c.getresponse().read())
-            except OSError as e:
-                log(f"scrape {args.scrape_url}: {e}")
+        result["reconciles"] = diff_counts(rec0, rec1)
         if kind == "controller":
+            result["peak_rss_create_mb"] = round(proc_status(pid, "VmHWM") / 1024, 1)
+            if args.restart:
+                result["restart"] = measure_restart(cl, ns, watch, pid, args, metrics)
             result["cpu_s"]["under_test_total"] = proc_cpu(pid)
             result["peak_rss_mb"] = round(proc_status(pid, "VmHWM") / 1024, 1)
             result["rss_end_mb"] = round(proc_status(pid, "VmRSS") / 1024, 1)
+            result["rss_per_job_kb"] = round((result["peak_rss_create_mb"] - result["rss_ready_mb"]) * 1024
+                                             / args.jobs, 1)
             result["threads"] = proc_status(pid, "Threads")
         else:
             ru = raw_ru
@@ -520,52 +755,39 @@ def run_one(args, kind):
             result["peak_rss_mb"] = round(ru.ru_maxrss / 1024, 1)
         return result
     finally:
-        if proc and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc, pid, args.stop_timeout)
         if logf is not subprocess.DEVNULL:
             logf.close()
 
 
-# ------------------------------------------------------------------ summary
+def stop(proc, pid, timeout):
+    """SIGTERM the process under test (pid, maybe a wrapper's child), then
+    wait for proc, the process we started, to exit."""
+    if not proc or proc.poll() is not None:
+        return
+    try:
+        os.kill(pid or proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        log(f"pid {proc.pid} still running {timeout:.0f} s after SIGTERM; killing its session")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
-def summary(files):
-    rows = {}
-    for p in files:
-        with open(p) as f:
-            r = json.load(f)
-        rows.setdefault(r["name"], []).append(r)
-
-    def mmm(vals):
-        vals = [v for v in vals if v is not None]
-        if not vals:
-            return "-"
-        if len(vals) == 1:
-            return f"{vals[0]:g}"
-        return f"{min(vals):g} / {statistics.median(vals):g} / {max(vals):g}"
-
-    cols = [("create → 1,000 Jobs (s)", lambda r: r["create_to_all_jobs_s"]),
-            ("create → all Jobs ready (s)", lambda r: r["create_to_all_ready_s"]),
-            ("CPU to 1,000 Jobs (s)", lambda r: r["cpu_s"]["to_all_jobs"].get("under_test")),
-            ("CPU to settled (s)", lambda r: r["cpu_s"]["to_settled"].get("under_test")),
-            ("peak RSS (MB)", lambda r: r["peak_rss_mb"]),
-            ("API requests to 1,000 Jobs", lambda r: r["requests"]["to_all_jobs"]["total"]),
-            ("API requests to settled", lambda r: r["requests"]["to_settled"]["total"]),
-            ("apiserver CPU to 1,000 Jobs (s)", lambda r: r["cpu_s"]["to_all_jobs"].get("kube-apiserver"))]
-    print("| run | n | " + " | ".join(c for c, _ in cols) + " |")
-    print("|---|---|" + "---|" * len(cols))
-    for name, rs in rows.items():
-        print(f"| {name} | {len(rs)} | " + " | ".join(mmm([f(r) for r in rs]) for _, f in cols) + " |")
-    print()
-    for name, rs in rows.items():
-        r = rs[-1]
-        print(f"{name}: requests by verb/resource (last run, to settled): "
-              + ", ".join(f"{k} {v}" for k, v in r["requests"]["to_settled"]["by_verb_resource"].items()))
+def scale_timeouts(args):
+    """Defaults that grow with the number of Jobs and pods: the control plane
+    on 2 cores creates and starts roughly 10 - 40 pods a second, depending on
+    what else runs."""
+    pods = args.jobs * args.pods
+    if args.timeout is None:
+        args.timeout = max(600.0, 0.1 * pods)
+    if args.ready_timeout is None:
+        args.ready_timeout = max(300.0, 0.2 * pods)
+    if args.quiet_timeout is None:
+        args.quiet_timeout = max(60.0, 0.02 * pods)
 
 
 def main():
@@ -575,30 +797,50 @@ def main():
         p = sub.add_parser(mode)
         p.add_argument("--cluster-dir", default=os.environ.get("JOBSET_CLUSTER_DIR", "/tmp/js-bench-cluster"))
         p.add_argument("--name", required=True)
+        p.add_argument("--case", default="create", help="label stored in the result (create, memory, restart)")
         p.add_argument("--namespace", default="bench")
         p.add_argument("--jobs", type=int, default=1000)
+        p.add_argument("--pods", type=int, default=1, help="pods per Job")
         p.add_argument("--qps", type=float, default=500)
         p.add_argument("--burst", type=int, default=500)
-        p.add_argument("--timeout", type=float, default=600, help="create -> all Jobs")
-        p.add_argument("--ready-timeout", type=float, default=300)
+        p.add_argument("--timeout", type=float, help="create -> all Jobs (default scales with Jobs x pods)")
+        p.add_argument("--ready-timeout", type=float)
         p.add_argument("--quiet-s", type=float, default=5)
-        p.add_argument("--quiet-timeout", type=float, default=60)
+        p.add_argument("--quiet-timeout", type=float)
+        p.add_argument("--stop-timeout", type=float, default=30, help="SIGTERM -> exit of what we started")
         p.add_argument("--log", help="stdout/stderr of the process under test")
         p.add_argument("--out", help="write the JSON result here too")
         if mode == "controller":
             p.add_argument("--ready-url", required=True)
+            p.add_argument("--start-timeout", type=float, default=60)
             p.add_argument("--jobset", required=True)
             p.add_argument("--warmup-s", type=float, default=3)
-            p.add_argument("--scrape-url", help="plain-http metrics of the process under test, saved at the end")
+            p.add_argument("--metrics-url", help="the controller's metrics, scraped before and after")
+            p.add_argument("--metrics-token", action="store_true",
+                           help="send a ServiceAccount bearer token allowed to GET /metrics")
+            p.add_argument("--restart", action="store_true", help="then fail one pod and time the restart")
+            p.add_argument("--target-comm", help="measure the descendant process with this name")
         else:
-            p.add_argument("--list", required=True, help="List JSON (jobset render -o json)")
+            p.add_argument("--list", required=True, help="List JSON (measure.py rawlist)")
         p.add_argument("cmd", nargs="+")
-    p = sub.add_parser("summary")
-    p.add_argument("files", nargs="+")
+    p = sub.add_parser("jobset")
+    p.add_argument("--jobs", type=int, required=True)
+    p.add_argument("--pods", type=int, default=1)
+    p.add_argument("--max-restarts", type=int, default=0)
+    p = sub.add_parser("rawlist")
+    p.add_argument("--jobs", type=int, required=True)
+    p.add_argument("--pods", type=int, default=1)
+    p.add_argument("--cli", required=True, help="the jobset CLI (render)")
+    p.add_argument("--out", required=True)
     args = ap.parse_args()
-    if args.mode == "summary":
-        summary(args.files)
+    if args.mode == "jobset":
+        sys.stdout.write(make_jobset(args.jobs, args.pods, args.max_restarts))
         return
+    if args.mode == "rawlist":
+        with open(args.out, "w") as f:
+            json.dump(raw_list(args.jobs, args.pods, args.cli), f)
+        return
+    scale_timeouts(args)
     res = run_one(args, args.mode)
     s = json.dumps(res, indent=1)
     print(s)

@@ -17,6 +17,11 @@
  * marker file in DIR remembers it) or always (--fail-always), to exercise
  * failure policies. On success the leader prints the result and removes
  * the checkpoints. SIGTERM ends either role with status 143.
+ *
+ * Names resolve through the system resolver, and where that fails through
+ * the hosts file $JOBSET_HOSTS_FILE names (`jobset run --no-namespaces`,
+ * where pods share the machine's /etc/hosts); the own hostname is
+ * $HOSTNAME when set.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -95,10 +100,50 @@ static void write_ckpt(const char *dir, const char *name, int step, long total)
 	rename(tmp, path);
 }
 
+/* Without namespaces (`jobset run --no-namespaces`) pod names are not in
+ * /etc/hosts; the runner names a hosts file with every pod in
+ * $JOBSET_HOSTS_FILE. Look `host` up there: its address, or NULL. */
+static const char *hosts_file_lookup(const char *host, char *ip, size_t n)
+{
+	const char *path = getenv("JOBSET_HOSTS_FILE");
+	FILE *f = path ? fopen(path, "re") : NULL;
+	char line[1024];
+	const char *found = NULL;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *addr = strtok_r(line, " \t\n", &save);
+		for (char *name; addr && addr[0] != '#' && !found && (name = strtok_r(NULL, " \t\n", &save));) {
+			if (strcmp(name, host) == 0) {
+				snprintf(ip, n, "%s", addr);
+				found = ip;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static int resolve(const char *host, const char *port, int passive, struct addrinfo **ret)
 {
 	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM, .ai_flags = passive};
-	return getaddrinfo(host, port, &hints, ret);
+	int r = getaddrinfo(host, port, &hints, ret);
+	char ip[64];
+	if (r != 0 && hosts_file_lookup(host, ip, sizeof(ip))) {
+		hints.ai_flags |= AI_NUMERICHOST;
+		r = getaddrinfo(ip, port, &hints, ret);
+	}
+	return r;
+}
+
+/* The pod's hostname: $HOSTNAME as the kubelet (and jobset run) set it;
+ * without a UTS namespace the machine's name would be another one. */
+static void my_hostname(char *host, size_t n)
+{
+	const char *h = getenv("HOSTNAME");
+	if (h && h[0])
+		snprintf(host, n, "%s", h);
+	else if (gethostname(host, n) < 0)
+		snprintf(host, n, "localhost");
 }
 
 static int recv_line(FILE *f, char *buf, size_t n)
@@ -109,7 +154,7 @@ static int recv_line(FILE *f, char *buf, size_t n)
 static int leader(const struct opts *o)
 {
 	char host[256];
-	gethostname(host, sizeof(host));
+	my_hostname(host, sizeof(host));
 	struct addrinfo *ai;
 	int r = resolve(host, o->port, AI_PASSIVE, &ai);
 	if (r) {
@@ -194,7 +239,7 @@ static int leader(const struct opts *o)
 static int worker(const struct opts *o)
 {
 	char host[256], path[512];
-	gethostname(host, sizeof(host));
+	my_hostname(host, sizeof(host));
 	FILE *f = NULL;
 	int tries = 0;
 again:

@@ -1,10 +1,12 @@
 /*
- * file.c - bounded whole-file reads.
+ * file.c - bounded whole-file reads, atomic whole-file writes.
  */
 #include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -46,5 +48,39 @@ int js_file_read(const char *path, size_t max, char **ret, size_t *ret_len)
 		return -errno;
 	int r = js_file_read_fd(fd, max, ret, ret_len);
 	close(fd);
+	return r;
+}
+
+int js_file_write_atomic(const char *path, const void *data, size_t n)
+{
+	/* A name of our own next to the target, so rename(2) stays within one
+	 * file system and two writers never share a temporary file. */
+	char *tmp = js_buf_format("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int err = -errno;
+		free(tmp);
+		return err;
+	}
+	const char *p = data;
+	int r = 0;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			r = -errno;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		(void)unlink(tmp);
+	free(tmp);
 	return r;
 }

@@ -1,6 +1,7 @@
 /*
  * file.h - read a whole file or stream into memory, with a ceiling, so a
- * huge or endless input is refused without being held.
+ * huge or endless input is refused without being held; replace a whole
+ * file atomically, so a reader never sees half of it.
  */
 #ifndef JS_FILE_H
 #define JS_FILE_H
@@ -20,5 +21,14 @@ JS_WARN_UNUSED int js_file_read_fd(int fd, size_t max, char **ret, size_t *ret_l
 /** Open `path` (O_CLOEXEC) and read it as js_file_read_fd does. Extra
  * errors: -errno from open(). */
 JS_WARN_UNUSED int js_file_read(const char *path, size_t max, char **ret, size_t *ret_len);
+
+/**
+ * Replace `path` with `n` bytes of `data` atomically: they are written to a
+ * temporary file next to it (`<path>.tmp.<pid>`) which is then renamed over
+ * it, so a reader sees the old contents or the new ones, never a part (no
+ * fsync: this is about readers, not power loss). Returns 0, or -errno from
+ * open, write, close or rename (the temporary file is removed).
+ */
+JS_WARN_UNUSED int js_file_write_atomic(const char *path, const void *data, size_t n);
 
 #endif

@@ -57,6 +57,29 @@ char *js_json_dump_sorted(const json_t *v, bool pretty)
 	return s ? s : js_xstrdup("null");
 }
 
+json_t *js_json_merge_diff(const json_t *from, const json_t *to)
+{
+	if (!json_is_object(to) || !json_is_object(from))
+		return from && to && json_equal(from, to) ? NULL : json_incref(js_json_unconst(to));
+	json_t *patch = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach(js_json_unconst(to), k, v) {
+		json_t *d = js_json_merge_diff(json_object_get(from, k), v);
+		if (d)
+			json_object_set_new(patch, k, d);
+	}
+	json_object_foreach(js_json_unconst(from), k, v) {
+		if (!json_object_get(to, k))
+			json_object_set_new(patch, k, json_null());
+	}
+	if (json_object_size(patch) == 0) {
+		json_decref(patch);
+		return NULL;
+	}
+	return patch;
+}
+
 void js_json_merge_patch(json_t *target, const json_t *patch)
 {
 	const char *k;

@@ -42,4 +42,14 @@ void js_json_merge_patch(json_t *target, const json_t *patch);
  * Caller frees the string. */
 char *js_json_dump_sorted(const json_t *v, bool pretty);
 
+/**
+ * The RFC 7386 JSON merge patch that turns `from` into `to` (both borrowed;
+ * `from` may be NULL, meaning absent): members of `to` that differ, diffed
+ * recursively where both sides are objects; null for members `to` lacks.
+ * Arrays and scalars are replaced whole. `to` must hold no null values (a
+ * merge patch cannot express them). Returns a new reference, or NULL when
+ * the two are equal.
+ */
+json_t *js_json_merge_diff(const json_t *from, const json_t *to);
+
 #endif

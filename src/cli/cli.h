@@ -18,5 +18,11 @@ int js_cli_validate(int argc, char **argv);
 int js_cli_render(int argc, char **argv);
 int js_cli_simulate(int argc, char **argv); /* src/cli/simulate.c (core issue) */
 int js_cli_run(int argc, char **argv);      /* src/cli/run.c (local runtime issue) */
+/* Commands on a run directory (issue 11): src/cli/inspect.c, src/cli/control.c. */
+int js_cli_ps(int argc, char **argv);
+int js_cli_describe(int argc, char **argv);
+int js_cli_logs(int argc, char **argv);
+int js_cli_down(int argc, char **argv);
+int js_cli_evict(int argc, char **argv);
 
 #endif

@@ -13,6 +13,11 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  run FILE        run a JobSet on this machine, pods as processes\n"
+	"  ps              list the pods of a run (the last one, or -d RUN-DIR)\n"
+	"  logs POD        print (-f: follow) a container's log of a run\n"
+	"  describe POD    show a pod of a run: containers, exit codes, events\n"
+	"  evict POD       evict a pod of a running run (DisruptionTarget)\n"
+	"  down            stop a running run (as Ctrl-C)\n"
 	"  validate FILE   check manifests before you submit them\n"
 	"  render FILE     print the child Jobs and Service the controller creates\n"
 	"  simulate FILE   replay Job events through the controller's state machine\n"
@@ -43,6 +48,11 @@ int main(int argc, char **argv)
 		{"version", version},
 #ifdef JS_HAVE_RUN
 		{"run", js_cli_run},
+		{"ps", js_cli_ps},
+		{"logs", js_cli_logs},
+		{"describe", js_cli_describe},
+		{"evict", js_cli_evict},
+		{"down", js_cli_down},
 #endif
 #ifdef JS_HAVE_SIMULATE
 		{"simulate", js_cli_simulate},

@@ -1,33 +1,53 @@
 /*
  * run.c - `jobset run FILE`: run a JobSet on this machine until it is
- * terminal (the local runtime, src/local/local.h), and show it: a live view
- * per ReplicatedJob on a terminal, timestamped event lines otherwise,
- * `pod/container | line` with --follow, and a summary at the end.
+ * terminal (the local runtime, src/local/local.h), and show it
+ * (cli/runview.h): a live view per ReplicatedJob on a terminal, event lines
+ * (text or JSON) otherwise, `pod/container | line` with --follow, and a
+ * summary at the end (text, or JSON with -o json). With --detach the run
+ * goes on in the background (a new session) and the command returns once
+ * the runner holds its run directory.
  *
  * Exit status: 0 Completed, 1 Failed (or stalled: nothing left that could
  * change the state), 2 invalid input or usage, 130 interrupted.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "api/render.h"
+#include "base/buf.h"
 #include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
+#include "cli/runview.h"
 #include "core/job.h"
 #include "local/local.h"
+#include "local/podlog.h"
+#include "local/publish.h"
+#include "local/rundir.h"
 
 #define RUN_EXIT_FAILED 1
 #define RUN_EXIT_INVALID 2
 #define RUN_TICK_MS 500
+/* How long --detach waits for the background runner to hold its run
+ * directory before it gives up on it. */
+#define RUN_DETACH_WAIT_MS 30000
 /* --publish flags per run: a handful in practice; the bound keeps the
  * forwarder's poll set small. */
 #define RUN_PUBLISH_MAX 32
+
+extern char **environ;
 
 static const char usage[] =
 	"usage: jobset run [OPTIONS] FILE\n"
@@ -36,23 +56,34 @@ static const char usage[] =
 	"and its pods as processes (command+args exec'd directly; images are not\n"
 	"pulled), with the same names, environment, DNS names and failure and\n"
 	"success policies as on a cluster. Logs and the final JobSet (status\n"
-	"included, jobset.json) go to the run directory.\n"
+	"included, jobset.json) go to the run directory; `jobset ps`, `logs`,\n"
+	"`describe` and `down` look at a run while it runs and after.\n"
 	"\n"
-	"  -d, --run-dir DIR        where logs and results go\n"
-	"                           (default $TMPDIR/jobset-run/NAME-TIME)\n"
+	"  -d, --run-dir DIR        where logs and results go; must be new or empty\n"
+	"                           (default: a new directory under\n"
+	"                           $XDG_RUNTIME_DIR/jobset or $TMPDIR/jobset-run-UID)\n"
+	"      --reuse-run-dir      reuse a non-empty --run-dir: its previous logs and\n"
+	"                           results are removed, work/ and volumes/ kept\n"
 	"  -n, --namespace NS       namespace of the JobSet (default: the manifest's,\n"
 	"                           else 'default')\n"
 	"  -f, --follow             stream container output as 'pod/container | line'\n"
 	"  -q, --quiet              print only errors\n"
+	"  -o, --output FORMAT      text (default) or json: the summary as one JSON\n"
+	"                           object on stdout (events go to stderr)\n"
+	"      --events FORMAT      text (default) or json: one JSON object per event\n"
+	"      --detach             run in the background; print the run directory\n"
+	"      --workdir MODE       the pods' default working directory: run (default:\n"
+	"                           RUN-DIR/work, shared by every pod), pod (RUN-DIR/\n"
+	"                           work/HOSTNAME, one per pod) or cwd (this directory)\n"
+	"      --log-max-bytes N    cap of one container log file (K, Ki, M, Mi, G, Gi\n"
+	"                           suffixes; default 10Mi, as the kubelet)\n"
+	"      --log-max-files N    log files kept per container, rotated (default 5)\n"
 	"      --backoff-ms N       first pod re-creation / container restart delay,\n"
 	"                           doubling (default 1000; Kubernetes uses 10000)\n"
 	"  -p, --publish POD:PORT[:HOSTPORT]\n"
 	"                           forward 127.0.0.1:HOSTPORT (default PORT) to PORT\n"
 	"                           of the pod with hostname POD (an Indexed pod,\n"
 	"                           e.g. NAME-leader-0-0); repeatable\n"
-	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
-	"                           share this machine's network, each run gets its\n"
-	"                           own loopback block 127.B.0.0/16)\n"
 	"      --runtime R          process (default: pods are processes of this\n"
 	"                           machine), podman or docker (pods are containers\n"
 	"                           of their images)\n"
@@ -61,6 +92,9 @@ static const char usage[] =
 	"      --gpus IDS           the GPUs pods may have (nvidia.com/gpu limits):\n"
 	"                           ids such as 0,1,3, or 'none' (default: found\n"
 	"                           from /dev/nvidiaN or 'nvidia-smi -L')\n"
+	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
+	"                           share this machine's network, each run gets its\n"
+	"                           own loopback block 127.B.0.0/16)\n"
 	"      --feature-gates G    A=true,B=false: RestartJob, ElasticJobSet (off by\n"
 	"                           default); they apply to validation and to the\n"
 	"                           reconcile core. InPlaceRestart=true is refused:\n"
@@ -69,77 +103,6 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 Completed, 1 Failed (or stalled), 2 invalid input,\n"
 	"130 interrupted.\n";
-
-struct out {
-	bool tty, quiet, follow;
-	size_t drawn; /* lines of the live view on screen */
-	const char *name;
-};
-
-static void ts(int64_t ms, char *buf, size_t n)
-{
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&s, &tm);
-	size_t k = strftime(buf, n, "%H:%M:%S", &tm);
-	snprintf(buf + k, n - k, ".%03d", (int)(ms % 1000));
-}
-
-static void erase_view(struct out *o)
-{
-	for (size_t i = 0; i < o->drawn; i++)
-		fputs("\033[1A\033[2K", stdout);
-	o->drawn = 0;
-}
-
-static void on_event(void *ctx, int64_t now_ms, const char *text)
-{
-	struct out *o = ctx;
-	if (o->quiet)
-		return;
-	char t[32];
-	ts(now_ms, t, sizeof(t));
-	if (o->tty && !o->follow) {
-		/* Above the live view only what needs attention. */
-		if (strncmp(text, "Warning", 7) != 0)
-			return;
-		erase_view(o);
-		printf("%s %s\n", t, text);
-		return;
-	}
-	fprintf(o->follow ? stderr : stdout, "%s %s\n", t, text);
-	fflush(o->follow ? stderr : stdout);
-}
-
-static void on_line(void *ctx, const struct js_pod *pod, const char *container, const char *line, size_t n)
-{
-	struct out *o = ctx;
-	if (!o->follow)
-		return;
-	printf("%s/%s | %.*s\n", js_pod_name(pod), container, (int)n, line);
-	fflush(stdout);
-}
-
-static void on_view(void *ctx, const struct js_local_view *v)
-{
-	struct out *o = ctx;
-	if (!o->tty || o->quiet || o->follow)
-		return;
-	erase_view(o);
-	printf("jobset %s  %s  restarts %d  elapsed %.1fs\n", o->name, v->state, v->restarts,
-	       (double)v->elapsed_ms / 1000.0);
-	printf("  %-20s %8s %8s %8s %8s %8s %8s %8s\n", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY", "SUCCEEDED",
-	       "FAILED", "JOBSOK", "RESTARTS");
-	o->drawn = 2;
-	for (size_t i = 0; i < v->n_rjobs; i++) {
-		const struct js_local_rjob_view *r = &v->rjobs[i];
-		printf("  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d\n", r->name, r->jobs_active + r->jobs_succeeded +
-		       r->jobs_failed, r->replicas, r->pods_active, r->pods_ready, r->pods_succeeded, r->pods_failed,
-		       r->jobs_succeeded, r->restarts);
-		o->drawn++;
-	}
-	fflush(stdout);
-}
 
 /** Keep document `i` if it is an object the run serves to pods
  * (ConfigMap, Secret, PersistentVolumeClaim: local/objects.h). Returns 0,
@@ -208,52 +171,51 @@ out:
 	return rc;
 }
 
-static char *default_run_dir(const char *name)
+/** A new run directory under the per-user root: NAME-TIME-PID. */
+static char *default_run_dir(const char *name, char **ret_root)
 {
-	const char *tmp = getenv("TMPDIR");
+	char *root = NULL, *err = NULL;
+	if (js_rundir_root(&root, &err) < 0) {
+		fprintf(stderr, "jobset run: %s\n", err);
+		free(err);
+		return NULL;
+	}
 	char stamp[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	size_t n = strlen(tmp ? tmp : "/tmp") + strlen(name) + 80;
-	char *d = malloc(n);
-	if (d)
-		snprintf(d, n, "%s/jobset-run/%s-%s-%d", tmp ? tmp : "/tmp", name, stamp, (int)getpid());
+	char *d = js_buf_format("%s/%s-%s-%d", root, name, stamp, (int)getpid());
+	*ret_root = root;
 	return d;
 }
 
 /* Bounds of --backoff-ms: at least a millisecond, at most an hour. */
 #define RUN_BACKOFF_MIN_MS 1
 #define RUN_BACKOFF_MAX_MS 3600000
+/* Largest --log-max-bytes: 1 TiB, far above any sane cap. */
+#define RUN_LOG_MAX_BYTES (1LL << 40)
 
-static int summary(const struct out *o, struct js_local *l, enum js_local_result res, const char *run_dir)
+/** "10Mi", "512K", "1048576": a size as kubelet flags write them. */
+static int parse_size(const char *s, int64_t *ret)
 {
-	const struct js_jobset *js = js_local_jobset(l);
-	const char *state = res == JS_LOCAL_INTERRUPTED ? "Interrupted"
-			    : res == JS_LOCAL_COMPLETED ? "Completed"
-			    : res == JS_LOCAL_STALLED   ? "Stalled (Failed)"
-							: "Failed";
-	if (!o->quiet) {
-		const struct js_condition *c = js_jobset_condition(js, res == JS_LOCAL_COMPLETED ? "Completed" : "Failed");
-		printf("jobset %s %s in %.1fs, restarts %d%s%s%s\n", o->name, state,
-		       (double)js_local_elapsed_ms(l) / 1000.0, js->status.restarts, c && c->reason ? " (" : "",
-		       c && c->reason ? c->reason : "", c && c->reason ? ")" : "");
-		if (c && c->message && res == JS_LOCAL_FAILED)
-			printf("  %s\n", c->message);
-		if (res == JS_LOCAL_STALLED)
-			printf("  nothing was left running or scheduled; see the Stalled event in %s/events.log\n",
-			       run_dir);
-		printf("  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
-	} else if (res != JS_LOCAL_COMPLETED && res != JS_LOCAL_INTERRUPTED) {
-		/* --quiet prints only errors, and a failed JobSet is one. */
-		const struct js_condition *c = js_jobset_condition(js, "Failed");
-		fprintf(stderr, "jobset %s %s%s%s; logs in %s/logs\n", o->name, state, c && c->message ? ": " : "",
-			c && c->message ? c->message : "", run_dir);
+	static const struct {
+		const char *suffix;
+		int64_t mult;
+	} units[] = {{"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30}, {"K", 1000}, {"M", 1000000},
+		     {"G", 1000000000}, {"", 1}};
+	size_t n = strlen(s);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t k = strlen(units[i].suffix);
+		if (n <= k || strcmp(s + n - k, units[i].suffix) != 0)
+			continue;
+		int64_t v;
+		if (js_parse_i64_in(s, n - k, 0, RUN_LOG_MAX_BYTES / units[i].mult, &v) < 0)
+			return -EINVAL;
+		*ret = v * units[i].mult;
+		return 0;
 	}
-	return res == JS_LOCAL_INTERRUPTED ? JS_EXIT_INTERRUPTED
-	       : res == JS_LOCAL_COMPLETED ? JS_EXIT_OK
-					   : RUN_EXIT_FAILED;
+	return -EINVAL;
 }
 
 /* Open files a run may want: per pod a network namespace and, per
@@ -306,88 +268,223 @@ static int publish_ports(const struct js_jobset *js, const char *file, struct js
 	return 0;
 }
 
-int js_cli_run(int argc, char **argv)
+/**
+ * --detach: start this same command again in a new session (posix_spawn of
+ * /proc/self/exe: no fork without exec), with its output in
+ * RUN-DIR/runner.log and a pipe on fd 3 it writes to once it holds the run
+ * directory. Returns the exit code for the foreground command.
+ */
+static int detach(int argc, char **argv, const char *dir)
 {
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "jobset run: --detach: cannot find this program: %s\n", js_strerror(-errno));
+		return RUN_EXIT_INVALID;
+	}
+	self[n] = '\0';
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return RUN_EXIT_INVALID;
+	/* The same arguments, without --detach, with the run directory. */
+	char **args = js_xcalloc((size_t)argc + 6, sizeof(char *));
+	size_t k = 0;
+	args[k++] = self;
+	args[k++] = "run";
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--detach") != 0)
+			args[k++] = argv[i];
+	}
+	args[k++] = "--ready-fd=3";
+	args[k++] = "--run-dir";
+	args[k++] = (char *)(uintptr_t)dir;
+	/* The file name comes last, after the options (getopt permutes). */
+	char *log = js_buf_format("%s/runner.log", dir);
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 3);
+	pid_t pid;
+	int r = posix_spawn(&pid, self, &fa, &at, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free(args);
+	close(p[1]);
+	if (r != 0) {
+		fprintf(stderr, "jobset run: --detach: cannot start the runner: %s\n", js_strerror(-r));
+		close(p[0]);
+		free(log);
+		return RUN_EXIT_INVALID;
+	}
+	struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+	char c = 0;
+	int pr;
+	do
+		pr = poll(&pfd, 1, RUN_DETACH_WAIT_MS);
+	while (pr < 0 && errno == EINTR);
+	bool ready = pr > 0 && read(p[0], &c, 1) == 1 && c == 'R';
+	close(p[0]);
+	if (!ready) {
+		fprintf(stderr, "jobset run: --detach: the runner did not start; see %s\n", log);
+		free(log);
+		return RUN_EXIT_FAILED;
+	}
+	/* The runner is in its own session now; nothing here waits for it. */
+	printf("%s\n", dir);
+	fprintf(stderr,
+		"jobset run: running in the background (pid %d): jobset ps --run-dir %s; jobset logs -f POD; jobset "
+		"down\n",
+		(int)pid, dir);
+	free(log);
+	return JS_EXIT_OK;
+}
+
+/** The options of one `jobset run`. */
+struct run_opts {
+	const char *run_dir, *ns;
+	bool reuse, detach, no_ns;
+	int ready_fd;
+	int64_t backoff, log_max_bytes, log_max_files;
+	enum js_local_workdir workdir;
+	struct js_gates gates;
+	struct js_publish pub[RUN_PUBLISH_MAX];
+	size_t n_pub;
+	const char *gpus;                  /* --gpus, or NULL: discover */
+	enum js_container_runtime runtime; /* --runtime */
+	enum js_container_pull pull;       /* --pull */
+};
+
+/** Parse argv into *o and the view flags. Returns -1 to go on, else the
+ * exit code (help, usage errors). */
+static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_runview *v)
+{
+	enum { O_REUSE = 256, O_EVENTS, O_DETACH, O_WORKDIR, O_LOG_BYTES, O_LOG_FILES, O_READY, O_GPUS, O_RUNTIME,
+	       O_PULL };
 	static const struct option opts[] = {
-		{"run-dir", required_argument, NULL, 'd'}, {"namespace", required_argument, NULL, 'n'},
-		{"follow", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
+		{"run-dir", required_argument, NULL, 'd'},     {"namespace", required_argument, NULL, 'n'},
+		{"follow", no_argument, NULL, 'f'},            {"quiet", no_argument, NULL, 'q'},
+		{"output", required_argument, NULL, 'o'},      {"events", required_argument, NULL, O_EVENTS},
+		{"reuse-run-dir", no_argument, NULL, O_REUSE}, {"detach", no_argument, NULL, O_DETACH},
+		{"workdir", required_argument, NULL, O_WORKDIR}, {"log-max-bytes", required_argument, NULL, O_LOG_BYTES},
+		{"log-max-files", required_argument, NULL, O_LOG_FILES}, {"ready-fd", required_argument, NULL, O_READY},
 		{"backoff-ms", required_argument, NULL, 'b'}, {"no-namespaces", no_argument, NULL, 'N'},
 		{"feature-gates", required_argument, NULL, 'g'}, {"publish", required_argument, NULL, 'p'},
-		{"gpus", required_argument, NULL, 'G'},    {"help", no_argument, NULL, 'h'},
-		{"runtime", required_argument, NULL, 'R'}, {"pull", required_argument, NULL, 'P'},
+		{"gpus", required_argument, NULL, O_GPUS},    {"runtime", required_argument, NULL, O_RUNTIME},
+		{"pull", required_argument, NULL, O_PULL},    {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *run_dir = NULL, *ns = NULL;
-	struct out o = {.tty = isatty(STDOUT_FILENO) == 1};
-	int64_t backoff = 1000;
-	bool no_ns = false;
-	struct js_gates gates = {0};
-	struct js_publish pub[RUN_PUBLISH_MAX];
-	size_t n_pub = 0;
-	const char *gpus_arg = NULL;
-	enum js_container_runtime runtime = JS_CONTAINER_PROCESS;
-	enum js_container_pull pull = JS_CONTAINER_PULL_NEVER;
 	int c;
+	int64_t v64;
+	char *perr = NULL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:p:fqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:n:o:p:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (!optarg[0]) {
 				fprintf(stderr, "jobset run: --run-dir needs a directory, not an empty string\n");
 				return JS_EXIT_USAGE;
 			}
-			run_dir = optarg;
+			o->run_dir = optarg;
 			break;
 		case 'n':
-			ns = optarg;
+			o->ns = optarg;
 			break;
 		case 'f':
-			o.follow = true;
+			v->follow = true;
 			break;
 		case 'q':
-			o.quiet = true;
+			v->quiet = true;
+			break;
+		case 'o':
+			if (js_cli_opt_output("run", optarg, "text", &v->output_json) != JS_EXIT_OK)
+				return RUN_EXIT_INVALID;
+			break;
+		case O_EVENTS:
+			if (js_cli_opt_output("run", optarg, "text", &v->events_json) != JS_EXIT_OK)
+				return RUN_EXIT_INVALID;
+			break;
+		case O_REUSE:
+			o->reuse = true;
+			break;
+		case O_DETACH:
+			o->detach = true;
+			break;
+		case O_WORKDIR:
+			if (strcmp(optarg, "run") == 0)
+				o->workdir = JS_LOCAL_WORKDIR_RUN;
+			else if (strcmp(optarg, "pod") == 0)
+				o->workdir = JS_LOCAL_WORKDIR_POD;
+			else if (strcmp(optarg, "cwd") == 0)
+				o->workdir = JS_LOCAL_WORKDIR_CWD;
+			else {
+				fprintf(stderr, "jobset run: --workdir takes run, pod or cwd, not '%s'\n", optarg);
+				return RUN_EXIT_INVALID;
+			}
+			break;
+		case O_LOG_BYTES:
+			if (parse_size(optarg, &o->log_max_bytes) < 0 || o->log_max_bytes < JS_PODLOG_MIN_MAX_BYTES) {
+				fprintf(stderr, "jobset run: --log-max-bytes takes a size of at least %d bytes (e.g. 10Mi), "
+						"not '%s'\n",
+					JS_PODLOG_MIN_MAX_BYTES, optarg);
+				return RUN_EXIT_INVALID;
+			}
+			break;
+		case O_LOG_FILES:
+			if (js_parse_i64_in(optarg, strlen(optarg), 1, JS_PODLOG_MAX_MAX_FILES, &o->log_max_files) < 0) {
+				fprintf(stderr, "jobset run: --log-max-files takes 1..%d, not '%s'\n", JS_PODLOG_MAX_MAX_FILES,
+					optarg);
+				return RUN_EXIT_INVALID;
+			}
+			break;
+		case O_READY:
+			if (js_parse_i64_in(optarg, strlen(optarg), 3, INT_MAX, &v64) < 0)
+				return RUN_EXIT_INVALID;
+			o->ready_fd = (int)v64;
 			break;
 		case 'b':
-			if (js_parse_i64_in(optarg, strlen(optarg), RUN_BACKOFF_MIN_MS, RUN_BACKOFF_MAX_MS, &backoff) < 0) {
+			if (js_parse_i64_in(optarg, strlen(optarg), RUN_BACKOFF_MIN_MS, RUN_BACKOFF_MAX_MS, &o->backoff) < 0) {
 				fprintf(stderr, "jobset run: --backoff-ms takes %d..%d, not '%s'\n", RUN_BACKOFF_MIN_MS,
 					RUN_BACKOFF_MAX_MS, optarg);
 				return RUN_EXIT_INVALID;
 			}
 			break;
 		case 'N':
-			no_ns = true;
+			o->no_ns = true;
 			break;
-		case 'p': {
-			char *perr = NULL;
-			if (n_pub == RUN_PUBLISH_MAX) {
+		case 'p':
+			if (o->n_pub == RUN_PUBLISH_MAX) {
 				fprintf(stderr, "jobset run: at most %d --publish flags\n", RUN_PUBLISH_MAX);
 				return RUN_EXIT_INVALID;
 			}
-			if (js_publish_parse(optarg, &pub[n_pub], &perr) < 0) {
+			if (js_publish_parse(optarg, &o->pub[o->n_pub], &perr) < 0) {
 				fprintf(stderr, "jobset run: %s\n", perr);
 				free(perr);
 				return RUN_EXIT_INVALID;
 			}
-			n_pub++;
+			o->n_pub++;
 			break;
-		}
 		case 'g':
-			if (js_cli_opt_gates("run", optarg, &gates) != JS_EXIT_OK)
+			if (js_cli_opt_gates("run", optarg, &o->gates) != JS_EXIT_OK)
 				return RUN_EXIT_INVALID;
 			break;
-		case 'G':
-			gpus_arg = optarg;
+		case O_GPUS:
+			o->gpus = optarg;
 			break;
-		case 'R':
-			runtime = js_container_runtime_from_string(optarg);
-			if (runtime == JS_CONTAINER__INVALID) {
+		case O_RUNTIME:
+			o->runtime = js_container_runtime_from_string(optarg);
+			if (o->runtime == JS_CONTAINER__INVALID) {
 				fprintf(stderr, "jobset run: --runtime takes process, podman or docker, not '%s'\n", optarg);
 				return RUN_EXIT_INVALID;
 			}
 			break;
-		case 'P':
-			pull = js_container_pull_from_string(optarg);
-			if (pull == JS_CONTAINER_PULL__INVALID) {
+		case O_PULL:
+			o->pull = js_container_pull_from_string(optarg);
+			if (o->pull == JS_CONTAINER_PULL__INVALID) {
 				fprintf(stderr, "jobset run: --pull takes never or missing, not '%s'\n", optarg);
 				return RUN_EXIT_INVALID;
 			}
@@ -404,77 +501,152 @@ int js_cli_run(int argc, char **argv)
 		fputs(usage, stderr);
 		return RUN_EXIT_INVALID;
 	}
-	if (js_cli_refuse_in_place("run", &gates,
-				   "no in-place restart agent (SPEC §13) restarts a pod's containers in place and records "
-				   "the attempt on the pod") != JS_EXIT_OK)
-		return RUN_EXIT_INVALID;
-	if (runtime != JS_CONTAINER_PROCESS && n_pub) {
+	if (o->runtime != JS_CONTAINER_PROCESS && o->n_pub) {
 		fprintf(stderr, "jobset run: --publish works with --runtime process only\n");
 		return RUN_EXIT_INVALID;
 	}
-	struct js_gpu *gpus = NULL;
-	char *gerr = NULL;
-	if (!gpus_arg)
-		gpus = js_gpu_discover("/dev");
-	else if (js_gpu_parse(gpus_arg, &gpus, &gerr) < 0) {
-		fprintf(stderr, "jobset run: %s\n", gerr);
-		free(gerr);
-		return RUN_EXIT_INVALID;
-	}
-	struct js_jobset *js = NULL;
-	struct js_objects *objects = js_objects_new();
-	if (load(argv[optind], &gates, objects, &js) != 0) {
-		js_objects_free(objects);
-		js_gpu_free(gpus);
-		return RUN_EXIT_INVALID;
-	}
-	if (ns) {
-		free(js->meta.namespace_);
-		js->meta.namespace_ = strdup(ns);
-	}
+	return -1;
+}
+
+/** What a run reads before it starts: the JobSet, the objects beside it,
+ * the GPUs. */
+struct run_inputs {
+	struct js_jobset *js;
+	struct js_objects *objects;
+	struct js_gpu *gpus;
+};
+
+static void inputs_done(struct run_inputs *in)
+{
+	js_jobset_free(in->js);
+	js_objects_free(in->objects);
+	js_gpu_free(in->gpus);
+	*in = (struct run_inputs){0};
+}
+
+/** Load the manifest and the GPUs and check everything a run needs before
+ * anything starts (preflight, images). Returns 0, or an exit code after
+ * saying why. */
+static int read_inputs(const char *file, const struct run_opts *ro, struct run_inputs *in)
+{
 	char *err = NULL;
-	struct js_local_opts check = {.objects = objects, .gpus = gpus, .runtime = runtime};
-	if (js_local_preflight(js, &check, &err) < 0 ||
-	    (runtime != JS_CONTAINER_PROCESS && js_container_images(runtime, pull, js, &err) < 0)) {
-		fprintf(stderr, "jobset run: %s: %s; nothing was started\n", argv[optind], err);
+	in->objects = js_objects_new();
+	if (!ro->gpus)
+		in->gpus = js_gpu_discover("/dev");
+	else if (js_gpu_parse(ro->gpus, &in->gpus, &err) < 0) {
+		fprintf(stderr, "jobset run: %s\n", err);
 		free(err);
-		js_jobset_free(js);
-		js_objects_free(objects);
-		js_gpu_free(gpus);
 		return RUN_EXIT_INVALID;
 	}
+	if (load(file, &ro->gates, in->objects, &in->js) != 0)
+		return RUN_EXIT_INVALID;
+	if (ro->ns) {
+		free(in->js->meta.namespace_);
+		in->js->meta.namespace_ = js_xstrdup(ro->ns);
+	}
+	struct js_local_opts check = {.objects = in->objects, .gpus = in->gpus, .runtime = ro->runtime,
+				      .gates = ro->gates};
+	if (js_local_preflight(in->js, &check, &err) < 0 ||
+	    (ro->runtime != JS_CONTAINER_PROCESS && js_container_images(ro->runtime, ro->pull, in->js, &err) < 0)) {
+		fprintf(stderr, "jobset run: %s: %s; nothing was started\n", file, err);
+		free(err);
+		return RUN_EXIT_INVALID;
+	}
+	return 0;
+}
+
+/** Tell a waiting `--detach` that the run directory is held. */
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "R", 1) < 0) {
+		/* the foreground command is gone; nothing to tell */
+	}
+	close(fd);
+}
+
+int js_cli_run(int argc, char **argv)
+{
+	struct run_opts ro = {.backoff = 1000, .ready_fd = -1};
+	struct js_cli_runview o = {.tty = isatty(STDOUT_FILENO) == 1};
+	int pr = parse_args(argc, argv, &ro, &o);
+	if (pr >= 0)
+		return pr;
+	if (js_cli_refuse_in_place("run", &ro.gates,
+				   "no in-place restart agent (SPEC §13) restarts a pod's containers in place and records "
+				   "the attempt on the pod") != JS_EXIT_OK)
+		return RUN_EXIT_INVALID;
+	struct run_inputs in = {0};
+	int rr = read_inputs(argv[optind], &ro, &in);
+	if (rr != 0) {
+		inputs_done(&in);
+		return rr;
+	}
+	struct js_jobset *js = in.js;
+	char *err = NULL;
 	if (js->spec.has_suspend && js->spec.suspend) {
 		fprintf(stderr, "jobset run: %s: spec.suspend is true, so nothing would ever run; set it to false\n",
 			argv[optind]);
-		js_jobset_free(js);
-		js_objects_free(objects);
-		js_gpu_free(gpus);
+		inputs_done(&in);
 		return RUN_EXIT_INVALID;
 	}
-	if (publish_ports(js, argv[optind], pub, n_pub) < 0) {
-		js_jobset_free(js);
-		js_objects_free(objects);
-		js_gpu_free(gpus);
+	/* Checked (and bound) before anything starts; the background half of
+	 * --detach binds them again for itself. */
+	if (publish_ports(js, argv[optind], ro.pub, ro.n_pub) < 0) {
+		inputs_done(&in);
 		return RUN_EXIT_INVALID;
 	}
 	o.name = js_jobset_name(js);
-	char *dir = run_dir ? strdup(run_dir) : default_run_dir(o.name);
+	char *root = NULL;
+	char *dir = ro.run_dir ? js_xstrdup(ro.run_dir) : default_run_dir(o.name, &root);
+	/* A run starts in a fresh directory: old logs never mix with new ones.
+	 * The background half of --detach gets the directory its foreground
+	 * half prepared (holding runner.log already). */
+	int r = dir ? 0 : -ENOENT;
+	if (dir && ro.ready_fd < 0 && (r = js_rundir_prepare(dir, ro.reuse ? JS_RUNDIR_REUSE : JS_RUNDIR_FRESH, &err)) < 0) {
+		fprintf(stderr, "jobset run: %s; nothing was started\n", err);
+		free(err);
+	}
+	if (r >= 0 && !root && js_rundir_root(&root, &err) < 0) {
+		free(err); /* no root: no `latest` link, nothing else lost */
+		root = NULL;
+	}
+	if (r >= 0 && root && js_rundir_set_latest(root, dir) < 0) {
+		/* best effort: commands can always be given --run-dir */
+	}
+	free(root);
+	if (r < 0 || ro.detach) {
+		close_ports(ro.pub, ro.n_pub);
+		int rc = r < 0 ? RUN_EXIT_INVALID : detach(argc, argv, dir);
+		free(dir);
+		inputs_done(&in);
+		return rc;
+	}
+	/* `run ... | head`: a reader that goes away must not take the run (and
+	 * its jobset.json) with it. Containers get SIGPIPE back (sandbox.c). */
+	signal(SIGPIPE, SIG_IGN);
 	struct js_local_opts lo = {
-		.run_dir = dir, .backoff_base_ms = backoff, .tick_ms = o.tty && !o.quiet ? RUN_TICK_MS : 0,
-		.no_namespaces = no_ns, .publish = pub, .n_publish = n_pub, .gates = gates, .on_event = on_event,
-		.on_view = on_view, .on_line = on_line, .ctx = &o, .objects = objects, .gpus = gpus, .runtime = runtime,
+		.run_dir = dir, .backoff_base_ms = ro.backoff, .tick_ms = js_cli_runview_live(&o) ? RUN_TICK_MS : 0,
+		.no_namespaces = ro.no_ns, .workdir = ro.workdir, .log_max_bytes = ro.log_max_bytes,
+		.log_max_files = (int)ro.log_max_files, .publish = ro.pub, .n_publish = ro.n_pub, .gates = ro.gates,
+		.on_event = js_cli_runview_event,
+		.on_view = js_cli_runview_view, .on_line = js_cli_runview_line, .ctx = &o, .objects = in.objects,
+		.gpus = in.gpus, .runtime = ro.runtime,
 	};
 	struct js_local *l = NULL;
-	int r = dir ? js_local_new(js, &lo, &l) : -12;
+	r = js_local_new(js, &lo, &l);
 	if (r < 0) {
-		fprintf(stderr, "jobset run: cannot create run directory '%s': %s\n", dir ? dir : "", js_strerror(r));
+		fprintf(stderr, "jobset run: cannot use run directory '%s': %s\n", dir,
+			r == -EBUSY ? "another runner is live in it" : js_strerror(r));
 		free(dir);
-		js_jobset_free(js);
-		js_objects_free(objects);
-		js_gpu_free(gpus);
-		close_ports(pub, n_pub);
+		inputs_done(&in);
+		close_ports(ro.pub, ro.n_pub);
+		if (ro.ready_fd >= 0)
+			close(ro.ready_fd);
 		return RUN_EXIT_INVALID;
 	}
+	signal_ready(ro.ready_fd);
 	enum js_local_result res = JS_LOCAL_FAILED;
 	raise_nofile();
 	r = js_local_run(l, &res);
@@ -483,13 +655,11 @@ int js_cli_run(int argc, char **argv)
 		fprintf(stderr, "jobset run: %s\n", js_strerror(r));
 		rc = RUN_EXIT_FAILED;
 	} else {
-		rc = summary(&o, l, res, dir);
+		rc = js_cli_runview_summary(&o, l, res, dir);
 	}
-	js_local_free(l);
-	close_ports(pub, n_pub);
-	js_jobset_free(js);
-	js_objects_free(objects);
-	js_gpu_free(gpus);
+	(void)js_local_free(l);
+	close_ports(ro.pub, ro.n_pub);
+	inputs_done(&in);
 	free(dir);
 	return rc;
 }

@@ -63,6 +63,7 @@ void js_config_defaults(struct js_config *cfg)
 	cfg->mutating_name = js_xstrdup(JS_CONFIG_MUTATING_NAME);
 	cfg->validating_name = js_xstrdup(JS_CONFIG_VALIDATING_NAME);
 	cfg->cert_interval_ms = 60000;
+	cfg->fold_window_ms = JS_CONFIG_FOLD_WINDOW_MS;
 }
 
 void js_config_done(struct js_config *cfg)
@@ -413,6 +414,7 @@ static const struct flag flags[] = {
 	FL("validating-webhook-configuration", FL_STR, validating_name, 0, 0),
 	FL("cert-extra-sans", FL_STR, cert_extra_sans, 0, 0),
 	FL("cert-check-interval", FL_DURATION, cert_interval_ms, 1000, 24 * 3600 * 1000),
+	FL("reconcile-fold-window", FL_DURATION, fold_window_ms, 0, 10000),
 	FL("zap-log-level", FL_LEVEL, verbosity, 0, 0),
 	FL("v", FL_INT, verbosity, 0, 10),
 	FL("help", FL_BOOL, help, 0, 0),
@@ -460,8 +462,9 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 	}
 	case FL_DURATION:
 		if (js_config_parse_duration_ms(v, &i) < 0 || i < f->lo || i > f->hi)
-			return fail(reterr_msg, "--%s: expected a duration from 1s to 24h such as \"1m\", got '%s'",
-				    f->name, v);
+			return fail(reterr_msg, "--%s: expected a duration from %s to %s such as \"%s\", got '%s'",
+				    f->name, f->lo ? "1s" : "0", f->hi > 10000 ? "24h" : "10s",
+				    f->lo ? "1m" : "250ms", v);
 		*(int *)(base + f->off) = (int)i;
 		return 0;
 	case FL_GATES:
@@ -648,6 +651,8 @@ const char *js_config_usage(void)
 	       "                                    where the CA bundle goes (deploy/'s names; \"\" = none)\n"
 	       "  --cert-extra-sans A,B             more DNS names or IPs in the serving certificate\n"
 	       "  --cert-check-interval DURATION    how often certificates and CA bundles are checked (1m)\n"
+	       "  --reconcile-fold-window DURATION  child Job events of one JobSet within this window fold\n"
+	       "                                    into one reconcile (250ms; 0 = reconcile at once; <= 10s)\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

@@ -22,6 +22,11 @@
 #include "base/common.h"
 
 #define JS_CONFIG_LEASE_NAME "6d4f6a47.jobset.x-k8s.io"
+/* Child Job events of one JobSet arriving within this window fold into one
+ * reconcile (docs/controller.md "Reacting to changes"): long enough to
+ * gather a burst of Job status updates, short next to a Job's own
+ * lifetime. */
+#define JS_CONFIG_FOLD_WINDOW_MS 250
 /* deploy/'s names (SPEC §12.5, §12.10). */
 #define JS_CONFIG_CERT_DIR "/tmp/k8s-webhook-server/serving-certs"
 #define JS_CONFIG_CERT_NAMESPACE "jobset-system"
@@ -76,6 +81,7 @@ struct js_config {
 	char *validating_name;  /* --validating-webhook-configuration ("" = none) */
 	char *cert_extra_sans;  /* --cert-extra-sans "127.0.0.1,host.example" */
 	int cert_interval_ms;   /* --cert-check-interval (1m) */
+	int fold_window_ms;     /* --reconcile-fold-window (JS_CONFIG_FOLD_WINDOW_MS; 0..10 s) */
 
 	int verbosity;          /* -v, --zap-log-level N (0); debug = 4 */
 	bool help, version;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "api/jobset.h"
+#include "base/arena.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "ctrl/ctrl_int.h"
@@ -66,6 +67,11 @@ static const struct js_metrics_family families[JS__M__COUNT] = {
 				  JS_METRICS_COUNTER, {"resource"}, NULL, 0},
 	[JS__M_INFORMER_WATCHES] = {"jobset_controller_informer_watches_total", "WATCH requests of the informers",
 				    JS_METRICS_COUNTER, {"resource"}, NULL, 0},
+	[JS__M_WATCH_EVENTS] = {"jobset_controller_watch_events_total",
+				"Informer events by resource and verdict: enqueued (a reconcile, possibly folded into "
+				"a pending one), filtered (nothing the reconcile reads changed) or unchanged (an "
+				"update whose cached record is equal: no handler ran)",
+				JS_METRICS_COUNTER, {"resource", "verdict"}, NULL, 0},
 };
 
 uint64_t js__ctrl_now_ns(void)
@@ -100,74 +106,174 @@ void js__ctrl_count_request(struct js_controller *c, const char *method, long ht
 	(void)js_metrics_add(c->metrics, JS__M_REST, v, 1);
 }
 
+/* What our last status write of a key was (ctrl/cache.h). */
+struct written {
+	char *rv;       /* NULL until the write is answered */
+	json_t *status;
+};
+
+static void free_written(void *p)
+{
+	struct written *w = p;
+	free(w->rv);
+	json_decref(w->status);
+	free(w);
+}
+
+void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status)
+{
+	struct written *w = js_xcalloc(1, sizeof *w);
+	w->rv = rv ? js_xstrdup(rv) : NULL;
+	w->status = status ? json_deep_copy(status) : NULL;
+	pthread_mutex_lock(&c->mu);
+	js_hmap_put(c->written, key, w, NULL);
+	pthread_mutex_unlock(&c->mu);
+}
+
 /* ---- event handlers: map to keys, never more (STYLE §3.18) ---- */
 
-static void enqueue(struct js_controller *c, const char *key)
+static void count_event(struct js_controller *c, const char *resource, const char *verdict)
+{
+	const char *v[] = {resource, verdict};
+	(void)js_metrics_add(c->metrics, JS__M_WATCH_EVENTS, v, 1);
+}
+
+/* Queue `key` now, or after the fold window (`fold`): every event of the
+ * window then ends in the one reconcile that runs when it closes
+ * (workqueue.h add_after). */
+static void enqueue(struct js_controller *c, const char *key, bool fold, const char *resource)
 {
 	if (!key)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (!json_object_get(c->enqueued, key))
-		json_object_set_new(c->enqueued, key, json_integer((json_int_t)js__ctrl_now_ns()));
+	if (!js_hmap_has(c->enqueued, key))
+		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js__ctrl_now_ns(), NULL);
 	pthread_mutex_unlock(&c->mu);
 	const char *v[] = {QUEUE_NAME};
 	(void)js_metrics_add(c->metrics, JS__M_QUEUE_ADDS, v, 1);
-	js_workqueue_add(c->q, key);
+	count_event(c, resource, "enqueued");
+	uint64_t window = fold && c->o.fold_window_ms > 0 ? (uint64_t)c->o.fold_window_ms * 1000000u : 0;
+	js_workqueue_add_after(c->q, key, window);
 }
 
-static void enqueue_self(struct js_controller *c, const json_t *obj)
+static void jobset_add(void *user, const void *rec, const json_t *obj)
 {
-	char *key = js_owner_object_key(obj);
-	enqueue(c, key);
+	(void)obj;
+	enqueue(user, js_cache_jobset_of(rec)->key, false, "jobsets");
+}
+
+static void jobset_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
+{
+	(void)obj;
+	struct js_controller *c = user;
+	const struct js_cache_jobset *cur = js_cache_jobset_of(rec);
+	pthread_mutex_lock(&c->mu);
+	const struct written *w = js_hmap_get(c->written, cur->key);
+	struct js_cache_written cw = {w ? w->rv : NULL, w ? w->status : NULL};
+	/* Under the lock: a worker may replace the entry meanwhile. */
+	bool changed = js_cache_jobset_changed(js_cache_jobset_of(old_rec), cur, w ? &cw : NULL);
+	pthread_mutex_unlock(&c->mu);
+	if (changed)
+		enqueue(c, cur->key, false, "jobsets");
+	else
+		count_event(c, "jobsets", "filtered");
+}
+
+static void jobset_delete(void *user, const void *rec, const json_t *obj, bool unknown)
+{
+	(void)obj;
+	(void)unknown;
+	struct js_controller *c = user;
+	const char *key = js_cache_jobset_of(rec)->key;
+	pthread_mutex_lock(&c->mu);
+	js_hmap_del(c->written, key, NULL);
+	pthread_mutex_unlock(&c->mu);
+	enqueue(c, key, false, "jobsets");
+}
+
+/* The key of the JobSet whose uid is `uid`, or NULL (caller frees). */
+static char *jobset_key_by_uid(struct js_controller *c, const char *uid)
+{
+	if (!uid)
+		return NULL;
+	const void **recs = NULL;
+	size_t n = js_informer_by_index(c->jobsets, JS__CTRL_INDEX_UID, uid, &recs);
+	char *key = n > 0 ? js_xstrdup(js_cache_jobset_of(recs[0])->key) : NULL;
+	js_informer_release(c->jobsets, recs, n);
+	return key;
+}
+
+/* A Job's JobSet: from its JSON when the event carries one, else (a delete
+ * inferred by a relist) from the owner uid its record kept. */
+static void enqueue_job_owner(struct js_controller *c, const struct js_obsjob *j, const json_t *obj)
+{
+	char *key = obj ? js_owner_jobset_key(obj) : jobset_key_by_uid(c, j->owner_uid);
+	enqueue(c, key, true, "jobs");
 	free(key);
 }
 
-static void enqueue_owner(struct js_controller *c, const json_t *obj)
+static void job_add(void *user, const void *rec, const json_t *obj)
 {
-	char *key = js_owner_jobset_key(obj);
-	enqueue(c, key);
-	free(key);
+	enqueue_job_owner(user, rec, obj);
 }
 
-static void js_add(void *user, const json_t *obj)
+/* Called only when js_job_same() found a difference (the informer filters
+ * equal records, counted as its stats.unchanged). */
+static void job_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
 {
-	enqueue_self(user, obj);
+	struct js_controller *c = user;
+	const struct js_obsjob *old = old_rec, *cur = rec;
+	enqueue_job_owner(c, cur, obj);
+	/* An owner reference can change (orphaning, adoption by hand): the
+	 * former owner must see it go. */
+	if (old->owner_uid && (!cur->owner_uid || strcmp(old->owner_uid, cur->owner_uid) != 0))
+		enqueue_job_owner(c, old, NULL);
 }
 
-static void js_update(void *user, const json_t *old_obj, const json_t *obj)
-{
-	(void)old_obj;
-	enqueue_self(user, obj);
-}
-
-static void js_delete(void *user, const json_t *obj, bool unknown)
-{
-	(void)unknown;
-	enqueue_self(user, obj);
-}
-
-static void child_add(void *user, const json_t *obj)
-{
-	enqueue_owner(user, obj);
-}
-
-static void child_update(void *user, const json_t *old_obj, const json_t *obj)
-{
-	/* An owner reference can change (orphaning, adoption by hand): tell
-	 * both JobSets. The queue folds the duplicate when they are equal. */
-	enqueue_owner(user, old_obj);
-	enqueue_owner(user, obj);
-}
-
-static void child_delete(void *user, const json_t *obj, bool unknown)
+static void job_delete(void *user, const void *rec, const json_t *obj, bool unknown)
 {
 	(void)unknown;
-	enqueue_owner(user, obj);
+	enqueue_job_owner(user, rec, obj);
 }
 
-static void index_owner(const json_t *obj, js_informer_emit_fn *emit, void *ctx)
+/* Services and PVCs: only their existence matters (same() drops every
+ * update that keeps the JobSet they belong to). `user` is the informer's
+ * struct js__ctrl_child. */
+static void child_event(const struct js__ctrl_child *ch, const void *rec)
+{
+	enqueue(ch->c, ((const struct js_cache_child *)rec)->jobset_key, true, ch->resource);
+}
+
+static void child_add(void *user, const void *rec, const json_t *obj)
+{
+	(void)obj;
+	child_event(user, rec);
+}
+
+static void child_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
+{
+	(void)obj;
+	child_event(user, old_rec);
+	child_event(user, rec);
+}
+
+static void child_delete(void *user, const void *rec, const json_t *obj, bool unknown)
+{
+	(void)obj;
+	(void)unknown;
+	child_event(user, rec);
+}
+
+static void index_owner(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {
 	const char *uid = js_owner_jobset_uid(obj);
+	if (uid)
+		emit(ctx, uid);
+}
+
+static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)
+{
+	const char *uid = js_json_str(json_object_get(obj, "metadata"), "uid");
 	if (uid)
 		emit(ctx, uid);
 }
@@ -181,23 +287,22 @@ static double since_s(uint64_t t0)
 
 static void note_dequeued(struct js_controller *c, const char *key)
 {
+	void *t = NULL;
 	pthread_mutex_lock(&c->mu);
-	json_t *t = json_object_get(c->enqueued, key);
-	uint64_t t0 = t ? (uint64_t)json_integer_value(t) : 0;
-	if (t)
-		json_object_del(c->enqueued, key);
+	bool had = js_hmap_del(c->enqueued, key, &t);
 	pthread_mutex_unlock(&c->mu);
-	if (t0) {
+	if (had) {
 		const char *v[] = {QUEUE_NAME};
-		(void)js_metrics_observe(c->metrics, JS__M_QUEUE_LATENCY, v, since_s(t0));
+		(void)js_metrics_observe(c->metrics, JS__M_QUEUE_LATENCY, v, since_s((uint64_t)(uintptr_t)t));
 	}
 }
 
-static void process(struct js_controller *c, const char *key)
+static void process(struct js_controller *c, const char *key, struct js_arena *arena)
 {
 	uint64_t t0 = js__ctrl_now_ns();
 	struct js__sync_result res = {0};
-	js__sync_key(c, key, &res);
+	js__sync_key(c, key, arena, &res);
+	js_arena_reset(arena);
 	const char *ctl[] = {CONTROLLER_NAME};
 	const char *qn[] = {QUEUE_NAME};
 	double dt = since_s(t0);
@@ -209,8 +314,9 @@ static void process(struct js_controller *c, const char *key)
 		(void)js_metrics_add(c->metrics, JS__M_RECONCILE_ERRORS, ctl, 1);
 		(void)js_metrics_add(c->metrics, JS__M_QUEUE_RETRIES, qn, 1);
 		uint64_t d = js_workqueue_add_rate_limited(c->q, key);
-		js__ctrl_logf(c, res.conflict ? JS_CONTROLLER_LOG_DEBUG : JS_CONTROLLER_LOG_INFO,
-			      "jobset '%s': retry in %.3f s", key, (double)d / 1e9);
+		if (!atomic_load(&c->abort))
+			js__ctrl_logf(c, res.conflict ? JS_CONTROLLER_LOG_DEBUG : JS_CONTROLLER_LOG_INFO,
+				      "jobset '%s': retry in %.3f s", key, (double)d / 1e9);
 	} else {
 		js_workqueue_forget(c->q, key);
 		if (res.has_requeue_after) {
@@ -228,16 +334,21 @@ static void process(struct js_controller *c, const char *key)
 static bool caches_synced(struct js_controller *c)
 {
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
-	       js_informer_has_synced(c->services);
+	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs);
 }
 
 static void *worker(void *arg)
 {
 	struct js_controller *c = arg;
+	/* Every request of this thread ends when the stop grace period is over. */
+	js_client_bind_cancel(c->client, &c->abort);
+	/* Scratch memory of one reconcile at a time, reused (sync.c). */
+	struct js_arena *arena = js_arena_new(64 * 1024);
 	/* Never act on a partial view: a missing Job would be created twice. */
 	while (!atomic_load(&c->stopping) && !caches_synced(c)) {
-		if (js_informer_wait_synced(c->jobsets, 200) == 0 && js_informer_wait_synced(c->jobs, 200) == 0)
-			(void)!js_informer_wait_synced(c->services, 200);
+		if (js_informer_wait_synced(c->jobsets, 200) == 0 && js_informer_wait_synced(c->jobs, 200) == 0 &&
+		    js_informer_wait_synced(c->services, 200) == 0)
+			(void)!js_informer_wait_synced(c->pvcs, 200);
 	}
 	for (;;) {
 		char *key = NULL;
@@ -248,7 +359,7 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&c->mu);
 			c->busy++;
 			pthread_mutex_unlock(&c->mu);
-			process(c, key);
+			process(c, key, arena);
 			pthread_mutex_lock(&c->mu);
 			c->busy--;
 			pthread_mutex_unlock(&c->mu);
@@ -256,6 +367,8 @@ static void *worker(void *arg)
 		js_workqueue_done(c->q, key);
 		free(key);
 	}
+	js_client_bind_cancel(c->client, NULL);
+	js_arena_free(arena);
 	pthread_mutex_lock(&c->mu);
 	c->alive--;
 	pthread_cond_broadcast(&c->cond);
@@ -277,8 +390,9 @@ static void start_workers(struct js_controller *c)
 		}
 		atomic_store(&c->workers_started, true);
 	}
+	int n = c->n_threads;
 	pthread_mutex_unlock(&c->mu);
-	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "starting %d workers", c->n_threads);
+	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "starting %d workers", n);
 }
 
 static void on_started(void *user)
@@ -309,12 +423,43 @@ static void on_new_leader(void *user, const char *identity)
 
 /* ---- lifecycle ---- */
 
-static int make_informer(struct js_controller *c, const struct js_resource *res, const char *selector,
-			 const struct js_informer_handlers *h, struct js_informer **ret)
+static int make_informer(struct js_controller *c, const struct js_resource *res, const struct js_store_type *type,
+			 const char *selector, const struct js_informer_handlers *h, void *user,
+			 struct js_informer **ret)
 {
-	struct js_informer_opts io = {.res = res, .label_selector = selector, .handlers = *h};
-	io.handlers.user = c;
+	struct js_informer_opts io = {.res = res, .type = type, .label_selector = selector, .handlers = *h};
+	io.handlers.user = user;
 	return js_informer_new(c->client, &io, ret);
+}
+
+static const struct js_hmap_type written_type = {.free_value = free_written};
+
+/* The four caches: every JobSet; Jobs, Services and PVCs labelled with a
+ * JobSet name (what we create always is: SPEC §6.2, §7, §8). */
+static int make_informers(struct js_controller *c)
+{
+	static const struct js_informer_handlers jsh = {.on_add = jobset_add, .on_update = jobset_update,
+							.on_delete = jobset_delete};
+	static const struct js_informer_handlers jh = {.on_add = job_add, .on_update = job_update,
+						       .on_delete = job_delete};
+	static const struct js_informer_handlers ch = {.on_add = child_add, .on_update = child_update,
+						       .on_delete = child_delete};
+	c->service_events = (struct js__ctrl_child){c, "services"};
+	c->pvc_events = (struct js__ctrl_child){c, "persistentvolumeclaims"};
+	int r = make_informer(c, &js_client_res_jobsets, &js_cache_jobset_type, NULL, &jsh, c, &c->jobsets);
+	if (r == 0)
+		r = js_informer_add_index(c->jobsets, JS__CTRL_INDEX_UID, index_uid);
+	if (r == 0)
+		r = make_informer(c, &js_client_res_jobs, &js_cache_job_type, JS_LABEL_JOBSET_NAME, &jh, c, &c->jobs);
+	if (r == 0)
+		r = js_informer_add_index(c->jobs, JS__CTRL_INDEX_OWNER, index_owner);
+	if (r == 0)
+		r = make_informer(c, &js_client_res_services, &js_cache_service_type, JS_LABEL_JOBSET_NAME, &ch,
+				  &c->service_events, &c->services);
+	if (r == 0)
+		r = make_informer(c, &js_client_res_pvcs, &js_cache_pvc_type, JS_LABEL_JOBSET_NAME, &ch,
+				  &c->pvc_events, &c->pvcs);
+	return r;
 }
 
 int js_controller_new(const struct js_controller_opts *opts, struct js_controller **ret)
@@ -334,25 +479,25 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	c->o.identity = c->identity;
 	if (c->o.cache_wait_ms == 0)
 		c->o.cache_wait_ms = 3000;
+	if (c->o.fold_window_ms < 0)
+		c->o.fold_window_ms = 0;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cond, NULL);
-	c->enqueued = json_object();
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->enqueued = js_hmap_new(NULL);
+	c->written = js_hmap_new(&written_type);
+	atomic_init(&c->abort, false);
 
 	int r = js_metrics_new(families, JS__M__COUNT, &c->metrics);
 	if (r == 0) {
 		struct js_workqueue_opts qo = {0};
 		r = js_workqueue_new(&qo, &c->q);
 	}
-	struct js_informer_handlers jsh = {.on_add = js_add, .on_update = js_update, .on_delete = js_delete};
-	struct js_informer_handlers ch = {.on_add = child_add, .on_update = child_update, .on_delete = child_delete};
 	if (r == 0)
-		r = make_informer(c, &js_client_res_jobsets, NULL, &jsh, &c->jobsets);
-	if (r == 0)
-		r = make_informer(c, &js_client_res_jobs, JS_LABEL_JOBSET_NAME, &ch, &c->jobs);
-	if (r == 0)
-		r = js_informer_add_index(c->jobs, JS__CTRL_INDEX_OWNER, index_owner);
-	if (r == 0)
-		r = make_informer(c, &js_client_res_services, JS_LABEL_JOBSET_NAME, &ch, &c->services);
+		r = make_informers(c);
 	if (r == 0) {
 		struct js_recorder_opts ro = {.controller = "jobset", .instance = c->identity};
 		r = js_recorder_new(c->client, &ro, &c->rec);
@@ -373,7 +518,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 		r = js_leader_new(c->client, &lo, &c->le);
 	}
 	if (r < 0) {
-		js_controller_free(c);
+		(void)!js_controller_free(c); /* nothing started yet: cannot refuse */
 		return r;
 	}
 	*ret = c;
@@ -384,13 +529,12 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	int r = js_informer_start(c->jobsets);
-	if (r == 0)
-		r = js_informer_start(c->jobs);
-	if (r == 0)
-		r = js_informer_start(c->services);
-	if (r < 0)
-		return r;
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
+		int r = js_informer_start(infs[i]);
+		if (r < 0)
+			return r; /* js_controller_stop stops what did start */
+	}
 	if (c->le)
 		return js_leader_start(c->le);
 	start_workers(c);
@@ -412,54 +556,98 @@ bool js_controller_lost(struct js_controller *c)
 	return atomic_load(&c->lost);
 }
 
-int js_controller_stop(struct js_controller *c, int timeout_ms)
+static struct timespec deadline_after(int ms)
 {
-	if (atomic_exchange(&c->stopped, true))
-		return 0;
-	atomic_store(&c->stopping, true);
-	js_workqueue_shutdown(c->q);
 	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += ms / 1000;
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (dl.tv_nsec >= 1000000000L) {
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000L;
 	}
-	int r = 0;
+	return dl;
+}
+
+/* Wait for every worker to exit: up to `timeout_ms` (< 0: no limit).
+ * Returns the workers still alive. */
+static int wait_workers(struct js_controller *c, int timeout_ms)
+{
+	struct timespec dl = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&c->mu);
-	while (c->alive > 0 && r == 0) {
-		if (pthread_cond_timedwait(&c->cond, &c->mu, &dl) == ETIMEDOUT)
-			r = -ETIMEDOUT;
+	while (c->alive > 0) {
+		if (timeout_ms < 0)
+			pthread_cond_wait(&c->cond, &c->mu);
+		else if (pthread_cond_timedwait(&c->cond, &c->mu, &dl) == ETIMEDOUT)
+			break;
 	}
+	int alive = c->alive;
+	pthread_mutex_unlock(&c->mu);
+	return alive;
+}
+
+int js_controller_stop(struct js_controller *c, int timeout_ms)
+{
+	if (atomic_load(&c->stopped))
+		return c->stop_result;
+	atomic_store(&c->stopping, true);
+	js_workqueue_shutdown(c->q);
+	int r = 0;
+	int alive = wait_workers(c, timeout_ms);
+	if (alive > 0) {
+		/* The grace period is over: cut the in-flight reconciles short
+		 * (their requests end with -ECANCELED, their waits give up), and
+		 * still wait for the last worker - never leave one running on a
+		 * controller the caller is about to free. */
+		pthread_mutex_lock(&c->mu);
+		int busy = c->busy;
+		pthread_mutex_unlock(&c->mu);
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR,
+			      "stop: %d reconciles still running after %d ms: cancelling their requests", busy,
+			      timeout_ms);
+		atomic_store(&c->abort, true);
+		js_client_wakeup(c->client);
+		(void)wait_workers(c, -1);
+		r = -ETIMEDOUT;
+	}
+	pthread_mutex_lock(&c->mu);
 	int n = c->n_threads;
 	pthread_mutex_unlock(&c->mu);
-	for (int i = 0; i < n; i++) {
-		if (r == 0)
-			pthread_join(c->threads[i], NULL);
-		else
-			pthread_detach(c->threads[i]);
-	}
+	for (int i = 0; i < n; i++)
+		pthread_join(c->threads[i], NULL);
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
-		js_leader_stop(c->le);
+		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
+		(void)js_informer_stop(infs[i]);
+	c->stop_result = r;
+	atomic_store(&c->stopped, true);
 	return r;
 }
 
-struct js_controller *js_controller_free(struct js_controller *c)
+int js_controller_free(struct js_controller *c)
 {
 	if (!c)
-		return NULL;
-	if (atomic_load(&c->started))
-		(void)js_controller_stop(c, 30000);
-	c->le = js_leader_free(c->le);
-	c->jobsets = js_informer_free(c->jobsets);
-	c->jobs = js_informer_free(c->jobs);
-	c->services = js_informer_free(c->services);
+		return 0;
+	if (atomic_load(&c->started) && !atomic_load(&c->stopped)) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR,
+			      "js_controller_free: the controller is still running (js_controller_stop first), "
+			      "refusing to free it");
+		return -EBUSY;
+	}
+	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
+	c->le = NULL;
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
+		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
+		*infs[i] = NULL;
+	}
 	c->rec = js_recorder_free(c->rec);
 	c->q = js_workqueue_free(c->q);
 	c->metrics = js_metrics_free(c->metrics);
-	json_decref(c->enqueued);
+	js_hmap_free(c->enqueued);
+	js_hmap_free(c->written);
 	free(c->threads);
 	free(c->lease_namespace);
 	free(c->lease_name);
@@ -467,7 +655,7 @@ struct js_controller *js_controller_free(struct js_controller *c)
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
-	return NULL;
+	return 0;
 }
 
 struct js_metrics *js_controller_metrics(struct js_controller *c)
@@ -488,6 +676,11 @@ static void informer_metrics(struct js_controller *c, struct js_informer *inf, c
 		(void)js_metrics_add(c->metrics, JS__M_INFORMER_LISTS, v, (double)st.lists - lists);
 	if ((double)st.watches > watches)
 		(void)js_metrics_add(c->metrics, JS__M_INFORMER_WATCHES, v, (double)st.watches - watches);
+	/* Updates the record type found equal never reach a handler. */
+	const char *ev[] = {name, "unchanged"};
+	double unchanged = js_metrics_value(c->metrics, JS__M_WATCH_EVENTS, ev);
+	if ((double)st.unchanged > unchanged)
+		(void)js_metrics_add(c->metrics, JS__M_WATCH_EVENTS, ev, (double)st.unchanged - unchanged);
 }
 
 void js_controller_refresh_metrics(struct js_controller *c)
@@ -504,4 +697,5 @@ void js_controller_refresh_metrics(struct js_controller *c)
 	informer_metrics(c, c->jobsets, "jobsets");
 	informer_metrics(c, c->jobs, "jobs");
 	informer_metrics(c, c->services, "services");
+	informer_metrics(c, c->pvcs, "persistentvolumeclaims");
 }

@@ -3,16 +3,28 @@
  * informer caches it owns, the work queue, N reconcile workers, leader
  * election and the event recorder, wired around the reconcile core.
  *
- * Caches (never a cluster-wide Pod cache, upstream #778): every JobSet; Jobs
- * and Services carrying label jobset.sigs.k8s.io/jobset-name (the Service we
- * create gets that label too, see docs/controller.md). Jobs are indexed by
- * the uid of their controller JobSet owner reference. Event handlers only
- * map an event to its JobSet key "namespace/name" (ctrl/owner.h); the queue
- * de-duplicates and backs off per key; a worker reconciles one key at a time
- * through js_reconcile_run() and applies the plan (ctrl/sync.c).
+ * Caches (never a cluster-wide Pod cache, upstream #778): every JobSet; Jobs,
+ * Services and PVCs carrying label jobset.sigs.k8s.io/jobset-name (the
+ * Service we create gets that label too, see docs/controller.md). Each
+ * keeps a compact record made at ingest (ctrl/cache.h), never the JSON.
+ * Jobs are indexed by the uid of their controller JobSet owner reference.
+ * Event handlers only map an event to its JobSet key "namespace/name"
+ * (ctrl/owner.h), and only when something the reconcile reads changed
+ * (ctrl/cache.h filters); child events within `fold_window_ms` fold into one
+ * reconcile. The queue de-duplicates and backs off per key; a worker
+ * reconciles one key at a time through js_reconcile_run() and applies the
+ * plan (ctrl/sync.c).
  *
  * Only the leader runs workers. Informers run on every replica, so a
  * successor starts with warm caches.
+ *
+ * Lifecycle (libuv-style, issue 10): new -> start -> stop -> free.
+ * js_controller_stop() never returns while a worker can still touch the
+ * controller: after the grace period it cancels the workers' requests and
+ * still waits for the last one. The Lease is released only after that, and
+ * the informers are stopped last. js_controller_free() refuses with -EBUSY
+ * (and a log line) while anything still runs, instead of freeing memory in
+ * use.
  *
  * Threading: js_controller_new/start/stop/free from one thread (main);
  * the query functions from any thread.
@@ -48,6 +60,8 @@ struct js_controller_opts {
 	const char *identity;        /* required with leader_elect; also the events' reportingInstance */
 	int lease_duration_ms, renew_deadline_ms, retry_period_ms; /* 0 = 15000/10000/2000 */
 	int cache_wait_ms;           /* read-your-writes wait after a write; 0 = 3000, < 0 = none */
+	int fold_window_ms;          /* child events of one JobSet within this window fold into one
+					reconcile; 0 = reconcile at once (ctrl/config.h default) */
 	js_controller_log_fn *log;   /* may be NULL */
 	void *log_user;
 };
@@ -71,14 +85,21 @@ bool js_controller_active(struct js_controller *c);
 bool js_controller_lost(struct js_controller *c);
 
 /**
- * Graceful stop: take no more keys, let in-flight reconciles finish (up to
- * `timeout_ms`), then stop leading and release the Lease. Idempotent.
- * Returns 0 or -ETIMEDOUT (workers still busy; they are abandoned to exit).
+ * Graceful stop: take no more keys and let in-flight reconciles finish for
+ * up to `timeout_ms`; past that, cancel their API requests (they fail with
+ * -ECANCELED and are not retried) and wait for them to return - stop never
+ * returns while a worker runs. Then stop leading and release the Lease
+ * (only now may a successor act), and stop the informers. Idempotent: a
+ * second call returns what the first returned; a controller never started
+ * stops at once.
+ * Returns 0, or -ETIMEDOUT when reconciles had to be cut short (every
+ * thread has finished either way).
  */
 int js_controller_stop(struct js_controller *c, int timeout_ms);
 
-/** Stop (if needed) and free. NULL is a no-op. Returns NULL. */
-struct js_controller *js_controller_free(struct js_controller *c);
+/** Free. NULL is a no-op. Returns 0, or -EBUSY (logged; nothing freed) when
+ * the controller was started and not stopped. */
+JS_WARN_UNUSED int js_controller_free(struct js_controller *c);
 
 /** The metric registry (owned by the controller). Gauges are refreshed by
  * js_controller_refresh_metrics(). */

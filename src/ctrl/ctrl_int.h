@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/hmap.h"
+#include "ctrl/cache.h"
 #include "ctrl/controller.h"
 #include "ctrl/metrics.h"
 #include "kube/informer.h"
@@ -19,6 +21,8 @@
 
 /* Index of Jobs by the uid of their controller JobSet owner (SPEC §11.1). */
 #define JS__CTRL_INDEX_OWNER "jobset-owner"
+/* Index of JobSets by metadata.uid (an orphaned Job's former owner). */
+#define JS__CTRL_INDEX_UID "uid"
 
 /* Metric families, in the order of the table in controller.c. */
 enum {
@@ -41,7 +45,14 @@ enum {
 	JS__M_CACHE_OBJECTS,     /* jobset_controller_cache_objects{resource} */
 	JS__M_INFORMER_LISTS,    /* jobset_controller_informer_lists_total{resource} */
 	JS__M_INFORMER_WATCHES,  /* jobset_controller_informer_watches_total{resource} */
+	JS__M_WATCH_EVENTS,      /* jobset_controller_watch_events_total{resource,verdict} */
 	JS__M__COUNT
+};
+
+/* The event-handler context of a child informer (Services, PVCs). */
+struct js__ctrl_child {
+	struct js_controller *c;
+	const char *resource; /* metric label */
 };
 
 struct js_controller {
@@ -50,20 +61,27 @@ struct js_controller {
 
 	struct js_client *client;
 	struct js_metrics *metrics;
-	struct js_informer *jobsets, *jobs, *services;
+	struct js_informer *jobsets, *jobs, *services, *pvcs;
+	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
 	struct js_leader *le;
 
 	pthread_mutex_t mu;          /* guards the fields below */
-	pthread_cond_t cond;
+	pthread_cond_t cond;         /* CLOCK_MONOTONIC; signalled when a worker exits */
 	pthread_t *threads;
 	int n_threads;
 	int busy;                    /* workers inside a reconcile */
 	int alive;                   /* worker threads not yet exited */
-	json_t *enqueued;            /* key -> monotonic ns of first add, for queue latency */
+	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
+	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
+	int stop_result;             /* what the first js_controller_stop returned */
 
 	atomic_bool started, workers_started, stopping, stopped, lost;
+	/* Set when the stop grace period has passed: the workers' requests
+	 * (bound with js_client_bind_cancel) end with -ECANCELED and the
+	 * read-your-writes waits give up, so the workers finish promptly. */
+	atomic_bool abort;
 };
 
 /* Outcome of one reconcile. */
@@ -74,8 +92,11 @@ struct js__sync_result {
 	int64_t requeue_after;  /* ... seconds */
 };
 
-/* Reconcile key "ns/name" once (SPEC §11.2). sync.c. */
-void js__sync_key(struct js_controller *c, const char *key, struct js__sync_result *res);
+struct js_arena;
+
+/* Reconcile key "ns/name" once (SPEC §11.2), with scratch memory from
+ * `arena` (the caller resets it afterwards). sync.c. */
+void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res);
 
 /* Log a formatted line through the user's callback. controller.c. */
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...) JS_PRINTF(3, 4);
@@ -85,5 +106,11 @@ void js__ctrl_count_request(struct js_controller *c, const char *method, long ht
 
 /* Monotonic clock, ns. controller.c. */
 uint64_t js__ctrl_now_ns(void);
+
+/* Remember our status write of `key` - the full status asked for, before
+ * the write, then also the resourceVersion it returned - so that the watch
+ * event of that write does not start another pass (ctrl/cache.h).
+ * controller.c. */
+void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status);
 
 #endif

@@ -21,7 +21,6 @@
 /* How often the server start is retried until the certificates load. */
 #define HOOKS_RETRY_MS 250
 
-static const struct js_resource res_pvcs = {"", "v1", "persistentvolumeclaims", true};
 static const struct js_resource res_nodes = {"", "v1", "nodes", false};
 
 struct js_hooks {
@@ -60,7 +59,7 @@ static enum js_pvc_lookup pvc_lookup(void *ctx, const char *ns, const char *name
 	struct js_hooks *h = ctx;
 	struct js_apierr e = {0};
 	json_t *pvc = NULL;
-	int r = js_client_get(h->o.client, &res_pvcs, ns, name, NULL, &pvc, &e);
+	int r = js_client_get(h->o.client, &js_client_res_pvcs, ns, name, NULL, &pvc, &e);
 	enum js_pvc_lookup out = JS_PVC_FOUND;
 	if (r == JS_ENOTFOUND) {
 		out = JS_PVC_NOT_FOUND;
@@ -223,7 +222,7 @@ int js_hooks_new(const struct js_hooks_opts *opts, struct js_hooks **ret)
 		}
 		int r = js_rotator_new(&ro, &h->rot);
 		if (r < 0) {
-			js_hooks_free(h);
+			(void)js_hooks_free(h);
 			return r;
 		}
 	}
@@ -278,7 +277,11 @@ struct js_hooks *js_hooks_free(struct js_hooks *h)
 	 * only when called from a handler, which the hooks never do. */
 	if (js_webhook_server_stop(h->srv) == 0 && js_webhook_server_free(h->srv) == 0)
 		h->srv = NULL;
-	h->rot = js_rotator_free(h->rot);
+	if (h->rot) {
+		(void)js_rotator_stop(h->rot);
+		(void)!js_rotator_free(h->rot); /* stopped: cannot refuse */
+		h->rot = NULL;
+	}
 	free(h->host);
 	free(h->cert_dir);
 	pthread_cond_destroy(&h->cond);

@@ -381,6 +381,7 @@ int main(int argc, char **argv)
 		.lease_duration_ms = arg_cfg.lease_duration_ms,
 		.renew_deadline_ms = arg_cfg.renew_deadline_ms,
 		.retry_period_ms = arg_cfg.retry_period_ms,
+		.fold_window_ms = arg_cfg.fold_window_ms,
 		.log = ctrl_log,
 	};
 	r = js_controller_new(&o, &ctl);
@@ -428,7 +429,12 @@ out:
 	hooks = js_hooks_free(hooks);
 	free(sans.copy);
 	free(cert_ns);
-	ctl = js_controller_free(ctl);
+	/* After an early failure the controller may be half started: stop is
+	 * what makes free possible (it never returns with a worker running). */
+	if (ctl)
+		(void)js_controller_stop(ctl, 5000);
+	if (js_controller_free(ctl) < 0)
+		rc = 1; /* logged by the controller; exiting ends the threads */
 	client = js_client_free(client);
 	js_kubeconfig_done(&kc);
 	free(identity);

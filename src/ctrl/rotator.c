@@ -38,7 +38,8 @@ struct js_rotator {
 	size_t n_dns, n_ips;
 
 	pthread_t thread;
-	bool running;
+	bool running, joined;
+	atomic_bool cancel;      /* ends the round's request in flight on stop */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	bool stop;               /* guarded by mu */
@@ -50,6 +51,8 @@ struct js_rotator {
 static void logf_(struct js_rotator *r, int level, const char *fmt, ...) JS_PRINTF(3, 4);
 static void logf_(struct js_rotator *r, int level, const char *fmt, ...)
 {
+	if (atomic_load(&r->cancel))
+		return; /* stopping: failures of cancelled requests are not news */
 	va_list ap;
 	va_start(ap, fmt);
 	js_log_vprintf(r->o.log, r->o.log_user, level, fmt, ap);
@@ -272,6 +275,8 @@ static int round_once(struct js_rotator *r)
 static void *run(void *arg)
 {
 	struct js_rotator *r = arg;
+	/* A round's requests end when stopping: stop waits for no API server. */
+	js_client_bind_cancel(r->o.client, &r->cancel);
 	int backoff = ROTATOR_BACKOFF_MIN_MS;
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
@@ -338,6 +343,7 @@ int js_rotator_new(const struct js_rotator_opts *opts, struct js_rotator **ret)
 	r->o.extra_sans = NULL;
 	r->o.n_extra_sans = 0;
 	pthread_mutex_init(&r->mu, NULL);
+	atomic_init(&r->cancel, false);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -362,7 +368,7 @@ int js_rotator_new(const struct js_rotator_opts *opts, struct js_rotator **ret)
 	int rc = js_certs_generate(&names, now_s(), &probe);
 	js_certs_done(&probe);
 	if (rc < 0) {
-		js_rotator_free(r);
+		(void)!js_rotator_free(r); /* never started: cannot refuse */
 		return rc;
 	}
 	*ret = r;
@@ -390,17 +396,29 @@ uint64_t js_rotator_rounds(struct js_rotator *r)
 	return atomic_load(&r->rounds);
 }
 
-struct js_rotator *js_rotator_free(struct js_rotator *r)
+int js_rotator_stop(struct js_rotator *r)
+{
+	if (!r->running || r->joined)
+		return 0;
+	if (pthread_equal(pthread_self(), r->thread))
+		return -EDEADLK;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->mu);
+	atomic_store(&r->cancel, true);
+	js_client_wakeup(r->o.client);
+	pthread_join(r->thread, NULL);
+	r->joined = true;
+	return 0;
+}
+
+int js_rotator_free(struct js_rotator *r)
 {
 	if (!r)
-		return NULL;
-	if (r->running) {
-		pthread_mutex_lock(&r->mu);
-		r->stop = true;
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->thread, NULL);
-	}
+		return 0;
+	if (r->running && !r->joined)
+		return -EBUSY;
 	for (size_t i = 0; i < r->n_dns; i++)
 		free(r->dns[i]);
 	for (size_t i = 0; i < r->n_ips; i++)
@@ -415,5 +433,5 @@ struct js_rotator *js_rotator_free(struct js_rotator *r)
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
-	return NULL;
+	return 0;
 }

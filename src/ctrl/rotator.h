@@ -24,7 +24,8 @@
  * js_rotator_ready() is true once the cert dir holds the Secret's current
  * serving pair: what /readyz needs before the webhook server can serve.
  *
- * Threading: new/start/free from one owner thread; ready/rounds from any.
+ * Threading: new/start/stop/free from one owner thread; ready/rounds from
+ * any.
  */
 #ifndef JS_ROTATOR_H
 #define JS_ROTATOR_H
@@ -72,8 +73,13 @@ bool js_rotator_ready(struct js_rotator *r);
 /** Number of completed checks, successful or not (tests wait on it). */
 uint64_t js_rotator_rounds(struct js_rotator *r);
 
-/** Stop the thread (a check in flight finishes first) and free. NULL is a
- * no-op. Returns NULL. */
-struct js_rotator *js_rotator_free(struct js_rotator *r);
+/** Stop the thread and join it: a check in flight ends at its next step
+ * (its API request is cancelled; a file write completes). Idempotent.
+ * Returns 0, or -EDEADLK from the rotator's own thread. */
+int js_rotator_stop(struct js_rotator *r);
+
+/** Free. NULL is a no-op. Returns 0, or -EBUSY (nothing freed) while the
+ * thread runs: call js_rotator_stop first (ctrl/controller.h lifecycle). */
+JS_WARN_UNUSED int js_rotator_free(struct js_rotator *r);
 
 #endif

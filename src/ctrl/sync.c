@@ -1,13 +1,22 @@
 /*
  * sync.c - one reconcile of one JobSet key (SPEC §11.2, core/reconcile.h):
- * observe from the caches, run the core, apply the plan through the client,
- * write the status, then emit events and count metrics.
+ * observe from the caches, run the core, and be the Kubernetes body of the
+ * plan executor (core/exec.h): js_exec_apply() decides the order, the runs
+ * and the stop-at-first-failure; the ops here do the API calls.
  *
- * Applying: actions run in plan order and the first failure stops the pass
- * with no status write. Runs of consecutive CreateJob (or DeleteJob) actions
- * are submitted together and waited for together - the client multiplexes
- * them over HTTP/2 within its rate limit - which is what makes a 1,000-Job
- * JobSet quick; the run still fails as a whole if one of them fails.
+ * Observing borrows: the JobSet and its Jobs are the records the informers
+ * made at ingest (ctrl/cache.h); a reconcile takes references to them and
+ * never decodes or copies them. Jobs are found through the owner-uid index,
+ * the Service and the PVCs by key.
+ *
+ * Applying: a run of consecutive CreateJob (or DeleteJob) actions - at most
+ * RUN_MAX, rendered by the executor one run at a time - is submitted
+ * together and waited for together (the client multiplexes them over HTTP/2
+ * within its rate limit), which is what makes a 1,000-Job JobSet quick; the
+ * run still fails as a whole if one of them fails.
+ *
+ * Memory: a reconcile's scratch (names, paths, bookkeeping) comes from the
+ * worker's arena, reset after each reconcile (STYLE §12).
  *
  * Idempotence: child names are deterministic, so a create answered
  * AlreadyExists is success when the existing object's controller owner is
@@ -18,6 +27,14 @@
  * Read-your-writes: after writing, the worker waits (bounded) until its own
  * caches show what it wrote, so the next reconcile of the key does not act
  * on a view older than its own last write.
+ *
+ * The status write is a merge patch of the status subresource carrying only
+ * the members that changed, with the resourceVersion the JobSet was read at
+ * as a precondition (a conflict retries the key).
+ *
+ * Cancellation: every request of a worker is bound to the controller's
+ * abort flag (controller.c), and the waits here give up once it is set, so
+ * a stop past its grace period ends a reconcile within a request's time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,8 +43,11 @@
 
 #include "api/codec.h"
 #include "api/render.h"
+#include "base/arena.h"
 #include "base/buf.h"
+#include "base/hmap.h"
 #include "base/json.h"
+#include "core/exec.h"
 #include "core/reconcile.h"
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
@@ -37,42 +57,48 @@
  * open extra TLS connections (measured in BENCHMARKS.md). */
 #define RUN_MAX 50
 
-/* kube/client.h has no PersistentVolumeClaim resource (yet). */
-static const struct js_resource res_pvcs = {"", "v1", "persistentvolumeclaims", true};
-
-/* Observed state of one key, owned. */
+/* Observed state of one key: references to cached records. */
 struct observed {
-	char *ns, *name;
-	json_t *obj;           /* the cached JobSet */
-	struct js_jobset *js;  /* decoded */
-	const struct js_obsjob **jobs;
+	const char *ns, *name;             /* arena */
+	const struct js_cache_jobset *rec; /* the JobSet, one reference */
+	const void **jobs;                 /* its Jobs (struct js_obsjob), one reference each */
 	size_t n_jobs;
-	char **pvcs;
+	const char **pvcs;                 /* arena */
 	size_t n_pvcs;
 	bool service_exists;
+	json_t *regarding;                 /* what events are about (built once, lazily) */
+	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
 
-static void observed_done(struct observed *o)
+static void observed_done(struct js_controller *c, struct observed *o)
 {
-	free(o->ns);
-	free(o->name);
-	json_decref(o->obj);
-	js_jobset_free(o->js);
-	for (size_t i = 0; i < o->n_jobs; i++)
-		js_job_unref(o->jobs[i]);
-	free(o->jobs);
-	for (size_t i = 0; i < o->n_pvcs; i++)
-		free(o->pvcs[i]);
-	free(o->pvcs);
+	js_informer_unref(c->jobsets, o->rec);
+	js_informer_release(c->jobs, o->jobs, o->n_jobs);
+	json_decref(o->regarding);
+	js_hmap_free(o->by_name);
 }
 
-static const char *job_uid(const struct observed *o, const char *name)
+/* The uid of the observed Job `name`, or NULL: a hash lookup, so deleting
+ * N Jobs stays linear (issue 9). The observed Jobs, not the cache by name:
+ * a delete's precondition is the incarnation the core decided about. */
+static const char *job_uid(struct observed *o, const char *name)
 {
-	for (size_t i = 0; i < o->n_jobs; i++) {
-		if (strcmp(o->jobs[i]->name, name) == 0)
-			return o->jobs[i]->uid;
+	if (!o->by_name) {
+		static const struct js_hmap_type borrowed = {.borrow_keys = true};
+		o->by_name = js_hmap_new(&borrowed);
+		for (size_t i = 0; i < o->n_jobs; i++) {
+			const struct js_obsjob *j = o->jobs[i];
+			if (!js_hmap_has(o->by_name, j->name)) /* the first of a name wins, as in the core */
+				js_hmap_put(o->by_name, j->name, (void *)(uintptr_t)j, NULL);
+		}
 	}
-	return NULL;
+	const struct js_obsjob *j = js_hmap_get(o->by_name, name);
+	return j ? j->uid : NULL;
+}
+
+static bool aborted(struct js_controller *c)
+{
+	return atomic_load(&c->abort);
 }
 
 /* ---- counted client calls ---- */
@@ -90,75 +116,46 @@ static void count_action(struct js_controller *c, enum js_action_kind k, int r)
 
 /* ---- observe ---- */
 
-static int observe_pvcs(struct js_controller *c, struct observed *o)
+/* PVCs the JobSet asks for that exist: from the label-scoped PVC cache
+ * (every PVC we create carries jobset-name, SPEC §8), not a GET each. */
+static void observe_pvcs(struct js_controller *c, struct js_arena *a, struct observed *o)
 {
-	json_t *pvcs = js_render_pvcs(o->js);
+	json_t *pvcs = js_render_pvcs(o->rec->js);
 	size_t i;
 	json_t *p;
-	int r = 0;
-	o->pvcs = js_xcalloc(json_array_size(pvcs) + 1, sizeof(char *));
+	o->pvcs = js_arena_calloc(a, json_array_size(pvcs) + 1, sizeof(char *));
 	json_array_foreach(pvcs, i, p)
 	{
 		const char *name = js_json_str(json_object_get(p, "metadata"), "name");
-		if (!name)
-			continue;
-		struct js_apierr err = {0};
-		json_t *got = NULL;
-		r = js_client_get(c->client, &res_pvcs, o->ns, name, NULL, &got, &err);
-		count(c, "GET", r, &err, 200);
-		js_apierr_done(&err);
-		json_decref(got);
-		if (r == 0)
-			o->pvcs[o->n_pvcs++] = js_xstrdup(name);
-		else if (r == JS_ENOTFOUND)
-			r = 0;
-		else
-			break;
+		if (name && js_informer_has(c->pvcs, o->ns, name))
+			o->pvcs[o->n_pvcs++] = js_arena_strdup(a, name);
 	}
 	json_decref(pvcs);
-	return r;
 }
 
-/* Returns 1 when there is a JobSet to reconcile, 0 when it is gone, or an
- * error. */
-static int observe(struct js_controller *c, const char *key, struct observed *o)
+/* Returns 1 when there is a JobSet to reconcile, 0 when it is gone. */
+static int observe(struct js_controller *c, struct js_arena *a, const char *key, struct observed *o)
 {
-	if (js_owner_split_key(key, &o->ns, &o->name) < 0)
+	const char *slash = strchr(key, '/');
+	if (!slash || !slash[1] || strchr(slash + 1, '/'))
 		return 0;
-	o->obj = js_informer_get(c->jobsets, o->ns, o->name);
-	if (!o->obj)
+	o->ns = js_arena_strndup(a, key, (size_t)(slash - key));
+	o->name = slash + 1;
+	o->rec = js_informer_get(c->jobsets, o->ns, o->name);
+	if (!o->rec)
 		return 0; /* R1: gone; its children go by garbage collection */
-	struct js_diag d = {0};
-	int r = js_codec_decode_jobset(o->obj, JS_CODEC_LENIENT, &d, &o->js);
-	if (r < 0) {
+	if (!o->rec->js) {
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "jobset '%s': cannot decode: %s, ignoring", key,
-			      d.n ? d.items[0].message : js_strerror(r));
-		js_diag_done(&d);
+			      o->rec->error);
 		return 0;
 	}
-	js_diag_done(&d);
-	const char *uid = o->js->meta.uid;
-	json_t *jobs = uid ? js_informer_by_index(c->jobs, JS__CTRL_INDEX_OWNER, uid) : json_array();
-	o->jobs = js_xcalloc(json_array_size(jobs) + 1, sizeof(*o->jobs));
-	size_t i;
-	json_t *j;
-	json_array_foreach(jobs, i, j)
-	{
-		const struct js_obsjob *rec = js_job_from_json(j, NULL);
-		if (rec)
-			o->jobs[o->n_jobs++] = rec;
-	}
-	json_decref(jobs);
-	if (js_jobset_dns_hostnames(o->js)) {
-		json_t *svc = js_informer_get(c->services, o->ns, js_jobset_subdomain(o->js));
-		o->service_exists = svc != NULL;
-		json_decref(svc);
-	}
-	if (o->js->has_spec && o->js->spec.n_volume_claim_policies > 0) {
-		r = observe_pvcs(c, o);
-		if (r < 0)
-			return r;
-	}
+	const struct js_jobset *js = o->rec->js;
+	if (o->rec->uid)
+		o->n_jobs = js_informer_by_index(c->jobs, JS__CTRL_INDEX_OWNER, o->rec->uid, &o->jobs);
+	if (js_jobset_dns_hostnames(js))
+		o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
+	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
+		observe_pvcs(c, a, o);
 	return 1;
 }
 
@@ -182,12 +179,12 @@ static void wait_jobs(struct js_controller *c, const char *ns, const char *const
 		return;
 	uint64_t dl = deadline_after(c->o.cache_wait_ms);
 	size_t done = 0;
-	while (done < n) {
+	while (done < n && !aborted(c)) {
 		uint64_t gen = js_informer_generation(c->jobs);
 		while (done < n) {
-			json_t *j = js_informer_get(c->jobs, ns, names[done]);
-			bool ok = gone ? (!j || js_json_path(j, "metadata.deletionTimestamp")) : j != NULL;
-			json_decref(j);
+			const struct js_obsjob *j = js_informer_get(c->jobs, ns, names[done]);
+			bool ok = gone ? (!j || j->deleting) : j != NULL;
+			js_informer_unref(c->jobs, j);
 			if (!ok)
 				break;
 			done++;
@@ -202,307 +199,397 @@ static void wait_jobset_rv(struct js_controller *c, const struct observed *o, co
 	if (c->o.cache_wait_ms < 0 || !rv)
 		return;
 	uint64_t dl = deadline_after(c->o.cache_wait_ms);
-	for (;;) {
+	while (!aborted(c)) {
 		uint64_t gen = js_informer_generation(c->jobsets);
-		json_t *cur = js_informer_get(c->jobsets, o->ns, o->name);
-		const char *crv = js_json_str(json_object_get(cur, "metadata"), "resourceVersion");
-		bool ok = !cur || (crv && strcmp(crv, rv) == 0);
-		json_decref(cur);
+		char crv[128];
+		int r = js_informer_object_rv(c->jobsets, o->ns, o->name, crv, sizeof crv);
+		bool ok = r == JS_ENOTFOUND || (r == 0 && strcmp(crv, rv) == 0);
 		if (ok || left_ms(dl) == 0 || js_informer_wait_change(c->jobsets, gen, left_ms(dl)) < 0)
 			return;
 	}
 }
 
-/* ---- apply ---- */
+/* ---- the body (core/exec.h) ---- */
 
-static void warn_event(struct js_controller *c, const struct observed *o, const char *reason, const char *msg)
+/* The controller body's context for one reconcile. */
+struct body {
+	struct js_controller *c;
+	struct observed *o;
+	struct js_arena *a;   /* the worker's scratch, reset after the reconcile */
+	/* Jobs this pass created and deleted (names borrowed from the plan):
+	 * the read-your-writes wait for them comes once, at the end of the
+	 * pass, so runs of creates follow each other without a watch round
+	 * trip in between. */
+	const char **created, **deleted;
+	size_t n_created, n_deleted;
+	bool conflict;        /* the status write met a newer resourceVersion */
+	bool has_requeue_after;
+	int64_t requeue_after;
+};
+
+/* ---- events ---- */
+
+/* The JobSet as an event's `regarding` (kube/recorder.h). */
+static const json_t *regarding(struct observed *o)
 {
-	int r = js_recorder_eventf(c->rec, o->obj, "Warning", reason, "Reconciling", "%s", msg);
-	if (r < 0)
+	if (!o->regarding) {
+		o->regarding = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", JS_API_VERSION, "kind", JS_KIND,
+					 "metadata", "name", o->name, "namespace", o->ns, "resourceVersion",
+					 o->rec->rv);
+		if (o->rec->uid)
+			json_object_set_new(json_object_get(o->regarding, "metadata"), "uid",
+					    json_string(o->rec->uid));
+	}
+	return o->regarding;
+}
+
+static void event(struct js_controller *c, struct observed *o, const char *type, const char *reason,
+		  const char *msg)
+{
+	int r = js_recorder_eventf(c->rec, regarding(o), type, reason, "Reconciling", "%s", msg);
+	if (r < 0 && !aborted(c))
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': event %s: %s, ignoring", o->ns, o->name,
 			      reason, js_apierr_strerror(r));
 }
 
-/* An existing object named like one we create: ours iff its controller
- * owner is this JobSet's uid (#1165). Cache first, then the API. */
-static int owned_existing(struct js_controller *c, const struct observed *o, const struct js_resource *res,
-			  struct js_informer *cache, const char *name)
+/* ---- creates and deletes ---- */
+
+/* An existing Job named like one we create: ours iff its controller owner
+ * is this JobSet's uid (#1165). Cache first, then the API. */
+static int owned_existing(struct js_controller *c, const struct observed *o, const char *name)
 {
-	json_t *obj = cache ? js_informer_get(cache, o->ns, name) : NULL;
-	if (!obj) {
-		struct js_apierr err = {0};
-		int r = js_client_get(c->client, res, o->ns, name, NULL, &obj, &err);
-		count(c, "GET", r, &err, 200);
-		js_apierr_done(&err);
-		if (r == JS_ENOTFOUND)
-			return -EAGAIN; /* deleted meanwhile: create again next pass */
-		if (r < 0)
-			return r;
+	const char *uid = o->rec->uid;
+	const struct js_obsjob *j = js_informer_get(c->jobs, o->ns, name);
+	if (j) {
+		bool ours = j->owner_uid && uid && strcmp(j->owner_uid, uid) == 0;
+		js_informer_unref(c->jobs, j);
+		return ours ? 0 : JS_EEXISTS;
 	}
-	const char *uid = js_owner_jobset_uid(obj);
-	bool ours = uid && o->js->meta.uid && strcmp(uid, o->js->meta.uid) == 0;
+	json_t *obj = NULL;
+	struct js_apierr err = {0};
+	int r = js_client_get(c->client, &js_client_res_jobs, o->ns, name, NULL, &obj, &err);
+	count(c, "GET", r, &err, 200);
+	js_apierr_done(&err);
+	if (r == JS_ENOTFOUND)
+		return -EAGAIN; /* deleted meanwhile: create again next pass */
+	if (r < 0)
+		return r;
+	const char *owner = js_owner_jobset_uid(obj);
+	bool ours = owner && uid && strcmp(owner, uid) == 0;
 	json_decref(obj);
 	return ours ? 0 : JS_EEXISTS;
 }
-
-struct pending {
-	struct js_client_xfer *x;
-	const struct js_action *a;
-	int submit_err;
-};
 
 static void append_err(struct js_buf *msgs, const char *name, const char *what)
 {
 	(void)!js_buf_printf(msgs, "%s%s: %s", msgs->len ? "; " : "", name, what);
 }
 
-/* Submit every action of a run (all CreateJob or all DeleteJob), then wait
- * for all. Returns 0 or the first error. */
-static int apply_run(struct js_controller *c, const struct observed *o, const struct js_plan *plan,
-		     const struct js_action *acts, size_t n)
+/* The DeleteOptions body of a Job delete: propagation and, when the Job is
+ * known, its uid as a precondition (a newer incarnation is never deleted).
+ * Caller frees. */
+static char *delete_body(struct observed *o, const struct js_action *a)
 {
-	enum js_action_kind kind = acts[0].kind;
-	bool create = kind == JS_ACTION_CREATE_JOB;
-	struct pending *p = js_xcalloc(n, sizeof(*p));
-	char **bodies = js_xcalloc(n, sizeof(char *));
-	char **paths = js_xcalloc(n, sizeof(char *));
-	for (size_t i = 0; i < n; i++) {
-		const struct js_action *a = &acts[i];
-		struct js_buf path;
-		js_buf_init(&path, 4096);
-		int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-		if (r == 0 && !create) {
-			json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
-						 "propagationPolicy", js_reconcile_propagation_name(a->propagation));
-			const char *uid = job_uid(o, a->name);
-			if (uid)
-				json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
-			bodies[i] = json_dumps(opts, JSON_COMPACT);
-			json_decref(opts);
-		} else if (r == 0) {
-			json_t *job = js_plan_render_job(plan, a);
-			bodies[i] = json_dumps(job, JSON_COMPACT);
-			json_decref(job);
-		}
-		paths[i] = js_buf_take(&path);
-		p[i].a = a;
-		struct js_client_req req = {
-			.method = create ? "POST" : "DELETE",
-			.path = paths[i],
-			.content_type = "application/json",
-			.body = bodies[i],
-			.body_len = bodies[i] ? strlen(bodies[i]) : 0,
-		};
-		p[i].submit_err = r < 0 ? r : js_client_submit(c->client, &req, &p[i].x);
-	}
-	int first = 0;
-	struct js_buf msgs;
-	js_buf_init(&msgs, 16384);
-	const char **created = js_xcalloc(n, sizeof(char *));
-	size_t n_created = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct js_action *a = p[i].a;
-		int r = p[i].submit_err;
-		struct js_apierr err = {0};
-		if (r == 0) {
-			struct js_client_resp resp = {0};
-			char why[256] = "";
-			r = js_client_xfer_wait(p[i].x, &resp, why, sizeof(why));
-			if (r == 0) {
-				js__ctrl_count_request(c, create ? "POST" : "DELETE", resp.code);
-				if (resp.code < 200 || resp.code > 299)
-					r = js_apierr_decode(resp.code, resp.body, resp.len, resp.retry_after_s, &err);
-			} else {
-				js__ctrl_count_request(c, create ? "POST" : "DELETE", 0);
-				js_apierr_set_transport(&err, r, why);
-			}
-			js_client_resp_done(&resp);
-		}
-		if (create && r == JS_EEXISTS) {
-			r = owned_existing(c, o, &js_client_res_jobs, c->jobs, a->name);
-			if (r == JS_EEXISTS)
-				append_err(&msgs, a->name, "exists and is not controlled by this JobSet");
-		} else if (!create && r == JS_ENOTFOUND) {
-			r = 0; /* already gone */
-		} else if (!create && r == JS_ECONFLICT) {
-			r = 0; /* uid precondition: a newer incarnation; ours is gone */
-		} else if (r < 0) {
-			append_err(&msgs, a->name, err.message ? err.message : js_apierr_strerror(r));
-		}
-		if (r == 0 && (create || job_uid(o, a->name)))
-			created[n_created++] = a->name;
-		count_action(c, kind, r);
-		js_apierr_done(&err);
-		if (r < 0 && first == 0)
-			first = r;
-		free(bodies[i]);
-		free(paths[i]);
-	}
-	if (first < 0) {
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s: %s", o->ns, o->name,
-			      js_reconcile_action_kind_name(kind), js_buf_str(&msgs));
-		if (create)
-			warn_event(c, o, "JobCreationFailed", js_buf_str(&msgs));
-	} else {
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name,
-			      js_reconcile_action_kind_name(kind), n);
-		wait_jobs(c, o->ns, created, n_created, !create);
-	}
-	js_buf_done(&msgs);
-	free(created);
-	free(bodies);
-	free(paths);
-	free(p);
-	return first;
+	json_t *opts = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1", "propagationPolicy",
+				 js_reconcile_propagation_name(a->propagation));
+	const char *uid = job_uid(o, a->name);
+	if (uid)
+		json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
+	char *s = json_dumps(opts, JSON_COMPACT);
+	json_decref(opts);
+	return s;
 }
 
-static int apply_one(struct js_controller *c, const struct observed *o, const struct js_action *a)
+/* Submit one create (`body`) or delete; 0 and *ret, or the error. */
+static int submit_one(struct js_controller *c, struct observed *o, const struct js_action *a,
+		      const json_t *body, struct js_client_xfer **ret)
 {
+	bool create = a->kind == JS_ACTION_CREATE_JOB;
+	struct js_buf path;
+	js_buf_init(&path, 4096);
+	char *text = NULL;
+	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
+	if (r == 0)
+		text = create ? json_dumps(body, JSON_COMPACT) : delete_body(o, a);
+	struct js_client_req req = {
+		.method = create ? "POST" : "DELETE",
+		.path = js_buf_str(&path),
+		.content_type = "application/json",
+		.body = text,
+		.body_len = text ? strlen(text) : 0,
+	};
+	if (r == 0)
+		r = js_client_submit(c->client, &req, ret); /* copies path and body */
+	free(text);
+	js_buf_done(&path);
+	return r;
+}
+
+/* Wait for one submitted create/delete and apply the AlreadyExists/NotFound
+ * rules. Returns 0 or the error; appends a message to `msgs` on error. */
+static int finish_one(struct js_controller *c, const struct observed *o, const struct js_action *a,
+		      struct js_client_xfer *x, int submit_err, struct js_buf *msgs)
+{
+	bool create = a->kind == JS_ACTION_CREATE_JOB;
+	int r = submit_err;
 	struct js_apierr err = {0};
-	struct js_write_opts wo = {0};
-	int r = JS_EINVALID;
-	const char *method = "PATCH";
-	switch (a->kind) {
-	case JS_ACTION_PATCH_JOB:
-		r = js_client_patch(c->client, &js_client_res_jobs, o->ns, a->name, JS_PATCH_MERGE, a->object, &wo, NULL,
-				    &err);
-		break;
-	case JS_ACTION_PATCH_JOB_STATUS:
-		wo.subresource = "status";
-		r = js_client_patch(c->client, &js_client_res_jobs, o->ns, a->name, JS_PATCH_MERGE, a->object, &wo, NULL,
-				    &err);
-		break;
-	case JS_ACTION_CREATE_SERVICE: {
-		/* Labelled so that our label-scoped Service cache sees it. */
-		json_t *svc = json_deep_copy(a->object);
-		json_t *labels = js_json_path_make(svc, "metadata.labels");
-		json_object_set_new(labels, JS_LABEL_JOBSET_NAME, json_string(o->name));
-		method = "POST";
-		r = js_client_create(c->client, &js_client_res_services, o->ns, svc, &wo, NULL, &err);
-		json_decref(svc);
+	if (r == 0) {
+		struct js_client_resp resp = {0};
+		char why[256] = "";
+		r = js_client_xfer_wait(x, &resp, why, sizeof(why));
+		if (r == 0) {
+			js__ctrl_count_request(c, create ? "POST" : "DELETE", resp.code);
+			if (resp.code < 200 || resp.code > 299)
+				r = js_apierr_decode(resp.code, resp.body, resp.len, resp.retry_after_s, &err);
+		} else {
+			js__ctrl_count_request(c, create ? "POST" : "DELETE", 0);
+			js_apierr_set_transport(&err, r, why);
+		}
+		js_client_resp_done(&resp);
+	}
+	if (create && r == JS_EEXISTS) {
+		r = owned_existing(c, o, a->name);
 		if (r == JS_EEXISTS)
-			r = 0; /* SPEC §7: an existing Service, whoever owns it, is used */
-		else if (r < 0)
-			warn_event(c, o, "HeadlessServiceCreationFailed", err.message ? err.message : js_apierr_strerror(r));
-		break;
+			append_err(msgs, a->name, "exists and is not controlled by this JobSet");
+	} else if (!create && r == JS_ENOTFOUND) {
+		r = 0; /* already gone */
+	} else if (!create && r == JS_ECONFLICT) {
+		r = 0; /* uid precondition: a newer incarnation; ours is gone */
+	} else if (r < 0) {
+		append_err(msgs, a->name, err.message ? err.message : js_apierr_strerror(r));
 	}
-	case JS_ACTION_CREATE_PVC:
-		method = "POST";
-		r = js_client_create(c->client, &res_pvcs, o->ns, a->object, &wo, NULL, &err);
-		if (r == JS_EEXISTS)
-			r = 0;
-		else if (r < 0)
-			warn_event(c, o, "PVCCreationFailed", err.message ? err.message : js_apierr_strerror(r));
-		break;
-	case JS_ACTION_DELETE_JOBSET: {
-		method = "DELETE";
-		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
-					       .precondition_uid = o->js->meta.uid};
-		r = js_client_delete(c->client, &js_client_res_jobsets, o->ns, a->name, &dopts, NULL, &err);
-		if (r == JS_ENOTFOUND || r == JS_ECONFLICT)
-			r = 0;
-		break;
-	}
-	case JS_ACTION_CREATE_JOB:
-	case JS_ACTION_DELETE_JOB:
-	case JS_ACTION__INVALID:
-	case JS_ACTION__COUNT:
-		break;
-	}
-	count(c, method, r, &err, strcmp(method, "POST") == 0 ? 201 : 200);
 	count_action(c, a->kind, r);
-	if (r < 0)
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s %s: %s", o->ns, o->name,
-			      js_reconcile_action_kind_name(a->kind), a->name,
-			      err.message ? err.message : js_apierr_strerror(r));
 	js_apierr_done(&err);
 	return r;
 }
 
-static int apply_actions(struct js_controller *c, const struct observed *o, const struct js_plan *plan)
+/* Submit every action of a run (all CreateJob with `bodies`, or all
+ * DeleteJob), then wait for all, and note what the cache must show before
+ * the next reconcile (waited for at the end of the pass).
+ * Returns 0 or the first error. */
+static int apply_run(struct body *b, const struct js_action *acts, json_t *const *bodies, size_t n)
 {
-	size_t i = 0;
-	while (i < plan->n_actions) {
-		const struct js_action *a = &plan->actions[i];
-		int r;
-		if (a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB) {
-			size_t n = 1;
-			/* At most RUN_MAX requests in flight. */
-			while (i + n < plan->n_actions && plan->actions[i + n].kind == a->kind && n < RUN_MAX)
-				n++;
-			r = apply_run(c, o, plan, a, n);
-			i += n;
-		} else {
-			r = apply_one(c, o, a);
-			i++;
-		}
-		if (r < 0)
-			return r; /* SPEC §11.2: stop, no status write */
+	struct js_controller *c = b->c;
+	struct observed *o = b->o;
+	bool create = acts[0].kind == JS_ACTION_CREATE_JOB;
+	struct js_client_xfer **x = js_arena_calloc(b->a, n, sizeof(*x));
+	int *submit_err = js_arena_calloc(b->a, n, sizeof(*submit_err));
+	for (size_t i = 0; i < n; i++)
+		submit_err[i] = submit_one(c, o, &acts[i], create ? bodies[i] : NULL, &x[i]);
+	int first = 0;
+	struct js_buf msgs;
+	js_buf_init(&msgs, 16384);
+	for (size_t i = 0; i < n; i++) {
+		int r = finish_one(c, o, &acts[i], x[i], submit_err[i], &msgs);
+		/* A delete of a Job we never saw has nothing to wait for. */
+		if (r == 0 && create)
+			b->created[b->n_created++] = acts[i].name;
+		else if (r == 0 && job_uid(o, acts[i].name))
+			b->deleted[b->n_deleted++] = acts[i].name;
+		if (r < 0 && first == 0)
+			first = r;
 	}
-	return 0;
+	const char *kind = js_reconcile_action_kind_name(acts[0].kind);
+	if (first < 0 && !aborted(c)) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s: %s", o->ns, o->name, kind,
+			      js_buf_str(&msgs));
+		if (create)
+			event(c, o, "Warning", "JobCreationFailed", js_buf_str(&msgs));
+	} else if (first == 0) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, n);
+	}
+	js_buf_done(&msgs);
+	return first;
+}
+
+static int op_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+{
+	return apply_run(self, acts, bodies, n);
+}
+
+static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+/* ---- one-off actions ---- */
+
+/* What failed, for logs and Warning events. */
+static const char *why(const struct js_apierr *err, int r)
+{
+	return err->message ? err->message : js_apierr_strerror(r);
+}
+
+/* Count and log one action's request. */
+static int done_one(struct body *b, const struct js_action *a, const char *method, int r, struct js_apierr *err)
+{
+	struct js_controller *c = b->c;
+	count(c, method, r, err, strcmp(method, "POST") == 0 ? 201 : 200);
+	count_action(c, a->kind, r);
+	if (r < 0 && !aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': %s %s: %s", b->o->ns, b->o->name,
+			      js_reconcile_action_kind_name(a->kind), a->name, why(err, r));
+	js_apierr_done(err);
+	return r;
+}
+
+static int op_patch_job(void *self, const struct js_action *a)
+{
+	struct body *b = self;
+	struct js_apierr err = {0};
+	struct js_write_opts wo = {.subresource = a->kind == JS_ACTION_PATCH_JOB_STATUS ? "status" : NULL};
+	int r = js_client_patch(b->c->client, &js_client_res_jobs, b->o->ns, a->name, JS_PATCH_MERGE, a->object, &wo,
+				NULL, &err);
+	return done_one(b, a, "PATCH", r, &err);
+}
+
+static int create_service(struct body *b, const struct js_action *a, struct js_apierr *err)
+{
+	/* Labelled so that our label-scoped Service cache sees it. */
+	json_t *svc = json_deep_copy(a->object);
+	json_t *labels = js_json_path_make(svc, "metadata.labels");
+	json_object_set_new(labels, JS_LABEL_JOBSET_NAME, json_string(b->o->name));
+	int r = js_client_create(b->c->client, &js_client_res_services, b->o->ns, svc, NULL, NULL, err);
+	json_decref(svc);
+	if (r == JS_EEXISTS)
+		return 0; /* SPEC §7: an existing Service, whoever owns it, is used */
+	if (r < 0 && !aborted(b->c))
+		event(b->c, b->o, "Warning", "HeadlessServiceCreationFailed", why(err, r));
+	return r;
+}
+
+static int create_pvc(struct body *b, const struct js_action *a, struct js_apierr *err)
+{
+	int r = js_client_create(b->c->client, &js_client_res_pvcs, b->o->ns, a->object, NULL, NULL, err);
+	if (r == JS_EEXISTS)
+		return 0; /* SPEC §8: never updated, never adopted */
+	if (r < 0 && !aborted(b->c))
+		event(b->c, b->o, "Warning", "PVCCreationFailed", why(err, r));
+	return r;
+}
+
+static int op_apply_other(void *self, const struct js_action *a)
+{
+	struct body *b = self;
+	struct js_apierr err = {0};
+	switch (a->kind) {
+	case JS_ACTION_CREATE_SERVICE:
+		return done_one(b, a, "POST", create_service(b, a, &err), &err);
+	case JS_ACTION_CREATE_PVC:
+		return done_one(b, a, "POST", create_pvc(b, a, &err), &err);
+	case JS_ACTION_DELETE_JOBSET: {
+		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
+					       .precondition_uid = b->o->rec->uid};
+		int r = js_client_delete(b->c->client, &js_client_res_jobsets, b->o->ns, a->name, &dopts, NULL, &err);
+		if (r == JS_ENOTFOUND || r == JS_ECONFLICT)
+			r = 0; /* gone, or a newer incarnation that is not ours to delete */
+		return done_one(b, a, "DELETE", r, &err);
+	}
+	default:
+		return JS_EUNSUPPORTED;
+	}
 }
 
 /* ---- status, events, metrics ---- */
 
-static int write_status(struct js_controller *c, const struct observed *o, const struct js_plan *plan, bool *conflict)
+/* Merge patch of the status subresource: only what changed, at the
+ * resourceVersion the JobSet was read at. */
+static int op_write_status(void *self, const struct js_plan *plan)
 {
-	json_t *body = json_deep_copy(o->obj);
-	json_object_set_new(body, "status", js_codec_encode_status(plan->status));
+	struct body *b = self;
+	struct js_controller *c = b->c;
+	struct observed *o = b->o;
+	json_t *want = js_codec_encode_status(plan->status);
+	json_t *diff = js_json_merge_diff(o->rec->status, want);
+	if (!diff) {
+		json_decref(want);
+		return 0; /* the stored status already says so */
+	}
+	/* Before the write: its watch event may come before its answer. */
+	js__ctrl_note_written(c, o->rec->key, NULL, want);
+	json_t *body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", o->rec->rv, "status", diff);
 	struct js_write_opts wo = {.subresource = "status"};
 	struct js_apierr err = {0};
 	json_t *got = NULL;
-	int r = js_client_update(c->client, &js_client_res_jobsets, o->ns, body, &wo, &got, &err);
-	count(c, "PUT", r, &err, 200);
+	int r = js_client_patch(c->client, &js_client_res_jobsets, o->ns, o->name, JS_PATCH_MERGE, body, &wo, &got,
+				&err);
+	count(c, "PATCH", r, &err, 200);
 	json_decref(body);
 	if (r == JS_ECONFLICT) {
-		*conflict = true;
+		b->conflict = true;
 		(void)js_metrics_add(c->metrics, JS__M_STATUS_CONFLICTS, NULL, 1);
 	} else if (r < 0) {
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': status write: %s", o->ns, o->name,
-			      err.message ? err.message : js_apierr_strerror(r));
+		if (!aborted(c))
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': status write: %s", o->ns, o->name,
+				      why(&err, r));
 	} else {
-		wait_jobset_rv(c, o, js_json_str(json_object_get(got, "metadata"), "resourceVersion"));
+		const char *rv = js_json_str(json_object_get(got, "metadata"), "resourceVersion");
+		js__ctrl_note_written(c, o->rec->key, rv, want);
+		wait_jobset_rv(c, o, rv);
 	}
+	json_decref(want);
 	json_decref(got);
 	js_apierr_done(&err);
 	return r;
 }
 
-static void after_write(struct js_controller *c, const struct observed *o, const struct js_plan *plan)
+static void op_emit_event(void *self, const struct js_event *e)
 {
-	for (size_t i = 0; i < plan->n_events; i++) {
-		const struct js_event *e = &plan->events[i];
-		int r = js_recorder_eventf(c->rec, o->obj, e->type, e->reason, "Reconciling", "%s", e->message);
-		if (r < 0)
-			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': event %s: %s, ignoring", o->ns,
-				      o->name, e->reason, js_apierr_strerror(r));
-	}
-	const char *v[] = {o->name, o->ns};
+	struct body *b = self;
+	event(b->c, b->o, e->type, e->reason, e->message);
+}
+
+static void op_count_metrics(void *self, const struct js_plan *plan)
+{
+	struct body *b = self;
+	struct js_controller *c = b->c;
+	const char *v[] = {b->o->name, b->o->ns};
 	if (plan->metric_completed > 0)
 		(void)js_metrics_add(c->metrics, JS__M_COMPLETED, v, plan->metric_completed);
 	if (plan->metric_failed > 0)
 		(void)js_metrics_add(c->metrics, JS__M_FAILED, v, plan->metric_failed);
-	int32_t before = o->js->has_status ? o->js->status.restarts : 0;
+	const struct js_jobset *js = b->o->rec->js;
+	int32_t before = js->has_status ? js->status.restarts : 0;
 	int32_t after = plan->status ? plan->status->restarts : 0;
 	if (after > before)
 		(void)js_metrics_add(c->metrics, JS__M_RESTARTS, v, after - before);
 }
 
-void js__sync_key(struct js_controller *c, const char *key, struct js__sync_result *res)
+static void op_requeue_after(void *self, int64_t seconds)
+{
+	struct body *b = self;
+	b->has_requeue_after = true;
+	b->requeue_after = seconds;
+}
+
+static const struct js_exec_ops body_ops = {
+	.max_run = RUN_MAX,
+	.create_jobs = op_create_jobs,
+	.delete_jobs = op_delete_jobs,
+	.patch_job = op_patch_job,
+	.apply_other = op_apply_other,
+	.write_status = op_write_status,
+	.emit_event = op_emit_event,
+	.count_metrics = op_count_metrics,
+	.requeue_after = op_requeue_after,
+};
+
+void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res)
 {
 	struct observed o = {0};
 	memset(res, 0, sizeof(*res));
-	int r = observe(c, key, &o);
+	int r = observe(c, arena, key, &o);
 	if (r <= 0) {
 		res->error = r < 0;
 		goto out;
 	}
 	struct js_reconcile_input in = {
-		.jobset = o.js,
-		.jobs = o.jobs,
+		.jobset = o.rec->js,
+		/* the cache's records, borrowed as they are: no copy */
+		.jobs = (const struct js_obsjob *const *)(const void *)o.jobs,
 		.n_jobs = o.n_jobs,
 		.service_exists = o.service_exists,
-		.pvcs = (const char *const *)o.pvcs,
+		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
 		.gates = c->o.gates,
 		.now = (int64_t)time(NULL),
@@ -516,22 +603,24 @@ void js__sync_key(struct js_controller *c, const char *key, struct js__sync_resu
 		res->error = true;
 		goto out;
 	}
-	if (plan->skipped) {
+	if (plan->skipped)
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': skipped (%s)", key, plan->skipped);
-	}
-	r = apply_actions(c, &o, plan);
-	if (r == 0 && plan->status_changed)
-		r = write_status(c, &o, plan, &res->conflict);
-	if (r == 0) {
-		after_write(c, &o, plan);
-		res->has_requeue_after = plan->has_requeue_after;
-		res->requeue_after = plan->requeue_after;
-	} else {
-		res->error = true;
-	}
+	struct body b = {.c = c, .o = &o, .a = arena};
+	b.created = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.created));
+	b.deleted = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.deleted));
+	size_t failed_at = SIZE_MAX;
+	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
+	/* Read-your-writes, even after a failed pass: what was written must
+	 * show before the next reconcile of this key reads the cache. */
+	wait_jobs(c, o.ns, b.created, b.n_created, false);
+	wait_jobs(c, o.ns, b.deleted, b.n_deleted, true);
+	res->error = r < 0;
+	res->conflict = b.conflict;
+	res->has_requeue_after = b.has_requeue_after;
+	res->requeue_after = b.requeue_after;
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': %zu actions, status %s, %s", key, plan->n_actions,
 		      plan->status_changed ? "written" : "unchanged", r == 0 ? "ok" : js_apierr_strerror(r));
 	js_reconcile_plan_free(plan);
 out:
-	observed_done(&o);
+	observed_done(c, &o);
 }

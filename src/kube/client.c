@@ -36,6 +36,7 @@ const struct js_resource js_client_res_leases = {"coordination.k8s.io", "v1", "l
 const struct js_resource js_client_res_events = {"events.k8s.io", "v1", "events", true};
 const struct js_resource js_client_res_jobsets = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true};
 const struct js_resource js_client_res_pdbs = {"policy", "v1", "poddisruptionbudgets", true};
+const struct js_resource js_client_res_pvcs = {"", "v1", "persistentvolumeclaims", true};
 
 #define DISPATCH_RING 4096u
 #define TOKEN_FILE_REREAD_NS (60ull * 1000000000ull)
@@ -92,6 +93,9 @@ struct js_client {
 	uint64_t tok_read_ns;   /* when a token file was last read */
 	struct js_execcred exec;
 	bool have_exec;
+
+	/* js_client_bind_cancel(): each thread's cancel flag (atomic_bool *) */
+	pthread_key_t cancel_key;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -396,6 +400,26 @@ static void complete(struct js_client *c, struct js_client_xfer *x, int result)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* Under c->lock: unlink and return the first pending transfer whose cancel
+ * flag is set, or NULL. */
+static struct js_client_xfer *take_cancelled_pending(struct js_client *c)
+{
+	struct js_client_xfer *prev = NULL;
+	for (struct js_client_xfer *x = c->pending_head; x; prev = x, x = x->next) {
+		if (!x->cancel || !atomic_load(x->cancel))
+			continue;
+		if (prev)
+			prev->next = x->next;
+		else
+			c->pending_head = x->next;
+		if (c->pending_tail == x)
+			c->pending_tail = prev;
+		x->next = NULL;
+		return x;
+	}
+	return NULL;
+}
+
 static void *io_main(void *arg)
 {
 	struct js_client *c = arg;
@@ -427,6 +451,9 @@ static void *io_main(void *arg)
 			if (d < (uint64_t)wait_ms)
 				wait_ms = (long)d;
 		}
+		/* A cancelled transfer still waiting for its rate-limit slot ends
+		 * here, without ever reaching curl. */
+		struct js_client_xfer *unsent = take_cancelled_pending(c);
 		/* Collect cancelled transfers; finish them outside the lock. */
 		struct js_client_xfer *cancelled = NULL;
 		for (struct js_client_xfer *x = c->active; x; x = x->next)
@@ -435,6 +462,14 @@ static void *io_main(void *arg)
 				break;
 			}
 		pthread_mutex_unlock(&c->lock);
+		if (unsent) {
+			if (unsent->on_done)
+				unsent->on_done(unsent->user);
+			pthread_mutex_lock(&c->lock);
+			finish_locked(unsent, -ECANCELED);
+			pthread_mutex_unlock(&c->lock);
+			continue;
+		}
 		if (cancelled) {
 			complete(c, cancelled, -ECANCELED);
 			continue;
@@ -554,34 +589,40 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	curl_free(host);
 	curl_free(port);
 	curl_url_cleanup(u);
-	if (r < 0) {
-		js_kubeconfig_done(&c->kc);
-		free(c->base_url);
-		free(c->connect_to);
-		free(c->user_agent);
-		free(c);
-		return r;
-	}
-
+	/* Each step after the URL is undone by the ones before it in `fail`. */
+	int stage = 0;
+	if (r < 0)
+		goto fail;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->cred_lock, NULL);
+	stage = 1;
+	r = -pthread_key_create(&c->cancel_key, NULL);
+	if (r < 0)
+		goto fail;
+	stage = 2;
 	js_ratelimit_init(&c->rl, c->opts.qps, c->opts.burst, js__kutil_now_ns());
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	r = -pthread_create(&c->io, NULL, io_main, c);
-	if (r < 0) {
-		curl_multi_cleanup(c->multi);
-		pthread_mutex_destroy(&c->lock);
-		pthread_mutex_destroy(&c->cred_lock);
-		js_kubeconfig_done(&c->kc);
-		free(c->base_url);
-		free(c->connect_to);
-		free(c->user_agent);
-		free(c);
-		return r;
-	}
+	if (r < 0)
+		goto fail;
 	*ret = c;
 	return 0;
+fail:
+	if (stage >= 2) {
+		curl_multi_cleanup(c->multi);
+		pthread_key_delete(c->cancel_key);
+	}
+	if (stage >= 1) {
+		pthread_mutex_destroy(&c->lock);
+		pthread_mutex_destroy(&c->cred_lock);
+	}
+	js_kubeconfig_done(&c->kc);
+	free(c->base_url);
+	free(c->connect_to);
+	free(c->user_agent);
+	free(c);
+	return r;
 }
 
 struct js_client *js_client_free(struct js_client *c)
@@ -594,6 +635,7 @@ struct js_client *js_client_free(struct js_client *c)
 	curl_multi_wakeup(c->multi);
 	pthread_join(c->io, NULL);
 	curl_multi_cleanup(c->multi);
+	pthread_key_delete(c->cancel_key);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->cred_lock);
 	js_kubeconfig_done(&c->kc);
@@ -609,6 +651,17 @@ struct js_client *js_client_free(struct js_client *c)
 void js_client_wakeup(struct js_client *c)
 {
 	curl_multi_wakeup(c->multi);
+}
+
+void js_client_bind_cancel(struct js_client *c, atomic_bool *flag)
+{
+	(void)pthread_setspecific(c->cancel_key, flag);
+}
+
+/* The cancel flag of a request: its own, else the submitting thread's. */
+static atomic_bool *cancel_flag(struct js_client *c, const struct js_client_req *req)
+{
+	return req->cancel ? req->cancel : pthread_getspecific(c->cancel_key);
 }
 
 void js_client_stats(struct js_client *c, struct js_client_stats *ret)
@@ -637,6 +690,9 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 {
 	if (pthread_equal(pthread_self(), c->io))
 		return -EDEADLK;
+	atomic_bool *cancel = cancel_flag(c, req);
+	if (cancel && atomic_load(cancel))
+		return -ECANCELED;
 	struct js_client_xfer *x = js_xcalloc(1, sizeof *x);
 	x->c = c;
 	pthread_cond_init(&x->cond, NULL);
@@ -655,7 +711,7 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 	x->user = req->user;
 	x->stall_s = req->stall_s;
 	x->no_timeout = req->no_timeout;
-	x->cancel = req->cancel;
+	x->cancel = cancel;
 	int r = creds_get(c, refresh, x, why, why_len);
 	if (r == 0)
 		r = setup_easy(c, x);
@@ -803,8 +859,15 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		c->stats.retries++;
 		pthread_mutex_unlock(&c->lock);
 		if (delay_ms) {
-			struct timespec ts = {.tv_sec = (time_t)(delay_ms / 1000), .tv_nsec = (long)(delay_ms % 1000) * 1000000L};
-			nanosleep(&ts, NULL);
+			/* Slept in slices so that a cancelled caller leaves within
+			 * 100 ms instead of after a Retry-After of up to 10 s. */
+			atomic_bool *cancel = cancel_flag(c, req);
+			while (delay_ms > 0 && !(cancel && atomic_load(cancel))) {
+				uint64_t d = delay_ms < 100 ? delay_ms : 100;
+				struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)d * 1000000L};
+				nanosleep(&ts, NULL);
+				delay_ms -= d;
+			}
 		}
 	}
 }

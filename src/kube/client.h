@@ -62,6 +62,7 @@ extern const struct js_resource js_client_res_leases;
 extern const struct js_resource js_client_res_events;
 extern const struct js_resource js_client_res_jobsets;
 extern const struct js_resource js_client_res_pdbs;
+extern const struct js_resource js_client_res_pvcs;
 
 /* ---- Lifecycle --------------------------------------------------------- */
 
@@ -217,6 +218,18 @@ JS_WARN_UNUSED int js_client_xfer_wait(struct js_client_xfer *x, struct js_clien
 
 /** Wake the I/O thread so it notices a cancel flag. */
 void js_client_wakeup(struct js_client *c);
+
+/**
+ * Bind `flag` (NULL unbinds) to the calling thread: every request this
+ * thread submits on `c` without a cancel flag of its own - the verbs
+ * included - uses it. Once *flag is set (then js_client_wakeup()), those
+ * requests end with -ECANCELED wherever they are (rate-limit queue, in
+ * flight, or a retry's wait), and new ones fail with -ECANCELED at once.
+ * This is how an owner stops its threads within a bounded time (the
+ * controller's workers, the rotator; ctrl/controller.h lifecycle). `flag`
+ * must outlive the binding; the binding is per client and per thread.
+ */
+void js_client_bind_cancel(struct js_client *c, atomic_bool *flag);
 
 /** Submit and wait, with the retry rules above. */
 JS_WARN_UNUSED int js_client_do(struct js_client *c, const struct js_client_req *req, struct js_client_resp *ret,

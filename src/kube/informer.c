@@ -1,10 +1,10 @@
 /*
- * informer.c - reflector, indexed store and handlers (informer.h).
+ * informer.c - reflector and handlers over a typed store (informer.h,
+ * kube/store.h).
  *
- * The store is a jansson object used as a hash map, key -> object ("ns/name"
- * or "name"), and each index is a map value -> {key: true}. Writers are the
- * reflector thread only; readers take the read lock and leave with a new
- * reference, so objects are shared, never copied, and never mutated.
+ * The reflector thread is the store's only writer. It binds its own cancel
+ * flag to the client (js_client_bind_cancel), so a LIST in progress ends
+ * when the informer stops, and the watch stream carries the same flag.
  */
 #include "kube/informer.h"
 
@@ -19,107 +19,32 @@
 #include "kube/kube_int.h"
 #include "kube/watch.h"
 
-#define MAX_INDEXES 8
-
-struct index {
-	char *name;
-	js_informer_index_fn *fn;
-	json_t *map; /* value -> {key: true} */
-};
-
 struct js_informer {
 	struct js_client *c;
 	struct js_informer_opts o;
 	char *ns, *lsel, *fsel;
 	const struct js_resource *res;
-
-	pthread_rwlock_t rw;
-	json_t *objs;
-	struct index idx[MAX_INDEXES];
-	size_t nidx;
+	struct js_store *store;
 
 	pthread_mutex_t lock; /* below: state shared with readers/waiters */
 	pthread_cond_t cond;
-	bool started, stop, synced;
+	bool started, stop, joined, synced;
 	uint64_t gen;
 	char rv[128];
 	struct js_informer_stats st;
 	pthread_t thread;
 	unsigned seed;
 
-	/* the current watch stream, shared with the client's I/O thread */
+	/* set once by js_informer_stop: cancels the reflector's requests */
+	atomic_bool cancel;
+	/* the current watch stream, shared with the client's I/O thread;
+	 * wcancel ends it (a broken stream, or stop) */
 	struct js_buf wbuf;
 	bool wdone;
 	atomic_bool wcancel;
 };
 
-/* ------------------------------------------------------------ indexes */
-
-static void index_namespace(const json_t *obj, js_informer_emit_fn *emit, void *ctx)
-{
-	const char *ns = js_json_str(json_object_get(obj, "metadata"), "namespace");
-	emit(ctx, ns ? ns : "");
-}
-
-static void index_owner(const json_t *obj, js_informer_emit_fn *emit, void *ctx)
-{
-	json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
-	size_t i;
-	json_t *r;
-	json_array_foreach(refs, i, r) {
-		const char *uid = js_json_str(r, "uid");
-		if (uid)
-			emit(ctx, uid);
-	}
-}
-
-struct emit_ctx {
-	json_t *map;
-	const char *key;
-	bool add;
-};
-
-static void emit_value(void *ctx, const char *value)
-{
-	struct emit_ctx *e = ctx;
-	json_t *set = json_object_get(e->map, value);
-	if (e->add) {
-		if (!set) {
-			set = json_object();
-			json_object_set_new(e->map, value, set);
-		}
-		json_object_set_new(set, e->key, json_true());
-	} else if (set) {
-		json_object_del(set, e->key);
-		if (json_object_size(set) == 0)
-			json_object_del(e->map, value);
-	}
-}
-
-static void index_update(struct js_informer *inf, const char *key, const json_t *old, const json_t *obj)
-{
-	for (size_t i = 0; i < inf->nidx; i++) {
-		struct emit_ctx e = {.map = inf->idx[i].map, .key = key};
-		if (old) {
-			e.add = false;
-			inf->idx[i].fn(old, emit_value, &e);
-		}
-		if (obj) {
-			e.add = true;
-			inf->idx[i].fn(obj, emit_value, &e);
-		}
-	}
-}
-
 /* ------------------------------------------------------------ lifecycle */
-
-static void add_index(struct js_informer *inf, const char *name, js_informer_index_fn *fn)
-{
-	inf->idx[inf->nidx].name = js_xstrdup(name);
-	inf->idx[inf->nidx].fn = fn;
-	inf->idx[inf->nidx].map = json_object();
-	inf->nidx++;
-}
 
 int js_informer_new(struct js_client *c, const struct js_informer_opts *opts, struct js_informer **ret)
 {
@@ -141,34 +66,26 @@ int js_informer_new(struct js_client *c, const struct js_informer_opts *opts, st
 		inf->o.backoff_initial_ms = 200;
 	if (inf->o.backoff_max_ms <= 0)
 		inf->o.backoff_max_ms = 30000;
-	pthread_rwlock_init(&inf->rw, NULL);
 	pthread_mutex_init(&inf->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&inf->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	inf->objs = json_object();
+	inf->store = js_store_new(opts->type);
 	inf->seed = (unsigned)(js__kutil_now_ns() ^ (uintptr_t)inf);
 	js_buf_init(&inf->wbuf, JS__KUBE_MAX_EVENT);
+	atomic_init(&inf->cancel, false);
 	atomic_init(&inf->wcancel, false);
-	add_index(inf, JS_INFORMER_INDEX_NAMESPACE, index_namespace);
-	add_index(inf, JS_INFORMER_INDEX_OWNER_UID, index_owner);
 	*ret = inf;
 	return 0;
 }
 
-int js_informer_add_index(struct js_informer *inf, const char *name, js_informer_index_fn *fn)
+int js_informer_add_index(struct js_informer *inf, const char *name, js_store_index_fn *fn)
 {
 	if (inf->started)
 		return -EBUSY;
-	if (inf->nidx == MAX_INDEXES)
-		return JS_ETOOLARGE;
-	for (size_t i = 0; i < inf->nidx; i++)
-		if (strcmp(inf->idx[i].name, name) == 0)
-			return JS_EEXISTS;
-	add_index(inf, name, fn);
-	return 0;
+	return js_store_add_index(inf->store, name, fn);
 }
 
 static void *run(void *arg);
@@ -186,33 +103,39 @@ int js_informer_start(struct js_informer *inf)
 	return 0;
 }
 
-struct js_informer *js_informer_free(struct js_informer *inf)
+int js_informer_stop(struct js_informer *inf)
+{
+	if (!inf->started || inf->joined)
+		return 0;
+	if (pthread_equal(pthread_self(), inf->thread))
+		return -EDEADLK;
+	pthread_mutex_lock(&inf->lock);
+	inf->stop = true;
+	atomic_store(&inf->cancel, true);
+	atomic_store(&inf->wcancel, true);
+	pthread_cond_broadcast(&inf->cond);
+	pthread_mutex_unlock(&inf->lock);
+	js_client_wakeup(inf->c);
+	pthread_join(inf->thread, NULL);
+	inf->joined = true;
+	return 0;
+}
+
+int js_informer_free(struct js_informer *inf)
 {
 	if (!inf)
-		return NULL;
-	if (inf->started) {
-		pthread_mutex_lock(&inf->lock);
-		inf->stop = true;
-		atomic_store(&inf->wcancel, true);
-		pthread_cond_broadcast(&inf->cond);
-		pthread_mutex_unlock(&inf->lock);
-		js_client_wakeup(inf->c);
-		pthread_join(inf->thread, NULL);
-	}
-	json_decref(inf->objs);
-	for (size_t i = 0; i < inf->nidx; i++) {
-		free(inf->idx[i].name);
-		json_decref(inf->idx[i].map);
-	}
+		return 0;
+	if (inf->started && !inf->joined)
+		return -EBUSY;
+	js_store_free(inf->store);
 	js_buf_done(&inf->wbuf);
-	pthread_rwlock_destroy(&inf->rw);
 	pthread_mutex_destroy(&inf->lock);
 	pthread_cond_destroy(&inf->cond);
 	free(inf->ns);
 	free(inf->lsel);
 	free(inf->fsel);
 	free(inf);
-	return NULL;
+	return 0;
 }
 
 /* ------------------------------------------------------------ readers */
@@ -270,62 +193,57 @@ int js_informer_wait_change(struct js_informer *inf, uint64_t gen, int timeout_m
 	return r;
 }
 
-static int make_key(struct js_buf *b, const char *ns, const char *name)
+const void *js_informer_get(struct js_informer *inf, const char *ns, const char *name)
 {
-	return ns && *ns ? js_buf_printf(b, "%s/%s", ns, name) : js_buf_puts(b, name);
+	char key[512];
+	if (js_store_key(ns, name, key, sizeof key) < 0)
+		return NULL;
+	return js_store_get(inf->store, key);
 }
 
-json_t *js_informer_get(struct js_informer *inf, const char *ns, const char *name)
+json_t *js_informer_get_json(struct js_informer *inf, const char *ns, const char *name)
 {
-	struct js_buf k;
-	js_buf_init(&k, 0);
-	json_t *o = NULL;
-	if (make_key(&k, ns, name) == 0) {
-		pthread_rwlock_rdlock(&inf->rw);
-		o = json_incref(json_object_get(inf->objs, js_buf_str(&k)));
-		pthread_rwlock_unlock(&inf->rw);
-	}
-	js_buf_done(&k);
-	return o;
+	if (inf->o.type && inf->o.type != &js_store_type_json)
+		return NULL;
+	return js_json_unconst(js_informer_get(inf, ns, name));
 }
 
-json_t *js_informer_list(struct js_informer *inf)
+bool js_informer_has(struct js_informer *inf, const char *ns, const char *name)
 {
-	json_t *a = json_array();
-	const char *k;
-	json_t *v;
-	pthread_rwlock_rdlock(&inf->rw);
-	json_object_foreach(inf->objs, k, v) json_array_append(a, v);
-	pthread_rwlock_unlock(&inf->rw);
-	return a;
+	char key[512];
+	return js_store_key(ns, name, key, sizeof key) == 0 && js_store_has(inf->store, key);
 }
 
-json_t *js_informer_by_index(struct js_informer *inf, const char *index, const char *value)
+int js_informer_object_rv(struct js_informer *inf, const char *ns, const char *name, char *buf, size_t len)
 {
-	json_t *a = json_array();
-	pthread_rwlock_rdlock(&inf->rw);
-	for (size_t i = 0; i < inf->nidx; i++) {
-		if (strcmp(inf->idx[i].name, index) != 0)
-			continue;
-		json_t *set = json_object_get(inf->idx[i].map, value);
-		const char *k;
-		json_t *v;
-		json_object_foreach(set, k, v) {
-			json_t *o = json_object_get(inf->objs, k);
-			if (o)
-				json_array_append(a, o);
-		}
-	}
-	pthread_rwlock_unlock(&inf->rw);
-	return a;
+	char key[512];
+	int r = js_store_key(ns, name, key, sizeof key);
+	return r < 0 ? JS_ENOTFOUND : js_store_resource_version(inf->store, key, buf, len);
+}
+
+size_t js_informer_list(struct js_informer *inf, const void ***ret)
+{
+	return js_store_list(inf->store, ret);
+}
+
+size_t js_informer_by_index(struct js_informer *inf, const char *index, const char *value, const void ***ret)
+{
+	return js_store_by_index(inf->store, index, value, ret);
+}
+
+void js_informer_unref(struct js_informer *inf, const void *rec)
+{
+	js_store_unref(inf->store, rec);
+}
+
+void js_informer_release(struct js_informer *inf, const void **recs, size_t n)
+{
+	js_store_release(inf->store, recs, n);
 }
 
 size_t js_informer_len(struct js_informer *inf)
 {
-	pthread_rwlock_rdlock(&inf->rw);
-	size_t n = json_object_size(inf->objs);
-	pthread_rwlock_unlock(&inf->rw);
-	return n;
+	return js_store_len(inf->store);
 }
 
 void js_informer_resource_version(struct js_informer *inf, char *buf, size_t len)
@@ -361,56 +279,70 @@ static void bump(struct js_informer *inf)
 	pthread_mutex_unlock(&inf->lock);
 }
 
-static int obj_key(const json_t *obj, struct js_buf *k)
+static void count(struct js_informer *inf, uint64_t *field)
+{
+	pthread_mutex_lock(&inf->lock);
+	(*field)++;
+	pthread_mutex_unlock(&inf->lock);
+}
+
+/* Store `obj` (borrowed) and call the handler its change asks for. */
+static void upsert(struct js_informer *inf, json_t *obj)
+{
+	struct js_store_change ch;
+	if (js_store_upsert(inf->store, obj, &ch) < 0)
+		count(inf, &inf->st.rejected); /* no name, or the transform refused it */
+	const struct js_informer_handlers *h = &inf->o.handlers;
+	switch (ch.op) {
+	case JS_STORE_ADDED:
+		bump(inf);
+		if (h->on_add)
+			h->on_add(h->user, ch.rec, obj);
+		break;
+	case JS_STORE_UPDATED:
+		bump(inf);
+		if (h->on_update)
+			h->on_update(h->user, ch.old, ch.rec, obj);
+		break;
+	case JS_STORE_SAME:
+		bump(inf);
+		count(inf, &inf->st.unchanged);
+		break;
+	case JS_STORE_DELETED: /* the transform refused the new version */
+		bump(inf);
+		if (h->on_delete)
+			h->on_delete(h->user, ch.old, obj, false);
+		break;
+	case JS_STORE_NONE:
+		break;
+	}
+	js_store_change_done(inf->store, &ch);
+}
+
+static void remove_obj(struct js_informer *inf, const json_t *obj)
 {
 	json_t *md = json_object_get(obj, "metadata");
 	const char *name = js_json_str(md, "name");
-	if (!name)
-		return JS_EINVALID;
-	return make_key(k, js_json_str(md, "namespace"), name);
-}
-
-/* Insert or replace `obj` (a reference is taken). */
-static void upsert(struct js_informer *inf, json_t *obj)
-{
-	struct js_buf k;
-	js_buf_init(&k, 0);
-	if (obj_key(obj, &k) < 0) {
-		js_buf_done(&k);
+	char key[512];
+	if (!name || js_store_key(js_json_str(md, "namespace"), name, key, sizeof key) < 0)
 		return;
-	}
-	/* The cache's own trim: managedFields are large and never read. */
-	json_object_del(json_object_get(obj, "metadata"), "managedFields");
-	pthread_rwlock_wrlock(&inf->rw);
-	json_t *old = json_incref(json_object_get(inf->objs, js_buf_str(&k)));
-	json_object_set(inf->objs, js_buf_str(&k), obj);
-	index_update(inf, js_buf_str(&k), old, obj);
-	pthread_rwlock_unlock(&inf->rw);
-	bump(inf);
-	const struct js_informer_handlers *h = &inf->o.handlers;
-	if (old && h->on_update)
-		h->on_update(h->user, old, obj);
-	else if (!old && h->on_add)
-		h->on_add(h->user, obj);
-	json_decref(old);
-	js_buf_done(&k);
-}
-
-static void remove_key(struct js_informer *inf, const char *key, const json_t *final, bool unknown)
-{
-	pthread_rwlock_wrlock(&inf->rw);
-	json_t *old = json_incref(json_object_get(inf->objs, key));
-	if (old) {
-		index_update(inf, key, old, NULL);
-		json_object_del(inf->objs, key);
-	}
-	pthread_rwlock_unlock(&inf->rw);
-	if (old) {
+	struct js_store_change ch;
+	js_store_delete(inf->store, key, &ch);
+	if (ch.op == JS_STORE_DELETED) {
 		bump(inf);
 		if (inf->o.handlers.on_delete)
-			inf->o.handlers.on_delete(inf->o.handlers.user, final ? final : old, unknown);
+			inf->o.handlers.on_delete(inf->o.handlers.user, ch.old, obj, false);
 	}
-	json_decref(old);
+	js_store_change_done(inf->store, &ch);
+}
+
+static void relist_deleted(void *user, const char *key, const struct js_store_change *ch)
+{
+	(void)key;
+	struct js_informer *inf = user;
+	bump(inf);
+	if (inf->o.handlers.on_delete)
+		inf->o.handlers.on_delete(inf->o.handlers.user, ch->old, NULL, true);
 }
 
 /* ------------------------------------------------------------ list */
@@ -434,11 +366,15 @@ static int base_query(struct js_informer *inf, struct js_buf *p, char *sep)
 	return r;
 }
 
+/* LIST every page and apply each page as it arrives, so at most one page of
+ * JSON is alive at a time; once the list is complete, drop what it did not
+ * have. A failed list leaves the store as the applied pages made it; the
+ * next attempt starts a new relist. */
 static int do_list(struct js_informer *inf)
 {
-	json_t *items = json_array();
 	char *cont = NULL, *rv = NULL;
 	int r;
+	js_store_relist_begin(inf->store);
 	for (;;) {
 		struct js_list_opts lo = {.label_selector = inf->lsel, .field_selector = inf->fsel,
 					  .continue_token = cont, .limit = inf->o.page_size};
@@ -446,65 +382,31 @@ static int do_list(struct js_informer *inf)
 		r = js_client_list(inf->c, inf->res, inf->ns, &lo, &page, NULL);
 		if (r < 0)
 			break;
-		json_array_extend(items, json_object_get(page, "items"));
 		json_t *md = json_object_get(page, "metadata");
 		free(rv);
 		rv = js_json_str(md, "resourceVersion") ? js_xstrdup(js_json_str(md, "resourceVersion")) : NULL;
 		free(cont);
 		const char *c = js_json_str(md, "continue");
 		cont = c && *c ? js_xstrdup(c) : NULL;
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(page, "items"), i, o) upsert(inf, o);
 		json_decref(page);
 		if (!cont)
 			break;
 	}
 	free(cont);
 	if (r < 0) {
-		json_decref(items);
 		free(rv);
 		return r;
 	}
-	/* Apply: upsert what is listed, then drop what is no longer there. */
-	json_t *seen = json_object();
-	size_t i;
-	json_t *o;
-	json_array_foreach(items, i, o) {
-		struct js_buf k;
-		js_buf_init(&k, 0);
-		if (obj_key(o, &k) == 0) {
-			json_object_set_new(seen, js_buf_str(&k), json_true());
-			json_t *cur = js_informer_get(inf, NULL, js_buf_str(&k));
-			const char *crv = js_json_str(json_object_get(cur, "metadata"), "resourceVersion");
-			const char *nrv = js_json_str(json_object_get(o, "metadata"), "resourceVersion");
-			if (!cur || !crv || !nrv || strcmp(crv, nrv) != 0)
-				upsert(inf, o);
-			json_decref(cur);
-		}
-		js_buf_done(&k);
-	}
-	json_t *all = json_object();
-	pthread_rwlock_rdlock(&inf->rw);
-	json_object_update(all, inf->objs);
-	pthread_rwlock_unlock(&inf->rw);
-	const char *k;
-	json_t *v;
-	uint64_t dropped = 0;
-	json_object_foreach(all, k, v) {
-		if (!json_object_get(seen, k)) {
-			remove_key(inf, k, NULL, true);
-			dropped++;
-		}
-	}
-	json_decref(all);
-	json_decref(seen);
-	json_decref(items);
+	size_t dropped = js_store_relist_end(inf->store, relist_deleted, inf);
 	set_rv(inf, rv);
 	free(rv);
 	pthread_mutex_lock(&inf->lock);
 	inf->st.lists++;
 	inf->st.relist_deletes += dropped;
-	if (!inf->synced) {
-		inf->synced = true;
-	}
+	inf->synced = true;
 	inf->gen++;
 	pthread_cond_broadcast(&inf->cond);
 	pthread_mutex_unlock(&inf->lock);
@@ -553,17 +455,10 @@ static int on_line(void *user, const char *line, size_t len)
 		upsert(inf, ev.object);
 		set_rv(inf, rv);
 		break;
-	case JS_WATCH_DELETED: {
-		struct js_buf k;
-		js_buf_init(&k, 0);
-		if (obj_key(ev.object, &k) == 0) {
-			json_object_del(json_object_get(ev.object, "metadata"), "managedFields");
-			remove_key(inf, js_buf_str(&k), ev.object, false);
-		}
-		js_buf_done(&k);
+	case JS_WATCH_DELETED:
+		remove_obj(inf, ev.object);
 		set_rv(inf, rv);
 		break;
-	}
 	case JS_WATCH_BOOKMARK:
 		set_rv(inf, rv);
 		break;
@@ -652,7 +547,7 @@ static int do_watch(struct js_informer *inf, bool *healthy)
 		if (done)
 			break;
 		if (stop && !cancel_sent) {
-			/* js_informer_free set the cancel flag; make sure the I/O
+			/* js_informer_stop set the cancel flag; make sure the I/O
 			 * thread looks at it, then wait for on_done. */
 			js_client_wakeup(inf->c);
 			cancel_sent = true;
@@ -712,6 +607,8 @@ static bool stopping(struct js_informer *inf)
 static void *run(void *arg)
 {
 	struct js_informer *inf = arg;
+	/* LISTs (the client's verbs) end when the informer stops. */
+	js_client_bind_cancel(inf->c, &inf->cancel);
 	int backoff = inf->o.backoff_initial_ms;
 	while (!stopping(inf)) {
 		if (do_list(inf) < 0) {

@@ -20,6 +20,8 @@ struct js_leader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* CLOCK_MONOTONIC */
 	bool started, stop, leading, ended;
+	bool joined;          /* the thread has been joined (stopped) */
+	atomic_bool cancel;   /* ends a request in flight when stopping */
 	/* last observed record and when we saw it change (our clock) */
 	char *obs_holder, *obs_renew;
 	uint64_t obs_ns;
@@ -53,6 +55,7 @@ int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&le->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	atomic_init(&le->cancel, false);
 	*ret = le;
 	return 0;
 }
@@ -190,6 +193,9 @@ static void set_leading(struct js_leader *le, bool v)
 static void *run(void *arg)
 {
 	struct js_leader *le = arg;
+	/* A GET or renew in flight when stop comes is cancelled (stop must not
+	 * wait out a slow API server); the release below runs uncancelled. */
+	js_client_bind_cancel(le->c, &le->cancel);
 	/* Acquire. */
 	while (!try_acquire_or_renew(le))
 		if (wait_ms(le, le->o.retry_period_ms))
@@ -213,6 +219,11 @@ static void *run(void *arg)
 			break;
 	}
 	set_leading(le, false);
+	if (stopped) {
+		pthread_mutex_lock(&le->lock);
+		atomic_store(&le->cancel, false);
+		pthread_mutex_unlock(&le->lock);
+	}
 	if (stopped && !le->o.no_release)
 		release(le);
 	if (le->o.on_stopped)
@@ -234,23 +245,31 @@ int js_leader_start(struct js_leader *le)
 	return 0;
 }
 
-void js_leader_stop(struct js_leader *le)
+int js_leader_stop(struct js_leader *le)
 {
-	if (!le->started)
-		return;
+	if (!le->started || le->joined)
+		return 0;
+	if (pthread_equal(pthread_self(), le->thread))
+		return -EDEADLK;
+	/* Both under the lock: the thread resets `cancel` only after it has
+	 * seen `stop`, so its release is never cancelled by this. */
 	pthread_mutex_lock(&le->lock);
 	le->stop = true;
+	atomic_store(&le->cancel, true);
 	pthread_cond_broadcast(&le->cond);
 	pthread_mutex_unlock(&le->lock);
+	js_client_wakeup(le->c);
 	pthread_join(le->thread, NULL);
-	le->started = false;
+	le->joined = true;
+	return 0;
 }
 
-struct js_leader *js_leader_free(struct js_leader *le)
+int js_leader_free(struct js_leader *le)
 {
 	if (!le)
-		return NULL;
-	js_leader_stop(le);
+		return 0;
+	if (le->started && !le->joined)
+		return -EBUSY;
 	pthread_mutex_destroy(&le->lock);
 	pthread_cond_destroy(&le->cond);
 	free(le->ns);
@@ -260,7 +279,7 @@ struct js_leader *js_leader_free(struct js_leader *le)
 	free(le->obs_renew);
 	free(le->last_leader);
 	free(le);
-	return NULL;
+	return 0;
 }
 
 bool js_leader_is_leader(struct js_leader *le)

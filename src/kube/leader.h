@@ -15,7 +15,8 @@
  * wait for expiry.
  *
  * Threading: runs its own thread; callbacks run on it and must return
- * quickly (start work on other threads).
+ * quickly (start work on other threads). Lifecycle as ctrl/controller.h:
+ * stop joins, free refuses while the thread runs.
  */
 #ifndef JS_LEADER_H
 #define JS_LEADER_H
@@ -49,12 +50,16 @@ JS_WARN_UNUSED int js_leader_new(struct js_client *c, const struct js_leader_opt
 /** Start campaigning on a new thread. Returns 0 or -errno. */
 JS_WARN_UNUSED int js_leader_start(struct js_leader *le);
 
-/** Stop campaigning (releasing the lease if leading and allowed), join the
- * thread. Idempotent. */
-void js_leader_stop(struct js_leader *le);
+/** Stop campaigning and join the thread: a request in flight is cancelled,
+ * then a leader releases the lease (unless no_release; the release takes
+ * at most one request's time), and on_stopped has run when this returns.
+ * Idempotent. Returns 0, or -EDEADLK when called from a callback (the
+ * elector's own thread). */
+int js_leader_stop(struct js_leader *le);
 
-/** Stop and free. NULL is a no-op. Returns NULL. */
-struct js_leader *js_leader_free(struct js_leader *le);
+/** Free. NULL is a no-op. Returns 0, or -EBUSY (nothing freed) while the
+ * elector runs: call js_leader_stop first. */
+JS_WARN_UNUSED int js_leader_free(struct js_leader *le);
 
 /** True while this candidate holds the lease. */
 bool js_leader_is_leader(struct js_leader *le);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/hmap.h"
 #include "base/json.h"
 #include "kube/kube_int.h"
 
@@ -21,9 +22,25 @@ struct js_recorder {
 	struct js_client *c;
 	char *controller, *instance;
 	pthread_mutex_t lock;
-	/* isomorphic key -> {"name","ns","first"(ns),"count"} */
-	json_t *series;
+	struct js_hmap *series; /* isomorphic key -> struct series */
 };
+
+/* The first Event of a series of repeats. */
+struct series {
+	char *name, *ns;
+	uint64_t first; /* wall ns */
+	int64_t count;
+};
+
+static void series_free(void *p)
+{
+	struct series *s = p;
+	free(s->name);
+	free(s->ns);
+	free(s);
+}
+
+static const struct js_hmap_type series_type = {.free_value = series_free};
 
 int js_recorder_new(struct js_client *c, const struct js_recorder_opts *opts, struct js_recorder **ret)
 {
@@ -34,7 +51,7 @@ int js_recorder_new(struct js_client *c, const struct js_recorder_opts *opts, st
 	r->controller = js_xstrdup(opts->controller);
 	r->instance = js_xstrdup(opts->instance);
 	pthread_mutex_init(&r->lock, NULL);
-	r->series = json_object();
+	r->series = js_hmap_new(&series_type);
 	*ret = r;
 	return 0;
 }
@@ -45,7 +62,7 @@ struct js_recorder *js_recorder_free(struct js_recorder *r)
 		return NULL;
 	free(r->controller);
 	free(r->instance);
-	json_decref(r->series);
+	js_hmap_free(r->series);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 	return NULL;
@@ -73,32 +90,33 @@ static int record(struct js_recorder *r, const json_t *regarding, const char *ty
 	}
 	/* A repeat within the window: bump the series of the first Event. */
 	pthread_mutex_lock(&r->lock);
-	json_t *s = json_incref(json_object_get(r->series, js_buf_str(&key)));
-	if (s && wall - (uint64_t)json_integer_value(json_object_get(s, "first")) > SERIES_WINDOW_NS) {
-		json_object_del(r->series, js_buf_str(&key));
-		json_decref(s);
+	struct series *s = js_hmap_get(r->series, js_buf_str(&key));
+	if (s && wall - s->first > SERIES_WINDOW_NS) {
+		js_hmap_del(r->series, js_buf_str(&key), NULL);
 		s = NULL;
 	}
-	json_int_t count = 0;
+	int64_t count = 0;
+	char *sname = NULL, *sns = NULL; /* copies: the entry may go once unlocked */
 	if (s) {
-		count = json_integer_value(json_object_get(s, "count")) + 1;
-		json_object_set_new(s, "count", json_integer(count));
+		count = ++s->count;
+		sname = js_xstrdup(s->name);
+		sns = js_xstrdup(s->ns);
 	}
 	pthread_mutex_unlock(&r->lock);
 	int rc;
-	if (s) {
-		json_t *patch = json_pack("{s:{s:I,s:s}}", "series", "count", count, "lastObservedTime", now);
-		rc = js_client_patch(r->c, &js_client_res_events, js_json_str(s, "ns"), js_json_str(s, "name"),
-				     JS_PATCH_MERGE, patch, NULL, NULL, NULL);
+	if (sname) {
+		json_t *patch = json_pack("{s:{s:I,s:s}}", "series", "count", (json_int_t)count, "lastObservedTime", now);
+		rc = js_client_patch(r->c, &js_client_res_events, sns, sname, JS_PATCH_MERGE, patch, NULL, NULL, NULL);
 		json_decref(patch);
-		json_decref(s);
+		free(sname);
+		free(sns);
 		if (rc != JS_ENOTFOUND) {
 			js_buf_done(&key);
 			return rc;
 		}
 		/* The Event expired (events have a TTL): start afresh. */
 		pthread_mutex_lock(&r->lock);
-		json_object_del(r->series, js_buf_str(&key));
+		js_hmap_del(r->series, js_buf_str(&key), NULL);
 		pthread_mutex_unlock(&r->lock);
 	}
 
@@ -129,12 +147,12 @@ static int record(struct js_recorder *r, const json_t *regarding, const char *ty
 	rc = js_client_create(r->c, &js_client_res_events, evns, ev, NULL, NULL, NULL);
 	json_decref(ev);
 	if (rc == 0) {
+		struct series *n = js_xcalloc(1, sizeof *n);
+		*n = (struct series){js_xstrdup(js_buf_str(&evname)), js_xstrdup(evns), wall, 1};
 		pthread_mutex_lock(&r->lock);
-		if (json_object_size(r->series) >= SERIES_CACHE_MAX)
-			json_object_clear(r->series); /* crude bound; a miss only costs a new Event */
-		json_object_set_new(r->series, js_buf_str(&key),
-				    json_pack("{s:s,s:s,s:I,s:I}", "name", js_buf_str(&evname), "ns", evns, "first",
-					      (json_int_t)wall, "count", (json_int_t)1));
+		if (js_hmap_len(r->series) >= SERIES_CACHE_MAX)
+			js_hmap_clear(r->series); /* crude bound; a miss only costs a new Event */
+		js_hmap_put(r->series, js_buf_str(&key), n, NULL);
 		pthread_mutex_unlock(&r->lock);
 	}
 	js_buf_done(&evname);

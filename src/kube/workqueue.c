@@ -1,7 +1,8 @@
 /*
  * workqueue.c - dedupe, delays and rate limiting for keys (workqueue.h).
  *
- * Sets are jansson objects used as hash maps (string keys, O(1)); the ready
+ * Sets and per-key counters are base/hmap tables (string keys, O(1));
+ * counters and due times are stored in the value pointer itself. The ready
  * queue is a FIFO array; delayed keys sit in a binary min-heap by due time,
  * with `waiting` recording each key's current due time so a superseded heap
  * entry is recognised and dropped when it surfaces.
@@ -14,8 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-
+#include "base/hmap.h"
 #include "kube/kube_int.h"
 #include "kube/ratelimit.h"
 
@@ -30,12 +30,27 @@ struct js_workqueue {
 	pthread_cond_t cond; /* CLOCK_MONOTONIC */
 	char **fifo;
 	size_t head, tail, cap;
-	json_t *dirty, *processing, *failures, *waiting;
+	struct js_hmap *dirty, *processing; /* sets: key -> NULL */
+	struct js_hmap *failures;           /* key -> failure count */
+	struct js_hmap *waiting;            /* key -> due time, ns */
 	struct delayed *heap;
 	size_t nheap, capheap;
 	struct js_ratelimit bucket;
 	bool shutting_down;
 };
+
+/* Counters and due times travel in the value pointer. */
+_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "64-bit pointers");
+
+static void *u64_ptr(uint64_t v)
+{
+	return (void *)(uintptr_t)v;
+}
+
+static uint64_t ptr_u64(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
 
 static uint64_t now(const struct js_workqueue *q)
 {
@@ -61,10 +76,10 @@ int js_workqueue_new(const struct js_workqueue_opts *opts, struct js_workqueue *
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&q->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	q->dirty = json_object();
-	q->processing = json_object();
-	q->failures = json_object();
-	q->waiting = json_object();
+	q->dirty = js_hmap_new(NULL);
+	q->processing = js_hmap_new(NULL);
+	q->failures = js_hmap_new(NULL);
+	q->waiting = js_hmap_new(NULL);
 	js_ratelimit_init(&q->bucket, q->o.qps, q->o.burst, now(q));
 	*ret = q;
 	return 0;
@@ -80,10 +95,10 @@ struct js_workqueue *js_workqueue_free(struct js_workqueue *q)
 	for (size_t i = 0; i < q->nheap; i++)
 		free(q->heap[i].key);
 	free(q->heap);
-	json_decref(q->dirty);
-	json_decref(q->processing);
-	json_decref(q->failures);
-	json_decref(q->waiting);
+	js_hmap_free(q->dirty);
+	js_hmap_free(q->processing);
+	js_hmap_free(q->failures);
+	js_hmap_free(q->waiting);
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->cond);
 	free(q);
@@ -108,10 +123,10 @@ static void fifo_push(struct js_workqueue *q, const char *key)
 /* Under the lock. */
 static void add_locked(struct js_workqueue *q, const char *key)
 {
-	if (q->shutting_down || json_object_get(q->dirty, key))
+	if (q->shutting_down || js_hmap_has(q->dirty, key))
 		return;
-	json_object_set_new(q->dirty, key, json_true());
-	if (json_object_get(q->processing, key))
+	js_hmap_put(q->dirty, key, NULL, NULL);
+	if (js_hmap_has(q->processing, key))
 		return;
 	fifo_push(q, key);
 	pthread_cond_signal(&q->cond);
@@ -159,9 +174,8 @@ static void promote(struct js_workqueue *q, uint64_t t)
 {
 	while (q->nheap && q->heap[0].due <= t) {
 		struct delayed d = heap_pop(q);
-		json_t *w = json_object_get(q->waiting, d.key);
-		if (w && (uint64_t)json_integer_value(w) == d.due) {
-			json_object_del(q->waiting, d.key);
+		if (js_hmap_has(q->waiting, d.key) && ptr_u64(js_hmap_get(q->waiting, d.key)) == d.due) {
+			js_hmap_del(q->waiting, d.key, NULL);
 			add_locked(q, d.key);
 		}
 		free(d.key);
@@ -183,11 +197,13 @@ static void add_after_locked(struct js_workqueue *q, const char *key, uint64_t d
 		add_locked(q, key);
 		return;
 	}
-	uint64_t due = now(q) + delay_ns;
-	json_t *w = json_object_get(q->waiting, key);
-	if (w && (uint64_t)json_integer_value(w) <= due)
+	/* Queued to run now (and not running): that run sees the latest state. */
+	if (js_hmap_has(q->dirty, key) && !js_hmap_has(q->processing, key))
 		return;
-	json_object_set_new(q->waiting, key, json_integer((json_int_t)due));
+	uint64_t due = now(q) + delay_ns;
+	if (js_hmap_has(q->waiting, key) && ptr_u64(js_hmap_get(q->waiting, key)) <= due)
+		return;
+	js_hmap_put(q->waiting, key, u64_ptr(due), NULL);
 	heap_push(q, due, key);
 	/* A waiter may be sleeping until a later due time. */
 	pthread_cond_broadcast(&q->cond);
@@ -203,9 +219,8 @@ void js_workqueue_add_after(struct js_workqueue *q, const char *key, uint64_t de
 uint64_t js_workqueue_add_rate_limited(struct js_workqueue *q, const char *key)
 {
 	pthread_mutex_lock(&q->lock);
-	json_t *f = json_object_get(q->failures, key);
-	json_int_t n = f ? json_integer_value(f) : 0;
-	json_object_set_new(q->failures, key, json_integer(n + 1));
+	uint64_t n = ptr_u64(js_hmap_get(q->failures, key));
+	js_hmap_put(q->failures, key, u64_ptr(n + 1), NULL);
 	/* base * 2^n, saturating well before overflow */
 	uint64_t exp = q->o.max_delay_ns;
 	if (n < 63) {
@@ -223,14 +238,14 @@ uint64_t js_workqueue_add_rate_limited(struct js_workqueue *q, const char *key)
 void js_workqueue_forget(struct js_workqueue *q, const char *key)
 {
 	pthread_mutex_lock(&q->lock);
-	json_object_del(q->failures, key);
+	js_hmap_del(q->failures, key, NULL);
 	pthread_mutex_unlock(&q->lock);
 }
 
 unsigned js_workqueue_num_requeues(struct js_workqueue *q, const char *key)
 {
 	pthread_mutex_lock(&q->lock);
-	unsigned n = (unsigned)json_integer_value(json_object_get(q->failures, key));
+	unsigned n = (unsigned)ptr_u64(js_hmap_get(q->failures, key));
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }
@@ -271,8 +286,8 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 		}
 	}
 	char *key = q->fifo[q->head++];
-	json_object_set_new(q->processing, key, json_true());
-	json_object_del(q->dirty, key);
+	js_hmap_put(q->processing, key, NULL, NULL);
+	js_hmap_del(q->dirty, key, NULL);
 	pthread_mutex_unlock(&q->lock);
 	*ret_key = key;
 	return 0;
@@ -281,12 +296,12 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 void js_workqueue_done(struct js_workqueue *q, const char *key)
 {
 	pthread_mutex_lock(&q->lock);
-	json_object_del(q->processing, key);
-	if (json_object_get(q->dirty, key)) {
+	js_hmap_del(q->processing, key, NULL);
+	if (js_hmap_has(q->dirty, key)) {
 		fifo_push(q, key);
 		pthread_cond_signal(&q->cond);
 	}
-	if (json_object_size(q->processing) == 0)
+	if (js_hmap_len(q->processing) == 0)
 		pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 }
@@ -305,10 +320,10 @@ int js_workqueue_shutdown_drain(struct js_workqueue *q, int timeout_ms)
 	uint64_t until = js__kutil_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
 	pthread_mutex_lock(&q->lock);
-	while (json_object_size(q->processing) > 0)
+	while (js_hmap_len(q->processing) > 0)
 		if (pthread_cond_timedwait(&q->cond, &q->lock, &ts) == ETIMEDOUT)
 			break;
-	int r = json_object_size(q->processing) ? -ETIMEDOUT : 0;
+	int r = js_hmap_len(q->processing) ? -ETIMEDOUT : 0;
 	pthread_mutex_unlock(&q->lock);
 	return r;
 }
@@ -325,7 +340,7 @@ size_t js_workqueue_len(struct js_workqueue *q)
 size_t js_workqueue_delayed(struct js_workqueue *q)
 {
 	pthread_mutex_lock(&q->lock);
-	size_t n = json_object_size(q->waiting);
+	size_t n = js_hmap_len(q->waiting);
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }

@@ -45,7 +45,10 @@ struct js_workqueue *js_workqueue_free(struct js_workqueue *q);
 void js_workqueue_add(struct js_workqueue *q, const char *key);
 
 /** Queue `key` after `delay_ns` (0 = now). A key already waiting keeps the
- * earlier of the two times. */
+ * earlier of the two times, and a key already queued to run now (not being
+ * processed) is left alone: that run sees the latest state. Adding every
+ * event of a key with the same short delay therefore folds the events of
+ * that window into one run (the controller's fold window). */
 void js_workqueue_add_after(struct js_workqueue *q, const char *key, uint64_t delay_ns);
 
 /** Queue `key` after its rate-limited delay, counting one more failure.

@@ -63,6 +63,7 @@ struct spec {
 	bool suspend;
 	bool on_failure; /* pod restartPolicy OnFailure */
 	const json_t *pfp_rules;
+	bool replace_failed_only; /* podReplacementPolicy Failed */
 };
 
 static bool get_i32(const json_t *o, const char *key, int32_t *ret)
@@ -102,6 +103,12 @@ static int read_spec(const json_t *job, struct spec *s)
 	const char *rp = json_string_value(js_json_path(spec, "template.spec.restartPolicy"));
 	s->on_failure = rp && strcmp(rp, "OnFailure") == 0;
 	s->pfp_rules = js_json_path(spec, "podFailurePolicy.rules");
+	/* podReplacementPolicy: TerminatingOrFailed by default, Failed (a pod
+	 * is replaced only once it is terminal) when a podFailurePolicy is set,
+	 * which is the only value the API then allows. */
+	const char *rp_policy = js_json_str(spec, "podReplacementPolicy");
+	s->replace_failed_only = rp_policy ? strcmp(rp_policy, "Failed") == 0
+					   : js_json_path(spec, "podFailurePolicy") != NULL;
 	if (s->indexed && (!s->has_completions || s->completions < 0 || s->completions > JOBCTL_MAX_INDEXES))
 		return JS_EINVALID;
 	if (s->parallelism < 0)
@@ -297,6 +304,7 @@ struct tally {
 	int32_t active, ready, terminating, succeeded, failed;
 	int32_t restarts_active;   /* container restarts of running pods */
 	bool *idx_done, *idx_failed, *idx_active; /* per completion index */
+	bool *idx_terminating;
 	int32_t *idx_failures;     /* counted failures per index */
 	int64_t *idx_last_fail;    /* finish time of the last counted failure */
 	int32_t n_idx_done, n_idx_failed;
@@ -309,6 +317,7 @@ static void tally_done(struct tally *t)
 	free(t->idx_done);
 	free(t->idx_failed);
 	free(t->idx_active);
+	free(t->idx_terminating);
 	free(t->idx_failures);
 	free(t->idx_last_fail);
 }
@@ -321,6 +330,7 @@ static void count_pods(const struct spec *s, const char *ns, const struct js_job
 	t->idx_done = js_xcalloc(ni + 1, sizeof(bool));
 	t->idx_failed = js_xcalloc(ni + 1, sizeof(bool));
 	t->idx_active = js_xcalloc(ni + 1, sizeof(bool));
+	t->idx_terminating = js_xcalloc(ni + 1, sizeof(bool));
 	t->idx_failures = js_xcalloc(ni + 1, sizeof(int32_t));
 	t->idx_last_fail = js_xcalloc(ni + 1, sizeof(int64_t));
 	for (size_t i = 0; i < n; i++) {
@@ -331,6 +341,8 @@ static void count_pods(const struct spec *s, const char *ns, const struct js_job
 		case JS_JOBCTL_RUNNING:
 			if (p->terminating) {
 				t->terminating++;
+				if (in_range)
+					t->idx_terminating[p->index] = true;
 				break;
 			}
 			t->active++;
@@ -416,10 +428,14 @@ static void delete_active(const struct js_jobctl_pod *pods, size_t n, struct js_
 static void plan_creates(const struct spec *s, const struct tally *t, int64_t now_ms,
 			 const struct js_jobctl_opts *o, struct js_jobctl_plan *plan)
 {
-	int32_t room = s->parallelism - t->active;
+	/* With podReplacementPolicy Failed a terminating pod still holds its
+	 * place until it is terminal. */
+	int32_t held = s->replace_failed_only ? t->terminating : 0;
+	int32_t room = s->parallelism - t->active - held;
 	if (s->indexed) {
 		for (int32_t i = 0; i < s->completions && room > 0; i++) {
-			if (t->idx_done[i] || t->idx_failed[i] || t->idx_active[i])
+			if (t->idx_done[i] || t->idx_failed[i] || t->idx_active[i] ||
+			    (s->replace_failed_only && t->idx_terminating[i]))
 				continue;
 			if (t->idx_failures[i] > 0) {
 				int64_t at = t->idx_last_fail[i] + backoff_delay(o, t->idx_failures[i]);
@@ -440,7 +456,7 @@ static void plan_creates(const struct spec *s, const struct tally *t, int64_t no
 		want = t->succeeded > 0 ? 0 : s->parallelism; /* work queue mode */
 	if (want > s->parallelism)
 		want = s->parallelism;
-	want -= t->active;
+	want -= t->active + held;
 	if (want <= 0)
 		return;
 	if (t->failed > 0) {

@@ -7,7 +7,9 @@
  * backoffLimit (failed pods with restartPolicy Never, container restarts with
  * OnFailure), backoffLimitPerIndex with maxFailedIndexes, podFailurePolicy
  * (onExitCodes, onPodConditions; FailJob, FailIndex, Ignore, Count),
- * activeDeadlineSeconds and suspend. Conditions and reasons are the ones the
+ * activeDeadlineSeconds, suspend and podReplacementPolicy (Failed: a
+ * terminating pod is replaced only once terminal; the default with a
+ * podFailurePolicy). Conditions and reasons are the ones the
  * real controller writes: FailureTarget before Failed and SuccessCriteriaMet
  * before Complete (the terminal condition is added once no pod of the Job is
  * left running), with BackoffLimitExceeded, DeadlineExceeded,

@@ -27,7 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api/codec.h"
 #include "api/render.h"
 #include "api/template.h"
 #include "base/buf.h"
@@ -40,7 +39,10 @@
 #include "local/hosts.h"
 #include "local/jobctl.h"
 #include "local/gpu.h"
+#include "local/local_int.h"
 #include "local/net.h"
+#include "local/podjson.h"
+#include "local/rundir.h"
 #include "local/volumes.h"
 
 /* Retry delay after a reconcile error (the controller backs off 5 ms to
@@ -48,59 +50,9 @@
 #define LOCAL_RETRY_MS 1000
 /* Grace period left to pods after a second interrupt: none. */
 #define LOCAL_KILL_NOW_MS 0
-
-struct ljob {
-	json_t *obj;          /* batch/v1 Job with status */
-	const struct js_obsjob *rec; /* what the core reads of `obj`, decoded
-				        once per change of `obj`; NULL: stale */
-	char *name;
-	bool deleting;
-	int64_t wake_ms;      /* jobctl's next deadline, -1 none */
-	size_t n_pods;
-	struct js_pod **pods;
-	bool reported_finish;
-	bool reported_sync_error;
-};
-
-struct js_local {
-	struct js_jobset *js;
-	struct js_local_opts opts;
-	char *run_dir, *log_dir, *hosts_path;
-	struct js_pod_host host;
-	const char *sandbox_why;
-	char *path_env, *home_env, *node_name;
-
-	size_t n_jobs;
-	struct ljob *jobs;
-	json_t *history;      /* final JSON of removed Jobs */
-	bool service_exists;
-	char **pvcs;          /* claims created: a directory each under
-				 <run_dir>/volumes (issue 11) */
-	char *scratch_dir;    /* <run_dir>/.mnt, empty: mounts are built
-				 there (local/mounts.h) */
-	struct js_container *ctrt; /* container mode: the runtime and the
-				 run's network (local/container.h) */
-	size_t n_pvcs;
-	uint64_t plan_sig;    /* actions of the last plan, hashed */
-	int same_plans;       /* consecutive plans equal to it with nothing
-				 observed changing in between */
-	bool observed_change; /* pods or Jobs changed since the last plan */
-	uint64_t next_pod_id;
-	struct js_net *net;   /* the run's network (local/net.h) */
-	uint64_t rng;
-
-	int death_rd, death_wr, sig_fd, events_fd;
-	int64_t start_ms;     /* monotonic */
-	int64_t turn_ms;      /* monotonic time of the turn applying a plan */
-	int64_t requeue_ms;   /* next reconcile by time (monotonic), -1 none */
-	bool dirty;           /* something changed since the last reconcile */
-	bool resync;          /* pods changed after their Job's sync read them */
-	bool stall_pass;      /* a turn forced by the stall check is under way */
-	bool gpu_wait_reported; /* a pod waits for GPUs, and it was said */
-	bool stalled;         /* the stall check ended the run */
-	int interrupts;
-	int64_t last_view_ms;
-};
+/* The poll set starts with the signalfd and the control FIFO; the
+ * containers' output pipes follow. */
+#define LOCAL_FIXED_FDS 2
 
 /* Two clocks (issue 10): every deadline, delay and duration is measured on
  * CLOCK_MONOTONIC, which a clock step cannot move; wall time is only for
@@ -126,32 +78,6 @@ static int64_t wall_ms(void)
 static void wall_stamp(char out[21])
 {
 	js_time_format_rfc3339(wall_ms() / 1000, out);
-}
-
-static void event(struct js_local *l, const char *f, ...) JS_PRINTF(2, 3);
-static void event(struct js_local *l, const char *f, ...)
-{
-	struct js_buf b;
-	js_buf_init(&b, 0);
-	va_list ap;
-	va_start(ap, f);
-	if (js_buf_vprintf(&b, f, ap) < 0) {
-		/* only past 64 MiB */
-	}
-	va_end(ap);
-	int64_t t = wall_ms();
-	if (l->events_fd >= 0) {
-		char ts[21];
-		js_time_format_rfc3339(t / 1000, ts);
-		char *line = js_buf_format("%s %s\n", ts, js_buf_str(&b));
-		if (write(l->events_fd, line, strlen(line)) < 0) {
-			/* events.log is best effort */
-		}
-		free(line);
-	}
-	if (l->opts.on_event)
-		l->opts.on_event(l->opts.ctx, t, js_buf_str(&b));
-	js_buf_done(&b);
 }
 
 static uint64_t rnd(struct js_local *l)
@@ -203,13 +129,34 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	l->log_dir = js_buf_format("%s/logs", l->run_dir);
 	l->hosts_path = js_buf_format("%s/hosts", l->run_dir);
 	l->death_rd = l->death_wr = l->sig_fd = l->events_fd = -1;
+	l->lock_fd = l->ctl_rd = l->ctl_wr = -1;
 	l->requeue_ms = -1;
+	l->state_ms = -1;
 	l->history = json_array();
+	l->pod_history = json_array();
+	l->state_path = js_buf_format("%s/state.json", opts->run_dir);
+	js_buf_init(&l->ev_reasons, 4096);
+	js_buf_init(&l->ctl_line, JS_RUNDIR_CONTROL_MAX);
 	if (getrandom(&l->rng, sizeof(l->rng), 0) != sizeof(l->rng) || !l->rng)
 		l->rng = (uint64_t)now_ms() | 1;
-	int r = mkdir_p(l->log_dir);
+	/* The lock and the control FIFO first: from here on `jobset down` and
+	 * `jobset ps` see this run (commands wait in the FIFO until the loop
+	 * reads them). */
+	int r = js_rundir_lock(opts->run_dir, &l->lock_fd);
+	if (r >= 0)
+		r = js_rundir_control_open(opts->run_dir, &l->ctl_rd, &l->ctl_wr);
+	if (r >= 0)
+		r = mkdir_p(l->log_dir);
+	if (r >= 0 && opts->workdir != JS_LOCAL_WORKDIR_CWD) {
+		char *w = js_buf_format("%s/work", opts->run_dir);
+		r = mkdir_p(w);
+		if (opts->workdir == JS_LOCAL_WORKDIR_RUN)
+			l->workdir = w;
+		else
+			free(w);
+	}
 	if (r < 0) {
-		js_local_free(l);
+		(void)js_local_free(l);
 		return r;
 	}
 	char *ev = js_buf_format("%s/events.log", l->run_dir);
@@ -220,6 +167,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	if (!l->js->meta.namespace_)
 		l->js->meta.namespace_ = js_xstrdup("default");
 	l->start_ms = now_ms();
+	l->start_wall_ms = wall_ms();
 	if (!l->js->meta.creation_timestamp) {
 		char ts[21];
 		wall_stamp(ts);
@@ -232,6 +180,8 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	if (gethostname(hn, sizeof(hn) - 1) < 0)
 		snprintf(hn, sizeof(hn), "localhost");
 	l->node_name = js_xstrdup(hn);
+	l->state_dirty = true;
+	js__report_state(l, now_ms(), NULL);
 	*ret_local = l;
 	return 0;
 }
@@ -247,10 +197,26 @@ static void ljob_free_pods(struct js_local *l, struct ljob *j)
 	j->n_pods = 0;
 }
 
-struct js_local *js_local_free(struct js_local *l)
+static int run_loop(struct js_local *l, enum js_local_result *ret_result);
+
+int js_local_run(struct js_local *l, enum js_local_result *ret_result)
+{
+	/* Lifecycle contract (issue 10): a callback of this run (on_event,
+	 * on_view, on_line) must not start it again or free it. */
+	if (l->running)
+		return -EBUSY;
+	l->running = true;
+	int r = run_loop(l, ret_result);
+	l->running = false;
+	return r;
+}
+
+int js_local_free(struct js_local *l)
 {
 	if (!l)
-		return NULL;
+		return 0;
+	if (l->running)
+		return -EBUSY; /* inside js_local_run: its loop still uses all of it */
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		ljob_free_pods(l, &l->jobs[i]);
 		js_job_unref(l->jobs[i].rec);
@@ -265,6 +231,19 @@ struct js_local *js_local_free(struct js_local *l)
 	l->ctrt = js_container_free(l->ctrt); /* after the pods: removes what is left */
 	l->net = js_net_free(l->net); /* after the pods: they hold its namespaces */
 	json_decref(l->history);
+	json_decref(l->pod_history);
+	json_decref(l->results);
+	free(l->workdir);
+	free(l->state_path);
+	free(l->ev_message);
+	js_buf_done(&l->ev_reasons);
+	js_buf_done(&l->ctl_line);
+	if (l->ctl_rd >= 0)
+		close(l->ctl_rd);
+	if (l->ctl_wr >= 0)
+		close(l->ctl_wr);
+	if (l->lock_fd >= 0)
+		close(l->lock_fd);
 	js_jobset_free(l->js);
 	free(l->run_dir);
 	free(l->log_dir);
@@ -275,7 +254,7 @@ struct js_local *js_local_free(struct js_local *l)
 	if (l->events_fd >= 0)
 		close(l->events_fd);
 	free(l);
-	return NULL;
+	return 0;
 }
 
 /* ---- pods of a Job ---- */
@@ -306,14 +285,27 @@ static bool pod_ordinal(const struct js_local *l, const json_t *job, int32_t ind
 	return false;
 }
 
-/** The event of a pod that reached Succeeded or Failed. */
-static void pod_finished_event(struct js_local *l, const struct js_pod *p, enum js_jobctl_phase before)
+/* A pod's own events (a container restart), from local/pod.h. */
+static void on_pod_note(void *ctx, const struct js_pod *pod, const char *type, const char *reason,
+			const char *message)
 {
-	enum js_jobctl_phase ph = js_pod_phase(p);
-	if (before == ph || ph < JS_JOBCTL_SUCCEEDED)
-		return;
-	event(l, "%s pod/%s %s", ph == JS_JOBCTL_SUCCEEDED ? "Normal" : "Warning", js_pod_name(p),
-	      ph == JS_JOBCTL_SUCCEEDED ? "Succeeded" : "Failed");
+	js__report_event(ctx, type, reason, "pod", js_pod_name(pod), "%s", message);
+}
+
+/** The pod's default working directory (docs/local.md): the run's shared
+ * work/, a directory per hostname under it (kept across restarts, as the
+ * hostname is), or NULL for the runner's own. Caller frees. */
+static char *pod_workdir(const struct js_local *l, const char *hostname)
+{
+	if (l->opts.workdir == JS_LOCAL_WORKDIR_CWD)
+		return NULL;
+	if (l->opts.workdir == JS_LOCAL_WORKDIR_RUN)
+		return js_xstrdup(l->workdir);
+	char *d = js_buf_format("%s/work/%s", l->run_dir, hostname);
+	if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+		/* the container's chdir reports it as a start error */
+	}
+	return d;
 }
 
 /** Create a pod of Job `j`. Returns false when its template cannot be run
@@ -335,9 +327,10 @@ static bool take_gpus(struct js_local *l, struct ljob *j, int32_t index, uint64_
 		return true;
 	}
 	if (!l->gpu_wait_reported)
-		event(l, "Warning FailedScheduling job/%s: pod %d needs %lld GPUs (%s) and %zu are free; waiting for "
-			 "pods being stopped to give theirs back",
-		      j->name, index, (long long)n, JS_GPU_RESOURCE, js_gpu_free_count(l->opts.gpus));
+		js__report_event(l, "Warning", "FailedScheduling", "job", j->name,
+				 "pod %d needs %lld GPUs (%s) and %zu are free; waiting for pods being stopped to give "
+				 "theirs back",
+				 index, (long long)n, JS_GPU_RESOURCE, js_gpu_free_count(l->opts.gpus));
 	l->gpu_wait_reported = true;
 	return false;
 }
@@ -359,7 +352,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	struct js_net_pod *net = NULL;
 	int nr = js_net_pod_new(l->net, pod_ordinal(l, j->obj, index, &ord) ? (int64_t)ord : -1, &net);
 	if (nr < 0) {
-		event(l, "Warning FailedCreate job/%s: no network for pod %s: %s", j->name, name, js_strerror(nr));
+		js__report_event(l, "Warning", "FailedCreate", "job", j->name, "no network for pod %s: %s", name, js_strerror(nr));
 		js_gpu_put(l->opts.gpus, id);
 		free(hostname);
 		free(name);
@@ -405,17 +398,20 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		.job_name = j->name, .index = index, .hostname = hostname, .subdomain = subdomain, .ip = ip,
 		.hosts_file = hosts, .net = net, .tmpl = tmpl, .gpus = gpus,
 	};
+	char *workdir = pod_workdir(l, hostname);
+	init.job_uid = job_uid;
+	init.workdir = workdir;
 	struct js_pod *pod = NULL;
 	char *err = NULL;
 	bool created = false;
 	if (js_pod_new(&init, &l->host, &pod, &err) < 0) {
-		event(l, "Warning FailedCreate job/%s: %s", j->name, err);
+		js__report_event(l, "Warning", "FailedCreate", "job", j->name, "%s", err);
 		js_gpu_put(l->opts.gpus, id);
 		free(err);
 	} else {
 		j->pods = js_xrealloc(j->pods, (j->n_pods + 1) * sizeof(*j->pods));
 		j->pods[j->n_pods++] = pod;
-		event(l, "Normal Started pod/%s (%s, %s)", name, hostname, ip);
+		js__report_event(l, "Normal", "Started", "pod", name, "hostname %s, IP %s", hostname, ip);
 		/* Step until the pod settles: a container that cannot start fails the
 		 * pod now, with no child exit or timer left to wake the loop. The
 		 * bound is the pod's few phase transitions. The caller syncs the Job
@@ -423,12 +419,11 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		enum js_jobctl_phase before = js_pod_phase(pod);
 		for (int k = 0; k < 8 && js_pod_step(pod, &l->host, t); k++)
 			l->dirty = true;
-		if (js_pod_start_error(pod))
-			event(l, "Warning Failed pod/%s: %s", name, js_pod_start_error(pod));
-		pod_finished_event(l, pod, before);
+		js__report_pod_finished(l, pod, before); /* a start error says why */
 		created = true;
 	}
 	free(uid);
+	free(workdir);
 	free(own_hosts);
 	json_decref(tmpl);
 	free(hostname);
@@ -444,36 +439,52 @@ static void stale(struct ljob *j)
 	j->rec = NULL;
 }
 
+/** Run the Job controller over `j` and its pods as they are now; the plan
+ * is the caller's to act on (or not). `gone_if_deleted` leaves out the pods
+ * the runner deleted, as pods deleted with their JobSet are gone on a
+ * cluster (whatever their exit). Returns what js_jobctl_sync returns. */
+static int jobctl_pass(struct js_local *l, struct ljob *j, int64_t t, bool gone_if_deleted,
+		       struct js_jobctl_plan *ret_plan)
+{
+	size_t n = 0, n_exits = 0;
+	for (size_t i = 0; i < j->n_pods; i++)
+		n_exits += js_pod_n_containers(j->pods[i]);
+	struct js_jobctl_pod *obs = js_xcalloc(j->n_pods + 1, sizeof(*obs));
+	struct js_jobctl_exit *exits = js_xcalloc(n_exits + 1, sizeof(*exits));
+	size_t off = 0;
+	for (size_t i = 0; i < j->n_pods; i++) {
+		struct js_pod_info in;
+		js_pod_info(j->pods[i], &in);
+		if (gone_if_deleted && in.stop == JS_POD_STOP_RUNNER)
+			continue;
+		js_pod_observe(j->pods[i], exits + off, &obs[n++]);
+		off += js_pod_n_containers(j->pods[i]);
+	}
+	struct js_jobctl_opts o = {.backoff_base_ms = l->opts.backoff_base_ms,
+				   .backoff_max_ms = l->opts.backoff_base_ms * 36};
+	struct js_jobctl_now now = {.mono_ms = t, .wall_ms = wall_ms()};
+	int r = js_jobctl_sync(j->obj, obs, n, &now, &o, ret_plan);
+	free(obs);
+	free(exits);
+	return r;
+}
+
 /** Sync one Job with its pods. Returns true when its status changed. */
 static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 {
 	if (j->deleting)
 		return false;
-	size_t n = j->n_pods, n_exits = 0;
-	for (size_t i = 0; i < n; i++)
-		n_exits += js_pod_n_containers(j->pods[i]);
-	struct js_jobctl_pod *obs = js_xcalloc(n + 1, sizeof(*obs));
-	struct js_jobctl_exit *exits = js_xcalloc(n_exits + 1, sizeof(*exits));
-	size_t off = 0;
-	for (size_t i = 0; i < n; i++) {
-		js_pod_observe(j->pods[i], exits + off, &obs[i]);
-		off += js_pod_n_containers(j->pods[i]);
-	}
-	struct js_jobctl_opts o = {.backoff_base_ms = l->opts.backoff_base_ms,
-				   .backoff_max_ms = l->opts.backoff_base_ms * 36};
 	struct js_jobctl_plan plan;
 	bool changed = false;
-	struct js_jobctl_now now = {.mono_ms = t, .wall_ms = wall_ms()};
-	int r = js_jobctl_sync(j->obj, obs, n, &now, &o, &plan);
-	free(obs);
-	free(exits);
+	int r = jobctl_pass(l, j, t, false, &plan);
 	if (r < 0) {
 		/* Validation keeps such Jobs out, so this is a bug worth seeing; the
 		 * Job gets no pods, and the loop's stall check ends the run. */
 		if (!j->reported_sync_error)
-			event(l, "Warning FailedSync job/%s: the local Job controller cannot run this Job: %s "
-				 "(an Indexed Job needs completions in 0..100000 and parallelism >= 0)",
-			      j->name, js_strerror(r));
+			js__report_event(l, "Warning", "FailedSync", "job", j->name,
+			      "the local Job controller cannot run this Job: %s (an Indexed Job needs completions in "
+			      "0..100000 and parallelism >= 0)",
+			      js_strerror(r));
 		j->reported_sync_error = true;
 		j->wake_ms = -1;
 		return false;
@@ -482,7 +493,7 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 	for (size_t i = 0; i < plan.n_delete; i++) {
 		for (size_t k = 0; k < j->n_pods; k++) {
 			if (js_pod_id(j->pods[k]) == plan.delete_ids[i])
-				js_pod_delete(j->pods[k], &l->host, t, true);
+				js_pod_delete(j->pods[k], &l->host, t, JS_POD_STOP_JOB_CONTROLLER);
 		}
 	}
 	size_t created = 0;
@@ -500,15 +511,7 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 	if (created || plan.n_delete)
 		l->resync = true;
 	j->wake_ms = plan.wake_ms;
-	if (plan.finished && !j->reported_finish) {
-		j->reported_finish = true;
-		const json_t *c = js_jobctl_condition(j->obj, "Complete");
-		if (!c)
-			c = js_jobctl_condition(j->obj, "Failed");
-		event(l, "%s %s job/%s: %s", js_jobctl_condition(j->obj, "Failed") ? "Warning" : "Normal",
-		      js_json_str(c, "reason") ? js_json_str(c, "reason") : "", j->name,
-		      js_json_str(c, "message") ? js_json_str(c, "message") : "");
-	}
+	js__report_job_outcome(l, j);
 	js_jobctl_plan_done(&plan);
 	return changed;
 }
@@ -541,8 +544,10 @@ static bool collect_jobs(struct js_local *l)
 			i++;
 			continue;
 		}
-		event(l, "Normal Deleted job/%s", j->name);
+		js__report_event(l, "Normal", "Deleted", "job", j->name, "%s", "");
 		json_array_append_new(l->history, j->obj);
+		for (size_t k = 0; k < j->n_pods; k++)
+			json_array_append_new(l->pod_history, js_podjson_pod(j->pods[k], true));
 		js_job_unref(j->rec);
 		ljob_free_pods(l, j);
 		free(j->name);
@@ -565,7 +570,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 	json_object_set_new(js_json_path_make(j->obj, "metadata"), "deletionTimestamp", json_string(ts));
 	stale(j);
 	for (size_t i = 0; i < j->n_pods; i++)
-		js_pod_delete(j->pods[i], &l->host, t, false);
+		js_pod_delete(j->pods[i], &l->host, t, JS_POD_STOP_JOB_DELETED);
 }
 
 /* ---- applying the core's plan: this runtime as a body of core/exec.h ---- */
@@ -577,9 +582,8 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 	for (size_t i = 0; i < n; i++) {
 		const char *name = acts[i].name;
 		if (find_job(l, name)) {
-			event(l, "Warning JobCreationFailed job \"%s\" creation failed with error: jobs.batch \"%s\" "
-				 "already exists",
-			      name, name);
+			js__report_event(l, "Warning", "JobCreationFailed", "jobset", js_jobset_name(l->js),
+			      "job \"%s\" creation failed with error: jobs.batch \"%s\" already exists", name, name);
 			first = first ? first : JS_EEXISTS;
 			continue;
 		}
@@ -595,7 +599,7 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 		l->jobs = js_xrealloc(l->jobs, (l->n_jobs + 1) * sizeof(*l->jobs));
 		l->jobs[l->n_jobs++] = (struct ljob){.obj = obj, .name = js_xstrdup(name), .wake_ms = -1};
 		l->dirty = true;
-		event(l, "Normal Created job/%s", name);
+		js__report_event(l, "Normal", "Created", "job", name, "%s", "");
 	}
 	return first;
 }
@@ -631,11 +635,12 @@ static int local_apply_other(void *self, const struct js_action *a)
 	if (a->kind == JS_ACTION_CREATE_SERVICE) {
 		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net));
 		if (r < 0) {
-			event(l, "Warning HeadlessServiceCreationFailed %s: %s", l->hosts_path, js_strerror(r));
+			js__report_event(l, "Warning", "HeadlessServiceCreationFailed", "jobset", js_jobset_name(l->js), "%s: %s",
+			      l->hosts_path, js_strerror(r));
 			return r;
 		}
 		l->service_exists = true;
-		event(l, "Normal Created service/%s (hosts entries in %s)", a->name, l->hosts_path);
+		js__report_event(l, "Normal", "Created", "service", a->name, "hosts entries in %s", l->hosts_path);
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		/* A claim is a directory of the run. It must be recorded as
 		 * existing: the core asks for every claim it does not see, and
@@ -643,14 +648,14 @@ static int local_apply_other(void *self, const struct js_action *a)
 		char *dir = js_buf_format("%s/volumes/%s", l->run_dir, a->name);
 		int r = mkdir_p(dir);
 		if (r < 0) {
-			event(l, "Warning PVCCreationFailed persistentvolumeclaim/%s: %s: %s", a->name, dir,
-			      js_strerror(r));
+			js__report_event(l, "Warning", "PVCCreationFailed", "jobset", js_jobset_name(l->js),
+			      "persistentvolumeclaim %s: %s: %s", a->name, dir, js_strerror(r));
 			free(dir);
 			return r;
 		}
 		l->pvcs = js_xrealloc(l->pvcs, (l->n_pvcs + 1) * sizeof(*l->pvcs));
 		l->pvcs[l->n_pvcs++] = js_xstrdup(a->name);
-		event(l, "Normal Created persistentvolumeclaim/%s (directory %s)", a->name, dir);
+		js__report_event(l, "Normal", "Created", "persistentvolumeclaim", a->name, "directory %s", dir);
 		free(dir);
 	}
 	/* DeleteJobSet (TTL after finished): the run is over anyway. */
@@ -667,10 +672,32 @@ static int local_write_status(void *self, const struct js_plan *plan)
 	return 0;
 }
 
+/* Events of one plan with the same type and message are one event (the
+ * core emits a condition's event and an action's event with one message:
+ * "DefaultFailurePolicy" and "RestartJobSetFailurePolicyAction"; upstream
+ * does the same), so each is held until the next differs or the plan ends. */
+static void flush_jobset_event(struct js_local *l)
+{
+	if (!l->ev_reasons.len)
+		return;
+	js__report_event(l, l->ev_type, js_buf_str(&l->ev_reasons), "jobset", js_jobset_name(l->js), "%s", l->ev_message);
+	js_buf_clear(&l->ev_reasons);
+	free(l->ev_message);
+	l->ev_message = NULL;
+}
+
 static void local_emit_event(void *self, const struct js_event *e)
 {
 	struct js_local *l = self;
-	event(l, "%s %s jobset/%s: %s", e->type, e->reason, js_jobset_name(l->js), e->message);
+	if (l->ev_reasons.len && (strcmp(l->ev_type, e->type) != 0 || strcmp(l->ev_message, e->message) != 0))
+		flush_jobset_event(l);
+	if (!l->ev_reasons.len) {
+		l->ev_type = e->type; /* static */
+		l->ev_message = js_xstrdup(e->message);
+	}
+	if (js_buf_printf(&l->ev_reasons, "%s%s", l->ev_reasons.len ? "," : "", e->reason) < 0) {
+		/* a reason list past 4 KiB: the rest is dropped */
+	}
 }
 
 static void local_requeue_after(void *self, int64_t seconds)
@@ -736,16 +763,18 @@ static bool repeated_plan(struct js_local *l, const struct js_plan *plan)
 	if (l->same_plans < LOCAL_MAX_SAME_PLANS)
 		return false;
 	const struct js_action *a = &plan->actions[0];
-	event(l, "Warning RuntimeBug jobset/%s: the same %zu action(s) (first: %s %s) were planned %d times in a "
-		 "row with nothing observed changing in between; this is a bug of the local runtime, not of the "
-		 "JobSet, so the run stops instead of repeating them",
-	      js_jobset_name(l->js), plan->n_actions, js_reconcile_action_kind_name(a->kind), a->name,
-	      l->same_plans + 1);
+	js__report_event(l, "Warning", "RuntimeBug", "jobset", js_jobset_name(l->js),
+	      "the same %zu action(s) (first: %s %s) were planned %d times in a row with nothing observed changing "
+	      "in between; this is a bug of the local runtime, not of the JobSet, so the run stops instead of "
+	      "repeating them",
+	      plan->n_actions, js_reconcile_action_kind_name(a->kind), a->name, l->same_plans + 1);
 	l->stalled = true;
 	return true;
 }
 
-static void reconcile(struct js_local *l, int64_t t)
+/** One pass of the core over what is observed now. Returns what
+ * js_reconcile_run returns. */
+static int plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_err)
 {
 	const struct js_obsjob **obs = js_xcalloc(l->n_jobs + 1, sizeof(*obs));
 	size_t n = 0;
@@ -775,14 +804,20 @@ static void reconcile(struct js_local *l, int64_t t)
 		.n_pods = np, .gates = l->opts.gates, .now = wall_ms() / 1000,
 		.pvcs = (const char *const *)l->pvcs, .n_pvcs = l->n_pvcs,
 	};
-	struct js_plan *plan = NULL;
-	char *err = NULL;
-	int r = js_reconcile_run(&in, &plan, &err);
+	int r = js_reconcile_run(&in, ret_plan, ret_err);
 	free(obs);
 	free(pods);
+	return r;
+}
+
+static void reconcile(struct js_local *l, int64_t t)
+{
+	struct js_plan *plan = NULL;
+	char *err = NULL;
+	int r = plan_now(l, &plan, &err);
 	l->dirty = false;
 	if (r < 0) {
-		event(l, "Warning ReconcileError %s", err ? err : js_strerror(r));
+		js__report_event(l, "Warning", "ReconcileError", "jobset", js_jobset_name(l->js), "%s", err ? err : js_strerror(r));
 		free(err);
 		l->requeue_ms = t + LOCAL_RETRY_MS;
 		return;
@@ -794,6 +829,7 @@ static void reconcile(struct js_local *l, int64_t t)
 	l->turn_ms = t;
 	l->requeue_ms = -1;
 	r = js_exec_apply(&local_ops, l, plan, NULL);
+	flush_jobset_event(l);
 	if (r < 0) {
 		/* SPEC §11.2: stopped, nothing written; retry with backoff. */
 		l->requeue_ms = t + LOCAL_RETRY_MS;
@@ -864,9 +900,19 @@ static void view(struct js_local *l, int64_t t, bool force)
 		const struct ljob *j = &l->jobs[i];
 		const char *rn = js_json_str(js_json_path(j->obj, "metadata.labels"), JS_LABEL_RJOB_NAME);
 		int ri = rn ? js_jobset_find_rjob(l->js, rn) : -1;
-		if (ri < 0 || j->deleting)
+		if (ri < 0)
 			continue;
 		struct js_local_rjob_view *v = &rv[ri];
+		/* Pods still stopping, of a deleted Job (an older attempt) too:
+		 * without them a restarting JobSet looks hung. */
+		for (size_t k = 0; k < j->n_pods; k++) {
+			struct js_pod_info in;
+			js_pod_info(j->pods[k], &in);
+			v->pods_terminating += in.stopping && !js_pod_gone(j->pods[k]) &&
+					       js_pod_phase(j->pods[k]) <= JS_JOBCTL_RUNNING;
+		}
+		if (j->deleting)
+			continue;
 		if (js_jobctl_condition(j->obj, "Complete"))
 			v->jobs_succeeded++;
 		else if (js_jobctl_condition(j->obj, "Failed"))
@@ -876,19 +922,16 @@ static void view(struct js_local *l, int64_t t, bool force)
 		for (size_t k = 0; k < j->n_pods; k++) {
 			const struct js_pod *p = j->pods[k];
 			enum js_jobctl_phase ph = js_pod_phase(p);
-			v->pods_active += ph <= JS_JOBCTL_RUNNING;
+			struct js_pod_info in;
+			js_pod_info(p, &in);
+			v->pods_active += ph <= JS_JOBCTL_RUNNING && !in.stopping;
 			v->pods_ready += js_pod_ready(p);
 			v->pods_succeeded += ph == JS_JOBCTL_SUCCEEDED;
 			v->pods_failed += ph == JS_JOBCTL_FAILED;
 			v->restarts += js_pod_restarts(p);
 		}
 	}
-	const char *state = l->interrupts ? "Stopping"
-			    : js_jobset_condition_true(l->js, "Completed") ? "Completed"
-			    : js_jobset_condition_true(l->js, "Failed")    ? "Failed"
-			    : l->n_jobs ? "Running"
-					: "Starting";
-	struct js_local_view v = {.elapsed_ms = t - l->start_ms, .restarts = l->js->status.restarts, .state = state,
+	struct js_local_view v = {.elapsed_ms = t - l->start_ms, .restarts = l->js->status.restarts, .state = js__report_run_state(l),
 				  .n_rjobs = nr, .rjobs = rv};
 	l->opts.on_view(l->opts.ctx, &v);
 	free(rv);
@@ -928,8 +971,8 @@ static int setup_volumes(struct js_local *l)
 		char *dir = js_buf_format("%s/volumes/%s", l->run_dir, js_objects_claim(l->opts.objects, i));
 		r = mkdir_p(dir);
 		if (r == 0)
-			event(l, "Normal Created persistentvolumeclaim/%s (directory %s)",
-			      js_objects_claim(l->opts.objects, i), dir);
+			js__report_event(l, "Normal", "Created", "persistentvolumeclaim",
+					 js_objects_claim(l->opts.objects, i), "directory %s", dir);
 		free(dir);
 		if (r < 0)
 			return r;
@@ -943,11 +986,67 @@ static void retain_volumes(struct js_local *l)
 	char *err = NULL;
 	size_t n = js_volumes_retain(l->js, l->run_dir, (const char *const *)l->pvcs, l->n_pvcs, &err);
 	if (n)
-		event(l, "Normal Deleted %zu persistentvolumeclaim(s) of jobset/%s (retentionPolicy.whenDeleted: Delete)",
-		      n, js_jobset_name(l->js));
+		js__report_event(l, "Normal", "DeletedClaims", "jobset", js_jobset_name(l->js),
+				 "%zu persistentvolumeclaim(s) removed (retentionPolicy.whenDeleted: Delete)", n);
 	if (err)
-		event(l, "Warning FailedDelete persistentvolumeclaim: %s", err);
+		js__report_event(l, "Warning", "FailedDelete", "jobset", js_jobset_name(l->js), "%s", err);
 	free(err);
+}
+
+/**
+ * After an interrupt every pod is gone, but the Jobs' counters and the
+ * JobSet's replicatedJobsStatus still describe the moment before it. Make
+ * them true - the Job controller counts the pods once more (its plan is
+ * dropped: nothing is created), the core recomputes replicatedJobsStatus
+ * (its plan's actions are not taken) - and say what happened in the
+ * condition Interrupted (local runtime only, docs/local.md).
+ */
+static void finish_interrupted(struct js_local *l)
+{
+	int64_t t = now_ms();
+	size_t stopped = 0;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		struct ljob *j = &l->jobs[i];
+		for (size_t k = 0; k < j->n_pods; k++) {
+			struct js_pod_info in;
+			js_pod_info(j->pods[k], &in);
+			stopped += in.stop == JS_POD_STOP_RUNNER;
+		}
+		struct js_jobctl_plan plan;
+		if (j->deleting || jobctl_pass(l, j, t, true, &plan) < 0)
+			continue;
+		if (plan.status_changed)
+			stale(j);
+		js_jobctl_plan_done(&plan);
+	}
+	struct js_plan *plan = NULL;
+	char *err = NULL;
+	if (plan_now(l, &plan, &err) == 0 && plan->jobset) {
+		struct js_status *mine = &l->js->status, *fresh = &plan->jobset->status;
+		struct js_rjob_status *v = mine->replicated_jobs_status;
+		size_t n = mine->n_replicated_jobs_status;
+		mine->replicated_jobs_status = fresh->replicated_jobs_status;
+		mine->n_replicated_jobs_status = fresh->n_replicated_jobs_status;
+		mine->has_replicated_jobs_status = fresh->has_replicated_jobs_status;
+		fresh->replicated_jobs_status = v; /* freed with the plan */
+		fresh->n_replicated_jobs_status = n;
+	}
+	js_reconcile_plan_free(plan);
+	free(err);
+	char ts[21];
+	wall_stamp(ts);
+	struct js_status *st = &l->js->status;
+	st->conditions = js_xrealloc(st->conditions, (st->n_conditions + 1) * sizeof(*st->conditions));
+	st->conditions[st->n_conditions++] = (struct js_condition){
+		.type = js_xstrdup(JS_LOCAL_COND_INTERRUPTED), .status = js_xstrdup("True"),
+		.reason = js_xstrdup("RunInterrupted"),
+		.message = js_buf_format("the run was stopped by %s after %.1f s; %zu running pods were deleted",
+					 l->interrupt_why ? l->interrupt_why : "a signal",
+					 (double)(t - l->start_ms) / 1000.0, stopped),
+		.last_transition_time = js_xstrdup(ts),
+	};
+	st->has_conditions = true;
+	l->js->has_status = true;
 }
 
 static int setup(struct js_local *l, sigset_t *ret_old)
@@ -959,7 +1058,7 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	if (l->opts.runtime != JS_CONTAINER_PROCESS) {
 		char *cerr = NULL;
 		if (js_container_new(l->opts.runtime, &l->ctrt, &cerr) < 0) {
-			event(l, "Warning FailedCreate network: %s", cerr);
+			js__report_event(l, "Warning", "FailedCreate", "jobset", js_jobset_name(l->js), "network: %s", cerr);
 			free(cerr);
 			return JS_EINVALID;
 		}
@@ -996,6 +1095,11 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
 		.run_dir = l->run_dir, .objects = l->opts.objects, .scratch_dir = l->scratch_dir, .ctrt = l->ctrt,
 	};
+	l->host.on_note = on_pod_note;
+	l->host.note_ctx = l;
+	l->host.log_max_bytes = l->opts.log_max_bytes;
+	l->host.log_max_files = l->opts.log_max_files;
+	l->host.hosts_env = l->hosts_path;
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -1010,6 +1114,25 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	return 0;
 }
 
+/** Stop the run: SIGINT, SIGTERM, SIGHUP or `jobset down` (`why`,
+ * static). The first time every pod gets its grace period, the second
+ * time none. */
+static void interrupt(struct js_local *l, int64_t t, const char *why)
+{
+	l->interrupts++;
+	if (l->interrupts == 1) {
+		l->interrupt_why = why;
+		js__report_event(l, "Normal", "Interrupted", "jobset", js_jobset_name(l->js),
+		      "%s: stopping every pod within its grace period", why);
+		stop_all(l, t, INT64_MAX / 4);
+	} else {
+		js__report_event(l, "Warning", "Interrupted", "jobset", js_jobset_name(l->js), "%s again: killing every pod now",
+		      why);
+		stop_all(l, t, LOCAL_KILL_NOW_MS);
+	}
+	l->dirty = true;
+}
+
 static void handle_signals(struct js_local *l, int64_t t)
 {
 	struct signalfd_siginfo si;
@@ -1018,22 +1141,62 @@ static void handle_signals(struct js_local *l, int64_t t)
 			reap(l, t);
 			continue;
 		}
-		l->interrupts++;
-		if (l->interrupts == 1) {
-			event(l, "Normal Interrupted: stopping every pod within its grace period");
-			stop_all(l, t, INT64_MAX / 4);
-		} else {
-			event(l, "Warning Interrupted again: killing every pod now");
-			stop_all(l, t, LOCAL_KILL_NOW_MS);
-		}
-		l->dirty = true;
+		interrupt(l, t, si.ssi_signo == SIGINT ? "SIGINT" : si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGHUP");
 	}
 	reap(l, t);
 }
 
+/* The DisruptionTarget an eviction sets, as the Eviction API writes it. */
+#define EVICTION_REASON "EvictionByEvictionAPI"
+#define EVICTION_MESSAGE "Eviction API: evicting"
+
+/** `jobset evict POD`: what the Eviction API does to a running pod. */
+static void evict(struct js_local *l, int64_t t, const char *name)
+{
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		for (size_t k = 0; !l->jobs[i].deleting && k < l->jobs[i].n_pods; k++) {
+			struct js_pod *p = l->jobs[i].pods[k];
+			if (strcmp(js_pod_name(p), name) != 0)
+				continue;
+			if (js_pod_evict(p, &l->host, t, wall_ms(), EVICTION_REASON, EVICTION_MESSAGE) < 0)
+				break;
+			js__report_event(l, "Warning", "Evicted", "pod", name,
+			      "evicted by jobset evict: DisruptionTarget=True (%s), stopping within its grace period",
+			      EVICTION_REASON);
+			l->dirty = true;
+			return;
+		}
+	}
+	js__report_event(l, "Warning", "EvictionFailed", "pod", name, "no running pod of that name (finished, stopping, or "
+	      "never created)");
+}
+
+/** Run the complete command lines on the control FIFO (local/rundir.h). */
+static void handle_control(struct js_local *l, int64_t t)
+{
+	char buf[JS_RUNDIR_CONTROL_MAX];
+	ssize_t n;
+	while ((n = read(l->ctl_rd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				/* Longer than any command: dropped as a whole. */
+				if (js_buf_add(&l->ctl_line, buf + i, 1) < 0)
+					js_buf_clear(&l->ctl_line);
+				continue;
+			}
+			const char *line = js_buf_str(&l->ctl_line);
+			if (strcmp(line, "down") == 0)
+				interrupt(l, t, "jobset down");
+			else if (strncmp(line, "evict ", 6) == 0 && !l->interrupts)
+				evict(l, t, line + 6);
+			js_buf_clear(&l->ctl_line);
+		}
+	}
+}
+
 static void pump(struct js_local *l, struct pollfd *fds, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
+	for (size_t i = LOCAL_FIXED_FDS; i < n; i++) {
 		if (!fds[i].revents)
 			continue;
 		for (size_t j = 0; j < l->n_jobs; j++) {
@@ -1046,27 +1209,9 @@ static void pump(struct js_local *l, struct pollfd *fds, size_t n)
 	}
 }
 
-static int write_results(struct js_local *l)
-{
-	json_t *jobs = json_deep_copy(l->history);
-	for (size_t i = 0; i < l->n_jobs; i++)
-		json_array_append(jobs, l->jobs[i].obj);
-	static const char *const names[] = {"jobset.json", "jobs.json"};
-	json_t *docs[] = {js_codec_encode_jobset(l->js), jobs};
-	int r = 0;
-	for (size_t i = 0; i < 2; i++) {
-		char *path = js_buf_format("%s/%s", l->run_dir, names[i]);
-		if (json_dump_file(docs[i], path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 && !r)
-			r = -EIO;
-		free(path);
-		json_decref(docs[i]);
-	}
-	return r;
-}
-
 static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap)
 {
-	size_t need = 1;
+	size_t need = LOCAL_FIXED_FDS;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
 			need += js_pod_n_fds(l->jobs[i].pods[k]);
@@ -1076,7 +1221,8 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 		*fds = js_xrealloc(*fds, *cap * sizeof(**fds));
 	}
 	(*fds)[0] = (struct pollfd){.fd = l->sig_fd, .events = POLLIN};
-	size_t n = 1;
+	(*fds)[1] = (struct pollfd){.fd = l->ctl_rd, .events = POLLIN}; /* -1: ignored */
+	size_t n = LOCAL_FIXED_FDS;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
 			n += js_pod_fill_pollfds(l->jobs[i].pods[k], *fds + n);
@@ -1097,12 +1243,12 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
  */
 static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 {
-	bool can_wake = wake_ms >= 0 || n_fds > 1 || l->resync || !all_gone(l);
+	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l);
 	if (can_wake || l->interrupts) {
 		if (l->stall_pass)
-			event(l, "Warning Stalled jobset/%s: the runner had nothing left to wake it, and syncing again "
-				 "found work: an internal error of the local runtime, recovered",
-			      js_jobset_name(l->js));
+			js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
+			      "the runner had nothing left to wake it, and syncing again found work: an internal error of "
+			      "the local runtime, recovered");
 		l->stall_pass = false;
 		return false;
 	}
@@ -1118,30 +1264,35 @@ static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 		jobs += !l->jobs[i].deleting;
 		pods += l->jobs[i].n_pods;
 	}
-	event(l, "Warning Stalled jobset/%s: nothing is running or scheduled (%zu Jobs, %zu pods, no timer) and "
-		 "the JobSet is neither Completed nor Failed, even after syncing again; nothing can change that "
-		 "in a local run, so it ends as Failed",
-	      js_jobset_name(l->js), jobs, pods);
+	js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
+	      "nothing is running or scheduled (%zu Jobs, %zu pods, no timer) and the JobSet is neither Completed nor "
+	      "Failed, even after syncing again; nothing can change that in a local run, so it ends as Failed",
+	      jobs, pods);
 	return false;
 }
 
-int js_local_run(struct js_local *l, enum js_local_result *ret_result)
+static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 {
 	sigset_t old;
 	int r = setup(l, &old);
 	if (r < 0)
 		return r;
 	if (l->sandbox_why)
-		event(l, "Warning Degraded: Linux namespaces are not available (%s): pods share this machine's "
-			 "hostname and /etc/hosts; pod names resolve only through $JOBSET_HOSTS_FILE",
+		js__report_event(l, "Warning", "Degraded", "jobset", js_jobset_name(l->js),
+		      "Linux namespaces are not available (%s): pods share this machine's hostname and /etc/hosts; pod "
+		      "names resolve only through the hosts file named by $JOBSET_HOSTS_FILE in every pod",
 		      l->sandbox_why);
 	else if (l->ctrt)
-		event(l, "Normal Runtime: pods are %s pods of containers of their images",
-		      js_container_runtime_to_string(l->opts.runtime));
+		js__report_event(l, "Normal", "Runtime", "jobset", js_jobset_name(l->js),
+				 "pods are %s pods of containers of their images",
+				 js_container_runtime_to_string(l->opts.runtime));
 	else
-		event(l, "Normal Sandbox: pods run in their own %s (hostname, /etc/hosts, PID)",
-		      js_sandbox_mode_name(l->host.mode));
-	event(l, "%s", js_net_describe(l->net));
+		js__report_event(l, "Normal", "Sandbox", "jobset", js_jobset_name(l->js),
+		      "pods run in their own %s (hostname, /etc/hosts, PID)", js_sandbox_mode_name(l->host.mode));
+	if (js_net_why(l->net))
+		js__report_event(l, "Warning", "DegradedNetwork", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
+	else
+		js__report_event(l, "Normal", "Network", "jobset", js_jobset_name(l->js), "%s", js_net_describe(l->net));
 	setenv("JOBSET_HOSTS_FILE", l->hosts_path, 1);
 	struct pollfd *fds = NULL;
 	size_t cap = 0;
@@ -1155,7 +1306,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 				enum js_jobctl_phase before = js_pod_phase(p);
 				if (js_pod_step(p, &l->host, t))
 					changed = true;
-				pod_finished_event(l, p, before);
+				js__report_pod_finished(l, p, before);
 				/* Its GPUs go back once it is terminal and gone; a pod
 				 * waiting for them is created by the sync below. */
 				if (js_pod_phase(p) >= JS_JOBCTL_SUCCEEDED && js_pod_gone(p))
@@ -1170,6 +1321,7 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 		changed |= collect_jobs(l);
 		l->dirty |= changed;
 		l->observed_change |= changed;
+		l->state_dirty |= changed;
 		if (!l->interrupts && (l->dirty || (l->requeue_ms >= 0 && t >= l->requeue_ms))) {
 			reconcile(l, t);
 			if (l->stalled && !l->interrupts) {
@@ -1193,6 +1345,11 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 			break;
 		if (l->opts.tick_ms > 0 && (w < 0 || w > t + l->opts.tick_ms))
 			w = t + l->opts.tick_ms;
+		/* state.json is behind only until its next allowed write; that is
+		 * no reason to stay awake for the stall check above. */
+		js__report_state(l, t, NULL);
+		if (l->state_dirty && (w < 0 || l->state_ms + JS_LOCAL_STATE_INTERVAL_MS < w))
+			w = l->state_ms + JS_LOCAL_STATE_INTERVAL_MS;
 		int timeout = w < 0 ? -1 : (int)(w > t ? (w - t < 60000 ? w - t : 60000) : 0);
 		if (l->resync)
 			timeout = 0; /* still serve signals and output, then sync */
@@ -1207,12 +1364,17 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 			pump(l, fds, n);
 			if (fds[0].revents)
 				handle_signals(l, t);
+			if (fds[1].revents)
+				handle_control(l, t);
 		}
 	}
 	free(fds);
+	if (l->interrupts && !l->stalled && r == 0)
+		finish_interrupted(l);
 	view(l, now_ms(), true);
-	int wr = write_results(l);
 	retain_volumes(l);
+	int wr = js__report_results(l);
+	js__report_state(l, now_ms(), l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : js__report_run_state(l));
 	close(l->sig_fd);
 	l->sig_fd = -1;
 	close(l->death_wr);
@@ -1226,6 +1388,11 @@ int js_local_run(struct js_local *l, enum js_local_result *ret_result)
 		      : js_jobset_condition_true(l->js, "Completed") ? JS_LOCAL_COMPLETED
 								      : JS_LOCAL_FAILED;
 	return wr;
+}
+
+const json_t *js_local_results(const struct js_local *l)
+{
+	return l->results;
 }
 
 const struct js_jobset *js_local_jobset(const struct js_local *l)

@@ -21,9 +21,23 @@
  * `<hostname>.<subdomain>`, `.<subdomain>.<ns>.svc` and `.svc.cluster.local`
  * forms of every pod of the JobSet. --publish forwards host ports to pods.
  *
- * Files under the run directory: logs/<pod>/<container>.log, events.log,
- * hosts (the shared hosts file), and at the end jobset.json (the JobSet with
- * its final status) and jobs.json (every Job with its final status).
+ * Files under the run directory (local/rundir.h): logs/<pod>/<container>.log
+ * (capped and rotated, local/podlog.h), events.log, hosts (the shared hosts
+ * file), work/ (the pods' default working directory), state.json (the live
+ * state, below), and at the end jobset.json (the JobSet with its final
+ * status) and jobs.json (a v1 List of every Job and every pod, deleted ones
+ * included, with their final status; pods as local/podjson.h renders them).
+ *
+ * The live state file, state.json, is how `jobset ps`, `describe`, `logs`
+ * and `down` see a run while it runs: {"runner": {pid, state, startedAt,
+ * updatedAt, runDir}, "jobset": {name, namespace, conditions, restarts},
+ * "pods": [Pod without spec]}, replaced atomically (never half written)
+ * when something changed, at most every JS_LOCAL_STATE_INTERVAL_MS, and a
+ * last time when the run ends (runner.state is then final). The runner holds
+ * the run directory's lock while it runs, and reads commands from its
+ * control FIFO: "down" (as SIGTERM) and "evict POD" (the Eviction API: the
+ * pod gets DisruptionTarget=True, reason EvictionByEvictionAPI, and is
+ * deleted with its grace period).
  *
  * SIGINT and SIGTERM stop every pod within its grace period (a second one
  * kills at once); SIGKILL of the runner kills every container through
@@ -41,6 +55,7 @@
 #include <stdint.h>
 
 #include "api/jobset.h"
+#include "base/buf.h"
 #include "base/common.h"
 #include "local/container.h"
 #include "local/gpu.h"
@@ -49,12 +64,46 @@
 
 struct js_local;
 
+/* The condition an interrupted run leaves on the JobSet (jobset.json): not
+ * an upstream condition type; docs/local.md and docs/differences.md. */
+#define JS_LOCAL_COND_INTERRUPTED "Interrupted"
+
+/* Least time between two writes of state.json: a run with many pods
+ * changing at once rewrites it a few times a second, not per change. */
+#define JS_LOCAL_STATE_INTERVAL_MS 200
+
+/** One event, as kubectl shows one: TYPE REASON KIND/NAME: MESSAGE. Events
+ * of one reconcile with the same type, object and message (the core emits
+ * a condition's event and an action's event with one message) are one
+ * event whose reasons are joined by ','. Borrowed for the callback. */
+struct js_local_event {
+	int64_t time_ms;        /* wall clock, Unix milliseconds */
+	const char *type;       /* "Normal" | "Warning" */
+	const char *reason;     /* "Started", "Failed", "BackoffLimitExceeded", ... */
+	const char *kind;       /* "pod", "job", "jobset", "service",
+				   "persistentvolumeclaim" */
+	const char *name;
+	const char *namespace_;
+	const char *message;    /* "" when there is none */
+};
+
+/* local/report.h formats an event as text and as JSON. */
+
+/** A pod's default working directory (docs/local.md). */
+enum js_local_workdir {
+	JS_LOCAL_WORKDIR_RUN, /* <run-dir>/work, shared by every pod (default) */
+	JS_LOCAL_WORKDIR_POD, /* <run-dir>/work/<pod hostname>, one per pod */
+	JS_LOCAL_WORKDIR_CWD, /* the runner's working directory */
+};
+
 /** Counters of one ReplicatedJob for the live view. */
 struct js_local_rjob_view {
 	const char *name;
 	int32_t replicas;
 	int32_t jobs_active, jobs_succeeded, jobs_failed;
 	int32_t pods_active, pods_ready, pods_succeeded, pods_failed;
+	int32_t pods_terminating; /* being stopped, processes left (old
+				     attempts included) */
 	int32_t restarts; /* container restarts inside pods (OnFailure) */
 };
 
@@ -86,6 +135,9 @@ struct js_local_opts {
 	const char *probe_path;     /* program that exits 0, for the namespace
 				       probe (default /bin/true) */
 	bool no_namespaces;         /* force the degraded mode */
+	enum js_local_workdir workdir;
+	int64_t log_max_bytes;      /* per container log file (0: 10 MiB) */
+	int log_max_files;          /* files per container log (0: 5) */
 	const struct js_publish *publish; /* --publish, listening sockets
 				       bound; borrowed until js_local_free */
 	size_t n_publish;
@@ -100,35 +152,47 @@ struct js_local_opts {
 	const struct js_objects *objects; /* the manifest's ConfigMaps, Secrets
 				       and PVCs (local/objects.h), or NULL;
 				       borrowed until js_local_free */
-	/* Every event as text; `now_ms` is wall-clock Unix milliseconds,
-	 * for display (deadlines inside the runtime are monotonic). */
-	void (*on_event)(void *ctx, int64_t now_ms, const char *text);
+	/* Every event, as it happens (events.log has them too). */
+	void (*on_event)(void *ctx, const struct js_local_event *e);
 	void (*on_view)(void *ctx, const struct js_local_view *view);
 	js_pod_line_fn on_line;     /* every container output line, or NULL */
 	void *ctx;
 };
 
 /**
- * Prepare a run of `js` (validated and defaulted; borrowed, copied). Gives the
- * JobSet a uid and creationTimestamp when it has none. Returns 0 and
- * *ret_local (free with js_local_free) or -errno when the run directory
- * cannot be created.
+ * Prepare a run of `js` (validated and defaulted; borrowed, copied) in
+ * opts->run_dir (prepared with js_rundir_prepare). Gives the JobSet a uid
+ * and creationTimestamp when it has none, and takes the run directory's
+ * lock. Returns 0 and *ret_local (free with js_local_free), -EBUSY when
+ * another runner holds the lock, or -errno when the run directory cannot be
+ * written.
  */
 JS_WARN_UNUSED int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts,
 				struct js_local **ret_local);
 
-/** Free a run. NULL is a no-op. Returns NULL. */
-struct js_local *js_local_free(struct js_local *l);
+/**
+ * Free a run and everything it holds. NULL is a no-op.
+ * Returns 0, or -EBUSY (nothing freed) when called while js_local_run is
+ * running - from one of the run's own callbacks - since its loop still
+ * uses every part of it (lifecycle contract, docs/design.md).
+ */
+int js_local_free(struct js_local *l);
 
 /**
  * Run until the JobSet is Completed or Failed and every process is gone, or
  * until interrupted and every process is gone, or until nothing is left that
  * could ever change the state (JS_LOCAL_STALLED: no process, output or timer
  * remains, even after reconciling again; the run never blocks forever). Writes jobset.json and
- * jobs.json. Returns 0 and *ret_result, or -errno when the loop itself
- * failed (its processes are killed first).
+ * jobs.json. Returns 0 and *ret_result, -EBUSY when called while the run
+ * is already running (from one of its callbacks), or -errno when the loop
+ * itself failed (its processes are killed first).
  */
 JS_WARN_UNUSED int js_local_run(struct js_local *l, enum js_local_result *ret_result);
+
+/** Every Job and pod of the run with its final status, as written to
+ * jobs.json (a v1 List). Borrowed until js_local_free; NULL before
+ * js_local_run returned. */
+const json_t *js_local_results(const struct js_local *l);
 
 /** The JobSet with its current status. Borrowed until js_local_free. */
 const struct js_jobset *js_local_jobset(const struct js_local *l);

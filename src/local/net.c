@@ -186,7 +186,7 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 		js_ipam_format(js_ipam_gateway(net->ipam), net->host_ip);
 		char base[16];
 		js_ipam_format(o->external_base, base);
-		net->describe = js_buf_format("Normal Network: every pod is a container pod on network %s (%s/%d)",
+		net->describe = js_buf_format("every pod is a container pod on network %s (%s/%d)",
 					      o->external_name ? o->external_name : "?", base, JS_IPAM_BLOCK_BITS);
 		*ret_net = net;
 		return 0;
@@ -204,7 +204,7 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 		js_ipam_format(js_ipam_gateway(net->ipam), net->host_ip);
 		char base[16];
 		js_ipam_format(js_ipam_base(net->ipam), base);
-		net->describe = js_buf_format("Normal Network: every pod has its own network namespace, on bridge %s "
+		net->describe = js_buf_format("every pod has its own network namespace, on bridge %s "
 					      "(%s/%d) in the run's own namespace%s",
 					      NET_BRIDGE, base, JS_IPAM_BLOCK_BITS,
 					      net->userns ? " (inside a user namespace of the runner)" : "");
@@ -216,7 +216,7 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 		js_ipam_free(net->ipam);
 		net->ipam = js_ipam_new((127u << 24) | ((uint32_t)net->block << 16), n_pos);
 		snprintf(net->host_ip, sizeof(net->host_ip), "127.0.0.1");
-		net->describe = js_buf_format("Warning Degraded network: no network namespaces (%s): pods share this "
+		net->describe = js_buf_format("no network namespaces (%s): pods share this "
 					      "machine's network; this run's pods use 127.%d.0.0/%d%s",
 					      net->why, net->block, JS_IPAM_BLOCK_BITS, note);
 		free(note);

@@ -90,8 +90,9 @@ enum js_net_mode js_net_mode(const struct js_net *net);
 /** Why the degraded mode is in use, or NULL in pod mode. Borrowed. */
 const char *js_net_why(const struct js_net *net);
 
-/** One line for the run's start: the mode, the address block, and in the
- * degraded mode why. Borrowed until js_net_free. */
+/** One sentence for the run's start event (Normal Network, or Warning
+ * DegradedNetwork when js_net_why is set): the mode, the address block,
+ * and in the degraded mode why. Borrowed until js_net_free. */
 const char *js_net_describe(const struct js_net *net);
 
 /** The run's addresses (hosts files read the positions' addresses here). */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -23,6 +24,7 @@
 #include "local/container.h"
 #include "local/gpu.h"
 #include "local/volumes.h"
+#include "local/podlog.h"
 
 /* Longest line kept for the line callback; longer lines are split. */
 #define POD_LINE_MAX 8192
@@ -40,17 +42,26 @@ struct ctr {
 	char *cwd;
 	json_t *json;    /* the container's template (volumeMounts) */
 	size_t n_cmd;    /* argv[0..n_cmd) is `command`, the rest `args` */
-	char *image;
 	char **gpus;     /* its GPU ids (NULL-terminated), or NULL */
 	char *runtime_name; /* container mode: its name for the runtime */
 	struct js_mounts *mounts; /* its volume mounts, planned at each start */
 	enum js_pod_ctr_state state;
 	pid_t pid;
 	int out_fd;      /* read end of the output pipe, -1 when closed */
-	int log_fd;      /* log file, -1 when closed */
+	int exec_fd;     /* report pipe until the start is known, else -1 */
+	int exec_err;    /* a step before the exec failed: -errno ... */
+	const char *exec_stage; /* ... at this step (static) */
+	struct js_podlog *log; /* NULL when closed */
 	char *partial;   /* incomplete last line */
 	size_t n_partial;
 	int32_t exit_code;
+	int sig;         /* signal that ended it, 0 for an exit */
+	char *image;
+	char *message;   /* start error of the current run, or NULL */
+	int64_t started_wall_ms, finished_wall_ms;
+	bool has_last;   /* the run before the last restart: */
+	struct js_pod_ctr_term last;
+	char *last_message;
 	int32_t restarts;
 	bool killed;     /* SIGKILL already sent */
 	int64_t restart_at_ms; /* -1 = no restart pending */
@@ -58,6 +69,10 @@ struct ctr {
 
 struct js_pod {
 	uint64_t id;
+	char *job_uid, *subdomain, *workdir, *dis_reason, *dis_message;
+	json_t *tmpl;
+	int64_t created_wall_ms, started_wall_ms, finished_wall_ms, deleted_wall_ms, dis_wall_ms;
+	bool initialized;
 	char *name, *namespace_, *uid, *job_name, *hostname, *ip, *hosts_file;
 	int32_t index;
 	bool on_failure;
@@ -65,7 +80,8 @@ struct js_pod {
 	size_t n_ctrs, n_init, next_init;
 	struct ctr *ctrs;
 	enum js_jobctl_phase phase;
-	bool stopping, deleted_by_controller;
+	bool stopping;
+	enum js_pod_stop stop;
 	int64_t kill_at_ms, finished_ms;
 	char *start_error;
 	struct js_net_pod *net;
@@ -74,6 +90,32 @@ struct js_pod {
 	bool runtime_pod;        /* container mode: the runtime's pod exists */
 	size_t gpu_cursor;       /* the next GPU of gpus for a regular container */
 };
+
+static void stop(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t grace_ms,
+		 enum js_pod_stop why);
+
+/* Wall clock, Unix ms: only for the timestamps of the pod's status. */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *js_pod_exit_reason(int32_t exit_code, bool start_error)
+{
+	return start_error ? "StartError" : exit_code == 0 ? "Completed" : "Error";
+}
+
+/* "exit code 3 (Error)", "killed by SIGKILL (exit code 137)". */
+static void exit_text(int32_t code, int sig, bool start_error, char *buf, size_t n)
+{
+	const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
+	if (abbrev)
+		snprintf(buf, n, "killed by SIG%s (exit code %d)", abbrev, code);
+	else
+		snprintf(buf, n, "exit code %d (%s)", code, js_pod_exit_reason(code, start_error));
+}
 
 /* ---- environment and templates ---- */
 
@@ -212,6 +254,8 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 		if (host->home_env && !images)
 			push(&env, &n_env, js_buf_format("HOME=%s", host->home_env));
 		push(&env, &n_env, js_buf_format("HOSTNAME=%s", pod->hostname));
+		if (host->hosts_env)
+			push(&env, &n_env, js_buf_format("JOBSET_HOSTS_FILE=%s", host->hosts_env));
 		const char **mine = js_gpu_ctr_devices(c, init, pod->gpus, &pod->gpu_cursor);
 		if (mine && !images) {
 			/* The device plugin's variable, and CUDA's for processes;
@@ -293,14 +337,23 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	json_array_foreach(json_object_get(c, "args"), i, a)
 		push(&ret->argv, &n_argv, expand(json_string_value(a) ? json_string_value(a) : "", env, n_env));
 	const char *wd = js_json_str(c, "workingDir");
-	ret->cwd = wd ? js_xstrdup(wd) : NULL;
+	/* A relative workingDir is taken from the pod's working directory, as
+	 * the one place the pod's files go (docs/local.md); an image has its
+	 * own file system and WORKDIR. */
+	if (images)
+		ret->cwd = wd ? js_xstrdup(wd) : NULL;
+	else if (wd && wd[0] != '/' && pod->workdir)
+		ret->cwd = js_buf_format("%s/%s", pod->workdir, wd);
+	else
+		ret->cwd = wd ? js_xstrdup(wd) : pod->workdir ? js_xstrdup(pod->workdir) : NULL;
+	const char *image = js_json_str(c, "image");
+	ret->image = js_xstrdup(image ? image : "");
 	ret->json = json_incref(js_json_unconst(c));
 	ret->n_cmd = json_array_size(cmd);
-	ret->image = js_json_str(c, "image") ? js_xstrdup(js_json_str(c, "image")) : NULL;
 	ret->gpus = gpus;
 	ret->pid = -1;
 	ret->out_fd = -1;
-	ret->log_fd = -1;
+	ret->exec_fd = -1;
 	ret->restart_at_ms = -1;
 	return 0;
 }
@@ -377,6 +430,11 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 	pod->ip = js_xstrdup(init->ip);
 	pod->hosts_file = init->hosts_file ? js_xstrdup(init->hosts_file) : NULL;
 	pod->index = init->index;
+	pod->job_uid = init->job_uid ? js_xstrdup(init->job_uid) : NULL;
+	pod->subdomain = init->subdomain ? js_xstrdup(init->subdomain) : NULL;
+	pod->workdir = init->workdir ? js_xstrdup(init->workdir) : NULL;
+	pod->tmpl = json_incref(js_json_unconst(init->tmpl));
+	pod->created_wall_ms = wall_ms();
 	pod->kill_at_ms = -1;
 	const json_t *spec = json_object_get(init->tmpl, "spec");
 	const char *rp = js_json_str(spec, "restartPolicy");
@@ -412,16 +470,25 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 		free(c->cwd);
 		json_decref(c->json);
 		js_mounts_free(c->mounts);
-		free(c->image);
 		free_strv(c->gpus);
 		free(c->runtime_name);
 		free(c->partial);
+		free(c->image);
+		free(c->message);
+		free(c->last_message);
 		if (c->out_fd >= 0)
 			close(c->out_fd);
-		if (c->log_fd >= 0)
-			close(c->log_fd);
+		if (c->exec_fd >= 0)
+			close(c->exec_fd);
+		js_podlog_free(c->log);
 	}
 	free(pod->ctrs);
+	free(pod->job_uid);
+	free(pod->subdomain);
+	free(pod->workdir);
+	free(pod->dis_reason);
+	free(pod->dis_message);
+	json_decref(pod->tmpl);
 	free(pod->name);
 	free(pod->namespace_);
 	free(pod->uid);
@@ -455,9 +522,7 @@ static void close_output(struct js_pod *pod, struct ctr *c, const struct js_pod_
 		c->out_fd = -1;
 	}
 	flush_line(pod, c, host);
-	if (c->log_fd >= 0)
-		close(c->log_fd);
-	c->log_fd = -1;
+	c->log = js_podlog_free(c->log);
 }
 
 static int64_t restart_delay(const struct js_pod_host *host, int32_t restarts)
@@ -468,14 +533,47 @@ static int64_t restart_delay(const struct js_pod_host *host, int32_t restarts)
 	return d < host->restart_max_ms ? d : host->restart_max_ms;
 }
 
+/** Append to the container's log, opening it (and its pod's log directory)
+ * at the first bytes: a silent container costs no files, and starting many
+ * pods touches no file system for their logs (docs/local.md). */
+static void log_write(const struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, const void *data,
+		      size_t n)
+{
+	if (!c->log) {
+		char *dir = js_buf_format("%s/%s", host->log_dir, pod->name);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			/* the open below reports it */
+		}
+		char *file = js_buf_format("%s/%s.log", dir, c->name);
+		if (js_podlog_open(file, host->log_max_bytes ? host->log_max_bytes : JS_PODLOG_DEFAULT_MAX_BYTES,
+				   host->log_max_files ? host->log_max_files : JS_PODLOG_DEFAULT_MAX_FILES, &c->log) < 0)
+			c->log = NULL; /* the output is still read, and dropped */
+		free(file);
+		free(dir);
+	}
+	if (c->log)
+		js_podlog_write(c->log, data, n);
+}
+
 /** A container that terminated: decide on a restart. */
 static void maybe_restart(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
 {
 	if (pod->stopping || c->state != JS_POD_CTR_TERMINATED || c->restart_at_ms >= 0)
 		return;
 	bool again = c->sidecar ? pod->phase <= JS_JOBCTL_RUNNING : (pod->on_failure && c->exit_code != 0);
-	if (again)
-		c->restart_at_ms = now_ms + restart_delay(host, c->restarts);
+	if (!again)
+		return;
+	int64_t delay = restart_delay(host, c->restarts);
+	c->restart_at_ms = now_ms + delay;
+	if (host->on_note) {
+		char how[64];
+		exit_text(c->exit_code, c->sig, c->message != NULL, how, sizeof(how));
+		char *msg = js_buf_format("back-off %lld ms restarting %s container %s (restart %d): %s",
+					  (long long)delay, c->sidecar ? "sidecar" : "failed", c->name, c->restarts + 1,
+					  how);
+		host->on_note(host->note_ctx, pod, "Warning", "BackOff", msg);
+		free(msg);
+	}
 }
 
 /** A container that could not be started terminates at once with the
@@ -488,13 +586,14 @@ static void start_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_
 {
 	c->state = JS_POD_CTR_TERMINATED;
 	c->exit_code = POD_START_ERROR_CODE;
+	c->sig = 0;
 	c->pid = -1;
-	if (c->log_fd >= 0) {
-		/* The start error is the container's only output. */
-		if (write(c->log_fd, msg, strlen(msg)) < 0 || write(c->log_fd, "\n", 1) < 0) {
-			/* log write failures are not fatal */
-		}
-	}
+	c->started_wall_ms = c->finished_wall_ms = wall_ms();
+	free(c->message);
+	c->message = js_xstrdup(msg);
+	/* The start error is the container's only output. */
+	log_write(pod, c, host, msg, strlen(msg));
+	log_write(pod, c, host, "\n", 1);
 	if (!pod->start_error)
 		pod->start_error = msg;
 	else
@@ -504,7 +603,32 @@ static void start_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_
 	maybe_restart(pod, c, host, now_ms);
 }
 
-/** Start container `c` as `s` says (its output into a new pipe). */
+/** The message for a container that could not start at `stage`. */
+static char *start_error_text(const struct ctr *c, const char *stage, int err)
+{
+	return strcmp(stage, "exec") == 0 ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, c->path,
+							  js_strerror(err))
+					  : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(err));
+}
+
+/** Read the report pipe of a started container, if it has news: an exec
+ * closes it; a failed step is kept for js_pod_reap (the process exits
+ * right after reporting it). */
+static void exec_news(struct ctr *c)
+{
+	const char *stage = "report";
+	int r = js_sandbox_started(c->exec_fd, &stage);
+	if (r == -EAGAIN)
+		return;
+	close(c->exec_fd);
+	c->exec_fd = -1;
+	c->exec_err = r;
+	c->exec_stage = stage;
+}
+
+/** Start container `c` as `s` says, its output into a new pipe. No
+ * waiting for the exec: the next container starts while this one sets up;
+ * its report pipe says later how the start went. */
 static void spawn_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms,
 		      struct js_sandbox_spec *s)
 {
@@ -516,20 +640,24 @@ static void spawn_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 	s->out_fd = p[1];
 	pid_t pid;
 	const char *stage = "spawn";
-	int r = js_sandbox_spawn(s, &pid, &stage);
+	int report_fd = -1;
+	int r = js_sandbox_start(s, &pid, &report_fd, &stage);
 	close(p[1]);
 	if (r < 0) {
 		close(p[0]);
-		start_failed(pod, c, host, now_ms,
-			     strcmp(stage, "exec") == 0
-				     ? js_buf_format("container '%s': exec: \"%s\": %s", c->name, s->path, js_strerror(r))
-				     : js_buf_format("container '%s': %s: %s", c->name, stage, js_strerror(r)));
+		start_failed(pod, c, host, now_ms, start_error_text(c, stage, r));
 		return;
 	}
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	c->exec_fd = report_fd;
 	c->out_fd = p[0];
 	c->pid = pid;
 	c->state = JS_POD_CTR_RUNNING;
+	c->started_wall_ms = wall_ms();
+	c->finished_wall_ms = 0;
+	c->sig = 0;
+	free(c->message);
+	c->message = NULL;
 }
 
 /** Container mode (local/container.h): the container is the runtime's
@@ -582,16 +710,8 @@ static void start_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 {
 	c->restart_at_ms = -1;
 	c->killed = false;
-	if (c->log_fd < 0) {
-		char *dir = js_buf_format("%s/%s", host->log_dir, pod->name);
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			/* the open below reports it */
-		}
-		char *file = js_buf_format("%s/%s.log", dir, c->name);
-		c->log_fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		free(file);
-		free(dir);
-	}
+	if (!pod->started_wall_ms)
+		pod->started_wall_ms = wall_ms();
 	if (host->ctrt) {
 		start_container(pod, c, host, now_ms);
 		return;
@@ -651,14 +771,39 @@ bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, 
 		struct ctr *c = &pod->ctrs[i];
 		if (c->pid != pid || c->state != JS_POD_CTR_RUNNING)
 			continue;
+		if (c->exec_fd >= 0)
+			exec_news(c); /* written before it exited: final now */
+		if (c->exec_err) {
+			/* It never ran: a start error, as if found at spawn. */
+			int err = c->exec_err;
+			c->exec_err = 0;
+			start_failed(pod, c, host, now_ms, start_error_text(c, c->exec_stage, err));
+			close_output(pod, c, host);
+			return true;
+		}
 		c->state = JS_POD_CTR_TERMINATED;
 		c->pid = -1;
 		c->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		c->sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+		c->finished_wall_ms = wall_ms();
 		close_output(pod, c, host);
 		(void)now_ms;
 		return true;
 	}
 	return false;
+}
+
+/** A restart is due: the run that ended becomes lastState. */
+static void keep_last(struct ctr *c)
+{
+	c->has_last = true;
+	c->last = (struct js_pod_ctr_term){
+		.exit_code = c->exit_code, .signal = c->sig, .started_ms = c->started_wall_ms,
+		.finished_ms = c->finished_wall_ms,
+	};
+	free(c->last_message);
+	c->last_message = c->message;
+	c->message = NULL;
 }
 
 static bool all_main_done(const struct js_pod *pod, bool *ret_ok)
@@ -697,12 +842,14 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 		if (!pod->on_failure) {
 			pod->phase = JS_JOBCTL_FAILED;
 			pod->finished_ms = now_ms;
+			pod->finished_wall_ms = wall_ms();
 			return true;
 		}
 		if (c->restart_at_ms < 0)
 			maybe_restart(pod, c, host, now_ms);
 		return changed;
 	}
+	pod->initialized = true;
 	for (size_t i = pod->n_init; i < pod->n_ctrs; i++)
 		start_ctr(pod, &pod->ctrs[i], host, now_ms);
 	pod->phase = JS_JOBCTL_RUNNING;
@@ -725,6 +872,7 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 			bool ok;
 			pod->phase = all_main_done(pod, &ok) && ok ? JS_JOBCTL_SUCCEEDED : JS_JOBCTL_FAILED;
 			pod->finished_ms = now_ms;
+			pod->finished_wall_ms = wall_ms();
 			changed = true;
 		}
 		return changed;
@@ -735,6 +883,7 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		maybe_restart(pod, c, host, now_ms);
 		if (c->state == JS_POD_CTR_TERMINATED && c->restart_at_ms >= 0 && now_ms >= c->restart_at_ms &&
 		    pod->phase <= JS_JOBCTL_RUNNING) {
+			keep_last(c);
 			c->restarts++;
 			c->state = JS_POD_CTR_WAITING;
 			c->restart_at_ms = -1;
@@ -750,6 +899,7 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		if (all_main_done(pod, &ok)) {
 			pod->phase = ok ? JS_JOBCTL_SUCCEEDED : JS_JOBCTL_FAILED;
 			pod->finished_ms = now_ms;
+			pod->finished_wall_ms = wall_ms();
 			changed = true;
 		}
 	}
@@ -781,7 +931,17 @@ bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 
 void js_pod_delete_within(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t grace_ms)
 {
+	stop(pod, host, now_ms, grace_ms, JS_POD_STOP_RUNNER);
+}
+
+static void stop(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t grace_ms,
+		 enum js_pod_stop why)
+{
 	int64_t at = now_ms + (grace_ms < pod->grace_ms ? grace_ms : pod->grace_ms);
+	if (!pod->stopping && pod->phase <= JS_JOBCTL_RUNNING) {
+		pod->stop = why;
+		pod->deleted_wall_ms = wall_ms();
+	}
 	if (pod->stopping) {
 		if (pod->kill_at_ms < 0 || at < pod->kill_at_ms)
 			pod->kill_at_ms = at;
@@ -795,11 +955,23 @@ void js_pod_delete_within(struct js_pod *pod, const struct js_pod_host *host, in
 	}
 }
 
-void js_pod_delete(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool by_controller)
+void js_pod_delete(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, enum js_pod_stop why)
 {
-	if (!pod->stopping && pod->phase <= JS_JOBCTL_RUNNING)
-		pod->deleted_by_controller = by_controller;
-	js_pod_delete_within(pod, host, now_ms, pod->grace_ms);
+	stop(pod, host, now_ms, pod->grace_ms, why);
+}
+
+int js_pod_evict(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t wall_now_ms,
+		 const char *reason, const char *message)
+{
+	if (pod->stopping || pod->phase > JS_JOBCTL_RUNNING)
+		return JS_EINVALID;
+	free(pod->dis_reason);
+	free(pod->dis_message);
+	pod->dis_reason = js_xstrdup(reason);
+	pod->dis_message = js_xstrdup(message);
+	pod->dis_wall_ms = wall_now_ms;
+	stop(pod, host, now_ms, pod->grace_ms, JS_POD_STOP_EVICTED);
+	return 0;
 }
 
 bool js_pod_gone(const struct js_pod *pod)
@@ -832,7 +1004,7 @@ size_t js_pod_n_fds(const struct js_pod *pod)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < pod->n_ctrs; i++)
-		n += pod->ctrs[i].out_fd >= 0;
+		n += (pod->ctrs[i].out_fd >= 0) + (pod->ctrs[i].exec_fd >= 0);
 	return n;
 }
 
@@ -842,6 +1014,8 @@ size_t js_pod_fill_pollfds(const struct js_pod *pod, struct pollfd *fds)
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		if (pod->ctrs[i].out_fd >= 0)
 			fds[n++] = (struct pollfd){.fd = pod->ctrs[i].out_fd, .events = POLLIN};
+		if (pod->ctrs[i].exec_fd >= 0)
+			fds[n++] = (struct pollfd){.fd = pod->ctrs[i].exec_fd, .events = POLLIN};
 	}
 	return n;
 }
@@ -874,6 +1048,10 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd)
 {
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		struct ctr *c = &pod->ctrs[i];
+		if (c->exec_fd >= 0 && c->exec_fd == fd) {
+			exec_news(c);
+			return true;
+		}
 		if (c->out_fd != fd)
 			continue;
 		char buf[16384];
@@ -888,9 +1066,7 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd)
 				c->out_fd = -1;
 				break;
 			}
-			if (c->log_fd >= 0 && write(c->log_fd, buf, (size_t)n) < 0) {
-				/* a full disk loses log lines, not the run */
-			}
+			log_write(pod, c, host, buf, (size_t)n); /* capped, rotated */
 			emit(pod, c, host, buf, (size_t)n);
 		}
 		return true;
@@ -900,6 +1076,8 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd)
 
 void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, struct js_jobctl_pod *ret)
 {
+	/* The only pod condition a podFailurePolicy rule can meet here. */
+	static const char *const disruption[] = {"DisruptionTarget"};
 	size_t n = 0;
 	/* Regular containers first, then init containers, as the Job
 	 * controller scans them. */
@@ -914,8 +1092,9 @@ void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, stru
 	*ret = (struct js_jobctl_pod){
 		.id = pod->id, .name = pod->name, .index = pod->index, .phase = pod->phase,
 		.ready = js_pod_ready(pod), .terminating = pod->stopping && pod->phase <= JS_JOBCTL_RUNNING,
-		.deleted_by_controller = pod->deleted_by_controller, .restarts = js_pod_restarts(pod),
-		.finished_ms = pod->finished_ms, .exits = exits, .n_exits = n,
+		.deleted_by_controller = pod->stop == JS_POD_STOP_JOB_CONTROLLER || pod->stop == JS_POD_STOP_RUNNER,
+		.restarts = js_pod_restarts(pod), .finished_ms = pod->finished_ms, .exits = exits, .n_exits = n,
+		.conditions = pod->dis_reason ? disruption : NULL, .n_conditions = pod->dis_reason ? 1 : 0,
 	};
 }
 
@@ -997,4 +1176,38 @@ char *const *js_pod_ctr_argv(const struct js_pod *pod, size_t i)
 char *const *js_pod_ctr_envp(const struct js_pod *pod, size_t i)
 {
 	return pod->ctrs[i].envp;
+}
+
+void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret)
+{
+	*ret = (struct js_pod_info){
+		.name = pod->name, .namespace_ = pod->namespace_, .uid = pod->uid, .job_name = pod->job_name,
+		.job_uid = pod->job_uid, .hostname = pod->hostname, .subdomain = pod->subdomain, .ip = pod->ip,
+		.workdir = pod->workdir, .index = pod->index, .tmpl = pod->tmpl, .created_ms = pod->created_wall_ms,
+		.started_ms = pod->started_wall_ms, .finished_ms = pod->finished_wall_ms,
+		.deleted_ms = pod->deleted_wall_ms, .stop = pod->stop, .stopping = pod->stopping,
+		.initialized = pod->initialized, .disruption_reason = pod->dis_reason,
+		.disruption_message = pod->dis_message, .disruption_ms = pod->dis_wall_ms,
+	};
+}
+
+void js_pod_ctr_info(const struct js_pod *pod, size_t i, struct js_pod_ctr_info *ret)
+{
+	const struct ctr *c = &pod->ctrs[i];
+	*ret = (struct js_pod_ctr_info){
+		.name = c->name, .image = c->image, .init = c->init, .sidecar = c->sidecar, .state = c->state,
+		.restart_pending = c->state == JS_POD_CTR_TERMINATED && c->restart_at_ms >= 0, .restarts = c->restarts,
+		.pid = c->state == JS_POD_CTR_RUNNING ? c->pid : -1, .started_ms = c->started_wall_ms,
+		.has_term = c->state == JS_POD_CTR_TERMINATED, .has_last = c->has_last, .last = c->last,
+	};
+	if (ret->has_term)
+		ret->term = (struct js_pod_ctr_term){
+			.exit_code = c->exit_code, .signal = c->sig,
+			.reason = js_pod_exit_reason(c->exit_code, c->message != NULL), .message = c->message,
+			.started_ms = c->started_wall_ms, .finished_ms = c->finished_wall_ms,
+		};
+	if (ret->has_last) {
+		ret->last.reason = js_pod_exit_reason(c->last.exit_code, c->last_message != NULL);
+		ret->last.message = c->last_message;
+	}
 }

@@ -17,10 +17,19 @@
  * spec.serviceAccountName) after a base environment (PATH and HOME of the
  * runner, HOSTNAME), with JOB_COMPLETION_INDEX appended for Indexed Jobs, and
  * $(VAR) references expanded as the kubelet does. Its output goes to
- * <log_dir>/<pod>/<container>.log, and line by line to an optional callback.
+ * <log_dir>/<pod>/<container>.log (capped and rotated, local/podlog.h), and
+ * line by line to an optional callback. It runs in the pod's working
+ * directory (js_pod_init.workdir) unless it names its own workingDir
+ * (relative ones are taken from there).
  *
  * Stopping sends SIGTERM to every running container, then SIGKILL after
- * terminationGracePeriodSeconds (default 30).
+ * terminationGracePeriodSeconds (default 30). Every stop has a cause
+ * (enum js_pod_stop); an eviction also sets the pod condition
+ * DisruptionTarget, which podFailurePolicy onPodConditions rules match.
+ *
+ * Status: every container's state, exit code, reason, restart count and
+ * times, as a ContainerStatus shows them (js_pod_ctr_info); local/podjson.h
+ * renders the whole pod as a core/v1 Pod.
  *
  * Network: every container joins the pod's network namespace, if it has
  * one (local/net.h); the pod releases it once it is terminal and its last
@@ -51,6 +60,12 @@ struct js_pod;
 typedef void (*js_pod_line_fn)(void *ctx, const struct js_pod *pod, const char *container, const char *line,
 			       size_t n);
 
+/** Called when something worth an event happens inside a pod that its
+ * phase does not show: a container restart is scheduled (reason BackOff).
+ * `type` is "Normal" or "Warning"; every string is borrowed for the call. */
+typedef void (*js_pod_note_fn)(void *ctx, const struct js_pod *pod, const char *type, const char *reason,
+			       const char *message);
+
 /** What every pod of a run shares. Borrowed by the pods; outlives them. */
 struct js_pod_host {
 	enum js_sandbox_mode mode;
@@ -60,10 +75,17 @@ struct js_pod_host {
 	const char *host_ip;      /* status.hostIP, or NULL for 127.0.0.1 */
 	const char *path_env;     /* PATH for containers and command lookup */
 	const char *home_env;     /* HOME, or NULL */
+	const char *hosts_env;    /* JOBSET_HOSTS_FILE, or NULL: the hosts file
+				     with every pod, for programs that look
+				     names up themselves (docs/local.md) */
 	int64_t restart_base_ms;  /* first in-place restart delay (OnFailure) */
 	int64_t restart_max_ms;
 	js_pod_line_fn on_line;   /* or NULL */
 	void *line_ctx;
+	js_pod_note_fn on_note;   /* or NULL */
+	void *note_ctx;
+	int64_t log_max_bytes;    /* per log file (0: JS_PODLOG_DEFAULT_MAX_BYTES) */
+	int log_max_files;        /* files per container (0: the default) */
 	/* Volumes (local/volumes.h): where claims and the pods' own volume
 	 * files go, the manifest's ConfigMaps and Secrets (or NULL), and an
 	 * empty directory for building mounts (local/mounts.h). */
@@ -73,6 +95,19 @@ struct js_pod_host {
 	/* Container mode (local/container.h): containers are the runtime's,
 	 * of their images; NULL in process mode. */
 	struct js_container *ctrt;
+};
+
+/** Why a pod is being stopped. Recorded only for a pod that was still
+ * running when the stop began: a pod that had finished keeps its outcome. */
+enum js_pod_stop {
+	JS_POD_STOP_NONE,           /* not stopped (or finished before) */
+	JS_POD_STOP_JOB_CONTROLLER, /* deleted by the Job controller (suspend,
+				       a finished Job): not a failure */
+	JS_POD_STOP_JOB_DELETED,    /* its Job was deleted (by the JobSet) */
+	JS_POD_STOP_RUNNER,         /* the run was interrupted or brought
+				       down: not a failure */
+	JS_POD_STOP_EVICTED,        /* evicted: DisruptionTarget is set and the
+				       failure counts, as on a cluster */
 };
 
 /** A container's state, as a ContainerStatus would show it. */
@@ -94,11 +129,15 @@ struct js_pod_init {
 	const char *subdomain;    /* or NULL */
 	const char *ip;           /* status.podIP */
 	const char *hosts_file;   /* this pod's /etc/hosts, or NULL */
+	const char *job_uid;      /* owner reference, or NULL */
+	const char *workdir;      /* default working directory (absolute), or
+				     NULL for the runner's */
 	struct js_net_pod *net;   /* the pod's network (its containers join
 				     its namespace), or NULL; taken: freed
 				     with the pod, or by js_pod_new when it
 				     fails */
-	const json_t *tmpl;       /* PodTemplateSpec (metadata + spec) */
+	const json_t *tmpl;       /* PodTemplateSpec (metadata + spec); the
+				     pod keeps a reference */
 	const char *const *gpus;  /* GPU ids the pod holds (local/gpu.h),
 				     NULL-terminated, or NULL */
 };
@@ -138,13 +177,23 @@ bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
  * it was one of this pod's containers. */
 bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, int status, int64_t now_ms);
 
-/** Stop the pod: SIGTERM now, SIGKILL after the grace period. `by_controller`
- * marks a deletion by the Job controller (not counted as a failure). */
-void js_pod_delete(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool by_controller);
+/** Stop the pod: SIGTERM now, SIGKILL after the grace period; `why` is
+ * recorded if the pod was still running (JS_POD_STOP_JOB_CONTROLLER and
+ * JS_POD_STOP_RUNNER are not counted as failures by the Job controller). */
+void js_pod_delete(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, enum js_pod_stop why);
 
 /** Stop with a grace period of `grace_ms` instead of the pod's own, if
- * shorter (runner teardown). */
+ * shorter: the runner's teardown (JS_POD_STOP_RUNNER). */
 void js_pod_delete_within(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t grace_ms);
+
+/**
+ * Evict a running pod as the Eviction API does: set the condition
+ * DisruptionTarget=True (`reason`, `message`, copied) at wall time
+ * `wall_ms`, then delete it with its grace period (JS_POD_STOP_EVICTED).
+ * Returns 0, or JS_EINVALID when the pod is not running or already stopping.
+ */
+JS_WARN_UNUSED int js_pod_evict(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms,
+				int64_t wall_ms, const char *reason, const char *message);
 
 /** True when no process of the pod is left. */
 bool js_pod_gone(const struct js_pod *pod);
@@ -152,13 +201,16 @@ bool js_pod_gone(const struct js_pod *pod);
 /** Earliest time js_pod_step has something to do, or -1. */
 int64_t js_pod_wake(const struct js_pod *pod);
 
-/** Append this pod's log pipes to `fds` (room for js_pod_n_fds entries). */
+/** Append this pod's log pipes and start reports to `fds` (room for
+ * js_pod_n_fds entries). */
 size_t js_pod_fill_pollfds(const struct js_pod *pod, struct pollfd *fds);
 
-/** Number of open log pipes. */
+/** Number of open log pipes and start reports. */
 size_t js_pod_n_fds(const struct js_pod *pod);
 
-/** Drain log pipe `fd` if it is one of this pod's. Returns true if it was. */
+/** Drain log pipe `fd` if it is one of this pod's, or read a container's
+ * start report (local/sandbox.h: a failed start shows at its exit). Returns
+ * true if `fd` was the pod's. */
 bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd);
 
 /** The pod as the Job controller sees it. `exits` and `conds` must have room
@@ -166,6 +218,52 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd);
 void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, struct js_jobctl_pod *ret);
 
 /* ---- read access ---- */
+
+/** Identity and lifecycle of a pod. Strings borrowed until js_pod_free;
+ * times are wall clock (Unix ms), 0 when it has not happened. */
+struct js_pod_info {
+	const char *name, *namespace_, *uid, *job_name, *job_uid, *hostname, *subdomain, *ip, *workdir;
+	int32_t index;
+	const json_t *tmpl;        /* the template the pod was made from */
+	int64_t created_ms, started_ms, finished_ms, deleted_ms;
+	enum js_pod_stop stop;
+	bool stopping;             /* a stop began (deletionTimestamp) */
+	bool initialized;          /* init containers done */
+	const char *disruption_reason, *disruption_message; /* DisruptionTarget, or NULL */
+	int64_t disruption_ms;
+};
+void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret);
+
+/** One container's status, as a core/v1 ContainerStatus shows it.
+ * Strings borrowed until the pod next changes; times wall clock (Unix ms),
+ * 0 unknown. */
+struct js_pod_ctr_term {
+	int32_t exit_code;
+	int signal;             /* the signal that killed it, or 0 */
+	const char *reason;     /* "Completed", "Error", "StartError" */
+	const char *message;    /* the start error, or NULL */
+	int64_t started_ms, finished_ms;
+};
+struct js_pod_ctr_info {
+	const char *name, *image;
+	bool init, sidecar;
+	enum js_pod_ctr_state state;
+	bool restart_pending;       /* terminated, restart scheduled (the
+				       kubelet says CrashLoopBackOff) */
+	int32_t restarts;
+	pid_t pid;                  /* running: its process, else -1 */
+	int64_t started_ms;         /* running: when it started */
+	bool has_term;              /* terminated (the current state) */
+	struct js_pod_ctr_term term;
+	bool has_last;              /* the run before the last restart */
+	struct js_pod_ctr_term last;
+};
+void js_pod_ctr_info(const struct js_pod *pod, size_t i, struct js_pod_ctr_info *ret);
+
+/** The reason a kubelet gives a terminated container: "Completed" (exit
+ * 0), "StartError" (it could not be started), else "Error". Static. */
+const char *js_pod_exit_reason(int32_t exit_code, bool start_error);
+
 size_t js_pod_n_containers(const struct js_pod *pod);
 const char *js_pod_name(const struct js_pod *pod);
 const char *js_pod_job_name(const struct js_pod *pod);

@@ -108,7 +108,7 @@ static _Noreturn void child(const struct js_sandbox_spec *s, const struct prep *
 	child_fail(err_fd, ST_EXEC);
 }
 
-int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const char **ret_stage)
+int js_sandbox_start(const struct js_sandbox_spec *spec, pid_t *ret_pid, int *ret_report_fd, const char **ret_stage)
 {
 	struct prep p;
 	snprintf(p.uid_map, sizeof(p.uid_map), "%u %u 1\n", (unsigned)geteuid(), (unsigned)geteuid());
@@ -120,10 +120,14 @@ int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const c
 		flags |= CLONE_NEWUSER;
 
 	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		if (ret_stage)
+			*ret_stage = "pipe";
 		return -errno;
+	}
 	/* clone() without a new stack behaves like fork(); glibc's clone()
-	 * wrapper insists on one, hence the raw system call. */
+	 * wrapper insists on one, hence the raw system call. (Not CLONE_VFORK:
+	 * that would make the runner wait for this exec before the next.) */
 	long pid = syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		int err = -errno;
@@ -138,18 +142,24 @@ int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const c
 		child(spec, &p, pipefd[1]);
 	}
 	close(pipefd[1]);
+	(void)fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+	*ret_pid = (pid_t)pid;
+	*ret_report_fd = pipefd[0];
+	return 0;
+}
+
+int js_sandbox_started(int report_fd, const char **ret_stage)
+{
 	struct report r;
 	ssize_t n;
 	do
-		n = read(pipefd[0], &r, sizeof(r));
+		n = read(report_fd, &r, sizeof(r));
 	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == 0) {
-		*ret_pid = (pid_t)pid;
-		return 0;
-	}
-	while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR) {
-	}
+	if (n == 0)
+		return 0; /* closed on exec */
+	if (n < 0 && errno == EAGAIN)
+		return -EAGAIN;
+	/* The report is written in one piece, before the child exits. */
 	if (n != (ssize_t)sizeof(r) || r.stage < 0 || r.stage >= (int)JS_ARRAY_SIZE(stages)) {
 		if (ret_stage)
 			*ret_stage = "report";
@@ -158,6 +168,30 @@ int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const c
 	if (ret_stage)
 		*ret_stage = stages[r.stage];
 	return r.err > 0 ? -r.err : -EIO;
+}
+
+int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const char **ret_stage)
+{
+	pid_t pid;
+	int fd;
+	int r = js_sandbox_start(spec, &pid, &fd, ret_stage);
+	if (r < 0)
+		return r;
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	while ((r = js_sandbox_started(fd, ret_stage)) == -EAGAIN) {
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	close(fd);
+	if (r == 0) {
+		*ret_pid = pid;
+		return 0;
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+	}
+	return r;
 }
 
 enum js_sandbox_mode js_sandbox_probe(const char *probe_path, const char **ret_why)

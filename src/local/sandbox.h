@@ -61,11 +61,32 @@ struct js_sandbox_spec {
 };
 
 /**
- * Start a process. On success returns 0 and sets *ret_pid: the process has
- * exec'd (failures up to and including execve are reported here, not as an
- * exit status). On failure returns -errno, sets *ret_stage (if not NULL) to a
- * static word naming the step that failed ("exec", "mount /etc/hosts",
- * "sethostname", ...), and no process is left behind.
+ * Start a process without waiting for it to exec, so a runner starting many
+ * overlaps their setup and execs with its own work. Returns 0, *ret_pid and
+ * *ret_report_fd: the read end of the process's report pipe (non-blocking,
+ * close-on-exec; the caller closes it), readable when the process exec'd
+ * (end of file) or failed a step before (js_sandbox_started says which).
+ * A process that failed exits with status 127 by itself; reap it as any.
+ * Failures before a process exists: -errno with *ret_stage ("pipe",
+ * "clone"), and nothing to reap.
+ */
+JS_WARN_UNUSED int js_sandbox_start(const struct js_sandbox_spec *spec, pid_t *ret_pid, int *ret_report_fd,
+				    const char **ret_stage);
+
+/**
+ * How the start behind `report_fd` went: 0 it exec'd, -EAGAIN not known
+ * yet (poll the fd), or -errno of the step that failed with *ret_stage (if
+ * not NULL) a static word naming it ("exec", "mount /etc/hosts",
+ * "sethostname", ..., "report" for a garbled report: -EIO). Once the
+ * process has exited the answer is final: it writes its report before.
+ */
+JS_WARN_UNUSED int js_sandbox_started(int report_fd, const char **ret_stage);
+
+/**
+ * Start a process and wait for its exec: js_sandbox_start, then
+ * js_sandbox_started until it knows. On success returns 0 and sets *ret_pid.
+ * On failure returns -errno, sets *ret_stage (if not NULL) to the step that
+ * failed, and no process is left behind (it was reaped).
  */
 JS_WARN_UNUSED int js_sandbox_spawn(const struct js_sandbox_spec *spec, pid_t *ret_pid, const char **ret_stage);
 

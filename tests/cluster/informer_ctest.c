@@ -5,6 +5,7 @@
  * resuming after server-side watch timeouts without relisting, and stall
  * detection reconnecting a silent watch.
  */
+#include <errno.h>
 #include <pthread.h>
 
 #include "cluster/kt.h"
@@ -19,28 +20,31 @@ struct counts {
 	int adds, updates, deletes, unknown_deletes;
 };
 
-static void on_add(void *u, const json_t *o)
+static void on_add(void *u, const void *rec, const json_t *o)
 {
 	struct counts *c = u;
+	(void)rec;
 	(void)o;
 	pthread_mutex_lock(&c->lock);
 	c->adds++;
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void on_update(void *u, const json_t *old, const json_t *o)
+static void on_update(void *u, const void *old, const void *rec, const json_t *o)
 {
 	struct counts *c = u;
 	(void)old;
+	(void)rec;
 	(void)o;
 	pthread_mutex_lock(&c->lock);
 	c->updates++;
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void on_delete(void *u, const json_t *o, bool unknown)
+static void on_delete(void *u, const void *rec, const json_t *o, bool unknown)
 {
 	struct counts *c = u;
+	(void)rec;
 	(void)o;
 	pthread_mutex_lock(&c->lock);
 	c->deletes++;
@@ -102,7 +106,7 @@ static bool wait_value(struct js_informer *inf, const char *name, const char *va
 	uint64_t end = kt_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		uint64_t gen = js_informer_generation(inf);
-		json_t *o = js_informer_get(inf, NS, name);
+		json_t *o = js_informer_get_json(inf, NS, name);
 		const char *v = js_json_str(json_object_get(o, "data"), "v");
 		bool ok = value ? (v && strcmp(v, value) == 0) : !o;
 		json_decref(o);
@@ -135,22 +139,25 @@ static void test_sync_scope_indexes_events(void **state)
 				     .handlers = {on_add, on_update, on_delete, &cnt}};
 	struct js_informer *inf = NULL;
 	assert_int_equal(js_informer_new(C, &o, &inf), 0);
+	assert_int_equal(js_informer_add_index(inf, JS_INFORMER_INDEX_NAMESPACE, js_store_index_namespace), 0);
+	assert_int_equal(js_informer_add_index(inf, JS_INFORMER_INDEX_OWNER_UID, js_store_index_owner_uids), 0);
 	assert_int_equal(js_informer_start(inf), 0);
 	assert_int_equal(js_informer_wait_synced(inf, 20000), 0);
 	assert_int_equal(js_informer_len(inf), 3);
 	assert_true(wait_count(&cnt, &cnt.adds, 3, 5000));
-	json_t *w1 = js_informer_get(inf, NS, "w1");
+	json_t *w1 = js_informer_get_json(inf, NS, "w1");
 	assert_non_null(w1);
 	assert_null(json_object_get(json_object_get(w1, "metadata"), "managedFields"));
 	json_decref(w1);
 	assert_null(js_informer_get(inf, NS, "other"));
-	json_t *byns = js_informer_by_index(inf, JS_INFORMER_INDEX_NAMESPACE, NS);
-	assert_int_equal(json_array_size(byns), 3);
-	json_decref(byns);
-	json_t *byown = js_informer_by_index(inf, JS_INFORMER_INDEX_OWNER_UID, NSUID);
-	assert_int_equal(json_array_size(byown), 1);
-	assert_string_equal(js_json_str(json_object_get(json_array_get(byown, 0), "metadata"), "name"), "w3");
-	json_decref(byown);
+	assert_false(js_informer_has(inf, NS, "other"));
+	const void **byns = NULL;
+	assert_int_equal(js_informer_by_index(inf, JS_INFORMER_INDEX_NAMESPACE, NS, &byns), 3);
+	js_informer_release(inf, byns, 3);
+	const void **byown = NULL;
+	assert_int_equal(js_informer_by_index(inf, JS_INFORMER_INDEX_OWNER_UID, NSUID, &byown), 1);
+	assert_string_equal(js_json_str(json_object_get(byown[0], "metadata"), "name"), "w3");
+	js_informer_release(inf, byown, 1);
 
 	/* update */
 	json_t *p = json_pack("{s:{s:s}}", "data", "v", "2");
@@ -169,9 +176,8 @@ static void test_sync_scope_indexes_events(void **state)
 	KT_OK(js_client_patch(C, &js_client_res_configmaps, NS, "w3", JS_PATCH_MERGE, p, NULL, NULL, &e), &e);
 	json_decref(p);
 	assert_true(wait_value(inf, "w3", NULL, 10000));
-	json_t *byown2 = js_informer_by_index(inf, JS_INFORMER_INDEX_OWNER_UID, NSUID);
-	assert_int_equal(json_array_size(byown2), 0);
-	json_decref(byown2);
+	const void **byown2 = NULL;
+	assert_int_equal(js_informer_by_index(inf, JS_INFORMER_INDEX_OWNER_UID, NSUID, &byown2), 0);
 	assert_true(wait_count(&cnt, &cnt.deletes, 2, 5000));
 	pthread_mutex_lock(&cnt.lock);
 	assert_int_equal(cnt.deletes, 2);
@@ -181,7 +187,9 @@ static void test_sync_scope_indexes_events(void **state)
 	js_informer_stats(inf, &st);
 	assert_int_equal(st.lists, 1);
 	assert_int_equal(st.relists_gone, 0);
-	inf = js_informer_free(inf);
+	assert_int_equal(js_informer_free(inf), -EBUSY); /* still running */
+	assert_int_equal(js_informer_stop(inf), 0);
+	assert_int_equal(js_informer_free(inf), 0);
 	js_apierr_done(&e);
 }
 
@@ -218,7 +226,8 @@ static void test_watch_timeout_resumes_without_relist(void **state)
 	/* ...are resumed from the last resourceVersion: one LIST only. */
 	assert_int_equal(st.lists, 1);
 	assert_int_equal(st.watch_errors, 0);
-	js_informer_free(inf);
+	assert_int_equal(js_informer_stop(inf), 0);
+	assert_int_equal(js_informer_free(inf), 0);
 }
 
 static void test_stall_detection_reconnects(void **state)
@@ -240,7 +249,8 @@ static void test_stall_detection_reconnects(void **state)
 	js_informer_stats(inf, &st);
 	assert_int_equal(st.lists, 1);
 	assert_true(st.watches >= 2);
-	js_informer_free(inf);
+	assert_int_equal(js_informer_stop(inf), 0);
+	assert_int_equal(js_informer_free(inf), 0);
 }
 
 int main(void)

@@ -63,7 +63,9 @@ int main(int argc, char **argv)
 	}
 	int sig = 0;
 	sigwait(&set, &sig);
-	js_leader_free(le);
+	(void)js_leader_stop(le);
+	if (js_leader_free(le) < 0)
+		return 1;
 	js_client_free(c);
 	js_kubeconfig_done(&kc);
 	js_diag_done(&d);

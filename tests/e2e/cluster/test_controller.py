@@ -308,7 +308,7 @@ def test_metrics_and_probes(kube, ctl, ns):
                    'controller_runtime_reconcile_time_seconds_bucket{controller="jobset",le="+Inf"}',
                    'workqueue_depth{name="jobset"}', 'workqueue_queue_duration_seconds_count{name="jobset"}',
                    'rest_client_requests_total{method="POST",code="201"}',
-                   'rest_client_requests_total{method="PUT",code="200"}',
+                   'rest_client_requests_total{method="PATCH",code="200"}',  # the status merge patch
                    'jobset_controller_actions_total{action="CreateJob",result="ok"}',
                    'leader_election_master_status{name="%s"} 1' % ctl.lease_name):
         assert needle in m, needle

@@ -51,8 +51,25 @@ class Run:
         return self.jobset["status"]
 
     @property
+    def items(self):
+        """jobs.json: a v1 List of every Job, then every pod."""
+        doc = json.loads((self.dir / "jobs.json").read_text())
+        assert doc["kind"] == "List", doc
+        return doc["items"]
+
+    @property
     def jobs(self):
-        return json.loads((self.dir / "jobs.json").read_text())
+        return [i for i in self.items if i["kind"] == "Job"]
+
+    @property
+    def pods(self):
+        return [i for i in self.items if i["kind"] == "Pod"]
+
+    def pod(self, prefix):
+        """The one pod whose name starts with prefix."""
+        found = [p for p in self.pods if p["metadata"]["name"].startswith(prefix)]
+        assert len(found) == 1, [p["metadata"]["name"] for p in self.pods]
+        return found[0]
 
     def condition(self, ctype):
         for c in self.status.get("conditions", []):
@@ -123,3 +140,31 @@ def processes_with_env(marker):
 
 def have_cc():
     return shutil.which("cc") is not None
+
+
+def jobset_yaml(name, command, *, replicas=1, completions=1, restart="Never", grace=None, job_extra=""):
+    """A JobSet of one ReplicatedJob `w` (`replicas` Indexed Jobs of
+    `completions` pods each) whose container `main` runs `sh -c command`.
+    `job_extra` is YAML added to the Job spec, indented 8 spaces."""
+    grace_line = f"            terminationGracePeriodSeconds: {grace}\n" if grace is not None else ""
+    cmd = command.replace("'", "''")
+    return f"""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {{name: {name}}}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: {replicas}
+    template:
+      spec:
+        completions: {completions}
+        parallelism: {completions}
+{job_extra}        template:
+          spec:
+            restartPolicy: {restart}
+{grace_line}            containers:
+            - name: main
+              image: busybox
+              command: [sh, -c, '{cmd}']
+"""

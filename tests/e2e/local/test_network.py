@@ -9,6 +9,7 @@ a deadline) for the other run's file, so the overlap is certain rather than
 likely.
 """
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -140,8 +141,8 @@ def test_two_runs_at_once_never_see_each_other(jobset_bin, tmp_path):
         # Both runs hand out the same addresses, and each reached its own.
         assert r.logs(me + "-cli-0-0", "main").strip() == f"client of {me} got: I am {me}"
         ev = r.events()
-        assert "Normal Network: every pod has its own network namespace" in ev
-        assert f"pod/{me}-srv-0-0-" in ev and "10.244.0.2)" in ev
+        assert f"Normal Network jobset/{me}: every pod has its own network namespace" in ev
+        assert re.search(rf"Started pod/{me}-srv-0-0-\w+: hostname {me}-srv-0-0, IP 10.244.0.2$", ev, re.M), ev
 
 
 # Attempt 0 serves one connection, closing first (so its side of the
@@ -262,7 +263,7 @@ def test_degraded_runs_get_different_loopback_blocks(jobset_bin, tmp_path):
         ips[me] = (sync / ("ip-" + me)).read_text()
         assert f"bound {ips[me]}" in r.logs(me + "-w-0-0", "main")
         # One line at the start says so, with the block.
-        lines = [l for l in r.events().splitlines() if "Degraded network" in l]
+        lines = [l for l in r.events().splitlines() if f"Warning DegradedNetwork jobset/{me}:" in l]
         block = ".".join(ips[me].split(".")[:2])
         assert len(lines) == 1 and f"pods use {block}.0.0/16" in lines[0], r.events()
     a, b = ips["one"].split("."), ips["two"].split(".")

@@ -391,7 +391,7 @@ def test_volume_claim_policies_do_not_livelock(run):
     assert r.condition("Completed"), r.status
     ev = r.events()
     for claim in ("initializer-volume-claim-trainjob", "checkpoints-volume-claim-trainjob"):
-        assert ev.count(f"Created persistentvolumeclaim/{claim} ") == 1, ev
+        assert ev.count(f"Created persistentvolumeclaim/{claim}:") == 1, ev
     ckpt = r.dir / "volumes" / "checkpoints-volume-claim-trainjob"
     assert sorted(p.name for p in ckpt.iterdir()) == ["model_0.txt", "model_1.txt", "model_2.txt"]
     assert (ckpt / "model_1.txt").read_text() == "Checkpoint: model_1\n"

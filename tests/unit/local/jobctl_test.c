@@ -73,6 +73,9 @@ static const struct jcase cases[] = {
 	{"activeDeadlineSeconds pending sets wake", IDX(1, 1) ",\"activeDeadlineSeconds\":100}, \"status\":{\"startTime\":\"2023-11-14T22:13:20Z\"}}", {P_RUN(0)}, 1, "", 0, NULL, NULL, NULL, "FailureTarget", false, 1700000000000LL + 100000, NULL, NULL},
 	{"suspended: delete pods, Suspended", IDX(2, 2) ",\"suspend\":true}}", {P_RUN(0)}, 1, "", 1, "Suspended", "JobSuspended", "Job suspended", NULL, false, 0, NULL, NULL},
 	{"resumed: Suspended=False and pods", IDX(1, 1) ",\"suspend\":false},\"status\":{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"True\"}]}}", {{0}}, 0, "0", 0, NULL, NULL, NULL, "Suspended", false, 0, NULL, NULL},
+	{"terminating pod replaced at once (TerminatingOrFailed)", IDX(2, 2) "}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true}, P_RUN(1)}, 2, "0", 0, NULL, NULL, NULL, "FailureTarget", false, 0, NULL, NULL},
+	{"podFailurePolicy: terminating pod holds its index (Failed)", IDX(2, 2) ",\"podFailurePolicy\":{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":\"DisruptionTarget\"}]}]}}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true}, P_RUN(1)}, 2, "", 0, NULL, NULL, NULL, "FailureTarget", false, 0, NULL, NULL},
+	{"podReplacementPolicy Failed, nonindexed", "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"completions\":2,\"parallelism\":2,\"podReplacementPolicy\":\"Failed\",\"template\":{\"spec\":{}}}}", {{.index = -1, .phase = JS_JOBCTL_RUNNING, .terminating = true}}, 1, "-1", 0, NULL, NULL, NULL, NULL, false, 0, NULL, NULL},
 	{"nonindexed completions counts successes", "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"completions\":3,\"parallelism\":2,\"template\":{\"spec\":{}}}}", {{.index = -1, .phase = JS_JOBCTL_SUCCEEDED}}, 1, "-1,-1", 0, NULL, NULL, NULL, NULL, false, 0, NULL, NULL},
 };
 

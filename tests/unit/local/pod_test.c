@@ -22,7 +22,9 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/json.h"
 #include "local/pod.h"
+#include "local/podjson.h"
 
 #define T0 1700000000000LL /* ms */
 #define BASE_MS 100
@@ -357,7 +359,7 @@ static void test_not_found_onfailure_restarts(void **state)
 	assert_int_equal(obs.n_exits, 1);
 	assert_int_equal(obs.exits[0].exit_code, 128);
 	/* Deleting it needs no process to exit. */
-	js_pod_delete(pod, &f->host, T0 + 2 * BASE_MS, true);
+	js_pod_delete(pod, &f->host, T0 + 2 * BASE_MS, JS_POD_STOP_JOB_CONTROLLER);
 	settle(pod, &f->host, T0 + 2 * BASE_MS);
 	assert_true(js_pod_gone(pod));
 	assert_int_equal(js_pod_phase(pod), JS_JOBCTL_FAILED);
@@ -382,6 +384,70 @@ static void test_not_found_init_container_fails_the_pod(void **state)
 	js_pod_free(pod);
 }
 
+struct notes {
+	int n;
+	char last[256];
+};
+
+static void on_note(void *ctx, const struct js_pod *pod, const char *type, const char *reason, const char *message)
+{
+	struct notes *nt = ctx;
+	(void)pod;
+	nt->n++;
+	snprintf(nt->last, sizeof(nt->last), "%s %s %s", type, reason, message);
+}
+
+/* A restart is a note (an event), the pod's status reads as a kubelet's
+ * (CrashLoopBackOff with lastState), and an eviction sets DisruptionTarget,
+ * which the Job controller sees and jobs.json shows. */
+static void test_status_restart_note_and_eviction(void **state)
+{
+	struct fixture *f = *state;
+	struct notes nt = {0};
+	f->host.on_note = on_note;
+	f->host.note_ctx = &nt;
+	struct js_pod *pod = missing_cmd_pod(f, "OnFailure", false);
+	settle(pod, &f->host, T0);
+	assert_int_equal(nt.n, 1);
+	assert_non_null(strstr(nt.last, "Warning BackOff back-off 100 ms restarting failed container c (restart 1): "
+					 "exit code 128 (StartError)"));
+	json_t *j = js_podjson_pod(pod, true);
+	const json_t *cs = json_array_get(js_json_path(j, "status.containerStatuses"), 0);
+	assert_string_equal(js_json_str(js_json_path(cs, "state.waiting"), "reason"), "CrashLoopBackOff");
+	const json_t *last = js_json_path(cs, "lastState.terminated");
+	assert_int_equal(json_integer_value(json_object_get(last, "exitCode")), 128);
+	assert_string_equal(js_json_str(last, "reason"), "StartError");
+	assert_non_null(strstr(js_json_str(last, "message"), "executable file not found"));
+	assert_string_equal(js_json_str(js_json_path(j, "status"), "phase"), "Running");
+	assert_string_equal(js_json_str(js_json_path(j, "metadata"), "name"), "js-w-0-1-abcde");
+	assert_string_equal(js_json_str(js_json_path(j, "spec"), "hostname"), "js-w-0-1");
+	assert_null(js_json_path(j, "metadata.deletionTimestamp"));
+	json_decref(j);
+
+	assert_int_equal(js_pod_evict(pod, &f->host, T0 + 1, 1700000000123, "EvictionByEvictionAPI", "Eviction API: evicting"),
+			 0);
+	assert_int_equal(js_pod_evict(pod, &f->host, T0 + 1, 1700000000123, "X", "again"), JS_EINVALID);
+	settle(pod, &f->host, T0 + 1);
+	assert_int_equal(js_pod_phase(pod), JS_JOBCTL_FAILED);
+	struct js_jobctl_exit exits[1];
+	struct js_jobctl_pod obs;
+	js_pod_observe(pod, exits, &obs);
+	assert_false(obs.deleted_by_controller); /* an eviction counts */
+	assert_int_equal(obs.n_conditions, 1);
+	assert_string_equal(obs.conditions[0], "DisruptionTarget");
+	j = js_podjson_pod(pod, false);
+	assert_null(json_object_get(j, "spec"));
+	assert_string_equal(js_json_str(js_json_path(j, "metadata.annotations"), JS_PODJSON_ANN_STOP), "Evicted");
+	assert_non_null(js_json_str(js_json_path(j, "metadata"), "deletionTimestamp"));
+	const json_t *dt = json_array_get(js_json_path(j, "status.conditions"), 4);
+	assert_string_equal(js_json_str(dt, "type"), "DisruptionTarget");
+	assert_string_equal(js_json_str(dt, "status"), "True");
+	assert_string_equal(js_json_str(dt, "reason"), "EvictionByEvictionAPI");
+	assert_string_equal(js_json_str(dt, "lastTransitionTime"), "2023-11-14T22:13:20Z");
+	json_decref(j);
+	js_pod_free(pod);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +456,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_found_never_fails_the_pod, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_found_onfailure_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_found_init_container_fails_the_pod, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_restart_note_and_eviction, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

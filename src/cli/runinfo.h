@@ -1,0 +1,81 @@
+/*
+ * runinfo.h - a run directory as the commands that look at a run read it
+ * (`jobset ps`, `describe`, `logs`, `down`, `evict`): which directory
+ * (--run-dir, else $JOBSET_RUN_DIR, else the last run started by this user,
+ * local/rundir.h), its live state file state.json (local/local.h), whether
+ * its runner is live, and finding a pod by name, hostname or prefix.
+ *
+ * Functions that print do so on stderr, prefixed "jobset CMD: ", and return
+ * a process exit code (cli.h); the others return data. Not thread-safe.
+ */
+#ifndef JS_CLI_RUNINFO_H
+#define JS_CLI_RUNINFO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** The options of the commands on a run; each takes those it names in
+ * `accept`: d (-d, --run-dir), o (-o), f (-f), c (-c), t (--tail), T
+ * (--timeout). */
+struct js_cli_runopts {
+	const char *dir;       /* -d, --run-dir */
+	bool json;             /* -o json */
+	bool follow;           /* -f */
+	int64_t tail;          /* --tail N, -1 when not given */
+	const char *container; /* -c */
+	int64_t timeout_s;     /* --timeout S, -1 when not given */
+};
+
+/** Parse argv for command `cmd` into *ret, refusing options not in
+ * `accept`. Returns -1 to go on, else the exit code (after -h, or a usage
+ * error, both printed). */
+int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, int argc, char **argv,
+			struct js_cli_runopts *ret);
+
+/** One run, read. */
+struct js_cli_runinfo {
+	const char *cmd;   /* for messages: "ps", "logs", ... */
+	char *dir;         /* the run directory */
+	json_t *state;     /* state.json; NULL while it does not exist yet */
+	bool live;         /* a runner holds the directory's lock */
+};
+
+/** Open the run in `dir` (NULL: $JOBSET_RUN_DIR, else the last run) and
+ * read its state. Returns 0, or prints why and returns JS_EXIT_USAGE (no
+ * such run). Release with js_cli_runinfo_done. */
+int js_cli_runinfo_open(const char *cmd, const char *dir, struct js_cli_runinfo *ret);
+
+/** Read state.json and the runner's liveness again. Returns 0, or -errno
+ * (the previous state is kept). */
+int js_cli_runinfo_reload(struct js_cli_runinfo *ri);
+
+/** Release what `ri` holds. */
+void js_cli_runinfo_done(struct js_cli_runinfo *ri);
+
+/**
+ * The pod `query` names in the state: its exact name, else the newest pod
+ * whose hostname it is (the Indexed pod `NAME-rjob-J-I` across restarts),
+ * else the only pod whose name starts with it. Returns a borrowed pointer
+ * into ri->state, or NULL after printing why (none, or ambiguous).
+ */
+const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *query);
+
+/** A pod's STATUS as `kubectl get pods` words it (Running, Completed,
+ * Error, Init:0/1, CrashLoopBackOff, Terminating), plus Stopped and Evicted
+ * for pods the local runtime stopped. Written into buf (n bytes). */
+const char *js_cli_runinfo_pod_status(const json_t *pod, char *buf, size_t n);
+
+/** "Exited (N)" (compose's words) for a finished pod: the first container
+ * that exited non-zero, else 0; "" while it runs. Written into buf. */
+const char *js_cli_runinfo_pod_exit(const json_t *pod, char *buf, size_t n);
+
+/** Seconds since an RFC 3339 time as "5s", "3m", "2h", "4d" into buf. */
+const char *js_cli_runinfo_age(const char *rfc3339, char *buf, size_t n);
+
+/** Log file of a container of a pod in the run: <dir>/logs/<pod>/<ctr>.log.
+ * Caller frees. */
+char *js_cli_runinfo_log_path(const struct js_cli_runinfo *ri, const char *pod, const char *ctr);
+
+#endif

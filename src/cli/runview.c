@@ -1,0 +1,325 @@
+/*
+ * runview.c - `jobset run`'s output (see runview.h).
+ */
+#include "cli/runview.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/codec.h"
+#include "api/render.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "cli/cli.h"
+#include "local/podjson.h"
+#include "local/report.h"
+
+#define RUNVIEW_EXIT_FAILED 1
+/* Failed pods listed by name in the text summary; the rest are counted. */
+#define RUNVIEW_MAX_FAILED_PODS 10
+
+static void stamp(int64_t ms, char *buf, size_t n)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	size_t k = strftime(buf, n, "%H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%03d", (int)(ms % 1000));
+}
+
+bool js_cli_runview_live(const struct js_cli_runview *o)
+{
+	return o->tty && !o->quiet && !o->follow && !o->events_json && !o->output_json;
+}
+
+static void erase_view(struct js_cli_runview *o)
+{
+	for (size_t i = 0; i < o->drawn; i++)
+		fputs("\033[1A\033[2K", stdout);
+	o->drawn = 0;
+}
+
+void js_cli_runview_event(void *ctx, const struct js_local_event *e)
+{
+	struct js_cli_runview *o = ctx;
+	if (o->quiet)
+		return;
+	bool live = js_cli_runview_live(o);
+	/* Above the live view only what needs attention. */
+	if (live && strcmp(e->type, "Warning") != 0)
+		return;
+	FILE *f = o->follow || o->output_json ? stderr : stdout;
+	if (live)
+		erase_view(o);
+	if (o->events_json) {
+		json_t *j = js_report_event_json(e);
+		char *s = json_dumps(j, JSON_COMPACT);
+		if (s)
+			fprintf(f, "%s\n", s);
+		free(s);
+		json_decref(j);
+	} else {
+		char t[32];
+		stamp(e->time_ms, t, sizeof(t));
+		struct js_buf b;
+		js_buf_init(&b, 0);
+		js_report_event_text(e, &b);
+		fprintf(f, "%s %s\n", t, js_buf_str(&b));
+		js_buf_done(&b);
+	}
+	fflush(f);
+}
+
+void js_cli_runview_line(void *ctx, const struct js_pod *pod, const char *container, const char *line, size_t n)
+{
+	struct js_cli_runview *o = ctx;
+	if (!o->follow)
+		return;
+	printf("%s/%s | %.*s\n", js_pod_name(pod), container, (int)n, line);
+	fflush(stdout);
+}
+
+/** Rows of the terminal, or a large number when unknown. */
+static size_t term_rows(void)
+{
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+		return ws.ws_row;
+	return 1000;
+}
+
+void js_cli_runview_view(void *ctx, const struct js_local_view *v)
+{
+	struct js_cli_runview *o = ctx;
+	if (!js_cli_runview_live(o))
+		return;
+	erase_view(o);
+	/* Never taller than the terminal: a view that scrolls can no longer
+	 * be erased, and each redraw would flood the scrollback. One row stays
+	 * free for the cursor. */
+	size_t rows = term_rows();
+	size_t room = rows > 4 ? rows - 3 : 1;
+	size_t shown = v->n_rjobs <= room ? v->n_rjobs : (room > 1 ? room - 1 : 0);
+	printf("jobset %s  %s  restarts %d  elapsed %.1fs\n", o->name, v->state, v->restarts,
+	       (double)v->elapsed_ms / 1000.0);
+	printf("  %-20s %8s %8s %8s %8s %8s %8s %8s %8s\n", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY", "SUCCEEDED",
+	       "FAILED", "STOPPING", "JOBSOK", "RESTARTS");
+	o->drawn = 2;
+	for (size_t i = 0; i < shown; i++) {
+		const struct js_local_rjob_view *r = &v->rjobs[i];
+		printf("  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d %8d\n", r->name,
+		       r->jobs_active + r->jobs_succeeded + r->jobs_failed, r->replicas, r->pods_active, r->pods_ready,
+		       r->pods_succeeded, r->pods_failed, r->pods_terminating, r->jobs_succeeded, r->restarts);
+		o->drawn++;
+	}
+	if (shown < v->n_rjobs) {
+		printf("  ... %zu more ReplicatedJobs (jobset ps)\n", v->n_rjobs - shown);
+		o->drawn++;
+	}
+	fflush(stdout);
+}
+
+/* ---- summary ---- */
+
+/** Whether a pod in the results failed on its own (not stopped by a
+ * deletion; an eviction is a failure). */
+static bool pod_failed(const json_t *pod)
+{
+	const char *phase = js_json_str(js_json_path(pod, "status"), "phase");
+	const char *stop = js_json_str(js_json_path(pod, "metadata.annotations"), JS_PODJSON_ANN_STOP);
+	return phase && strcmp(phase, "Failed") == 0 && (!stop || strcmp(stop, "Evicted") == 0);
+}
+
+/** The terminated state of a container status: state.terminated, or
+ * lastState.terminated while it waits for a restart. */
+static const json_t *term_of(const json_t *cs)
+{
+	const json_t *t = js_json_path(cs, "state.terminated");
+	return t ? t : js_json_path(cs, "lastState.terminated");
+}
+
+/** " worker Exited (42)" for every container of `pod` that exited
+ * non-zero (compose's wording), init containers included. */
+static void exits(const json_t *pod, struct js_buf *b)
+{
+	json_t *all = js_podjson_statuses(pod);
+	size_t i;
+	json_t *cs;
+	json_array_foreach(all, i, cs)
+	{
+		const json_t *t = term_of(cs);
+		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
+		if (!t || code == 0)
+			continue;
+		const char *reason = js_json_str(t, "reason");
+		if (js_buf_printf(b, " %s Exited (%lld)%s%s", js_json_str(cs, "name"), (long long)code,
+				  reason && strcmp(reason, "Error") != 0 ? " " : "",
+				  reason && strcmp(reason, "Error") != 0 ? reason : "") < 0)
+			break;
+	}
+	json_decref(all);
+}
+
+struct tally {
+	int succeeded, failed, stopped, other;
+};
+
+static void count_pods(const json_t *items, struct tally *t)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach(items, i, it)
+	{
+		if (strcmp(js_json_str(it, "kind") ? js_json_str(it, "kind") : "", "Pod") != 0)
+			continue;
+		const char *phase = js_json_str(js_json_path(it, "status"), "phase");
+		if (pod_failed(it))
+			t->failed++;
+		else if (js_json_str(js_json_path(it, "metadata.annotations"), JS_PODJSON_ANN_STOP))
+			t->stopped++;
+		else if (phase && strcmp(phase, "Succeeded") == 0)
+			t->succeeded++;
+		else
+			t->other++;
+	}
+}
+
+static const char *result_name(enum js_local_result res)
+{
+	return res == JS_LOCAL_INTERRUPTED ? "Interrupted"
+	       : res == JS_LOCAL_COMPLETED ? "Completed"
+	       : res == JS_LOCAL_STALLED   ? "Stalled"
+					   : "Failed";
+}
+
+static const struct js_condition *result_condition(const struct js_jobset *js, enum js_local_result res)
+{
+	return js_jobset_condition(js, res == JS_LOCAL_COMPLETED     ? "Completed"
+				       : res == JS_LOCAL_INTERRUPTED ? JS_LOCAL_COND_INTERRUPTED
+								     : "Failed");
+}
+
+static int exit_code(enum js_local_result res)
+{
+	return res == JS_LOCAL_INTERRUPTED ? JS_EXIT_INTERRUPTED
+	       : res == JS_LOCAL_COMPLETED ? JS_EXIT_OK
+					   : RUNVIEW_EXIT_FAILED;
+}
+
+/** -o json: one object a script can read without parsing text. */
+static void summary_json(const struct js_local *l, enum js_local_result res, const char *run_dir)
+{
+	const struct js_jobset *js = js_local_jobset(l);
+	const struct js_condition *c = result_condition(js, res);
+	const json_t *items = json_object_get(js_local_results(l), "items");
+	struct tally t = {0};
+	count_pods(items, &t);
+	json_t *failed = json_array();
+	size_t i;
+	json_t *it;
+	json_array_foreach(items, i, it)
+	{
+		if (strcmp(js_json_str(it, "kind") ? js_json_str(it, "kind") : "", "Pod") != 0 || !pod_failed(it))
+			continue;
+		json_t *ctrs = json_array(), *all = js_podjson_statuses(it);
+		size_t ci;
+		json_t *cs;
+		json_array_foreach(all, ci, cs)
+		{
+			const json_t *term = term_of(cs);
+			json_t *o = json_pack("{s:s, s:O}", "name", js_json_str(cs, "name"), "restartCount",
+					      json_object_get(cs, "restartCount"));
+			if (term)
+				json_object_update(o, js_json_unconst(term));
+			char *log = js_buf_format("%s/logs/%s/%s.log", run_dir,
+						  js_json_str(js_json_path(it, "metadata"), "name"), js_json_str(cs, "name"));
+			json_object_set_new(o, "log", json_string(log));
+			free(log);
+			json_array_append_new(ctrs, o);
+		}
+		json_decref(all);
+		json_array_append_new(failed, json_pack("{s:s, s:s, s:o}", "name",
+							js_json_str(js_json_path(it, "metadata"), "name"), "job",
+							js_json_str(js_json_path(it, "metadata.labels"), "job-name")
+								? js_json_str(js_json_path(it, "metadata.labels"), "job-name")
+								: "",
+							"containers", ctrs));
+	}
+	json_t *enc = js_codec_encode_jobset(js);
+	json_t *conds = json_object_get(js_json_path(enc, "status"), "conditions");
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:i, s:s, s:{s:i, s:i, s:i, s:i}, s:o, s:O}",
+				"name", js_jobset_name(js), "namespace", js_jobset_namespace(js), "result",
+				result_name(res), "exitCode", (json_int_t)exit_code(res), "reason",
+				c && c->reason ? c->reason : "", "message", c && c->message ? c->message : "",
+				"elapsedSeconds", (double)js_local_elapsed_ms(l) / 1000.0, "restarts",
+				(json_int_t)js->status.restarts, "runDir", run_dir, "pods", "succeeded",
+				(json_int_t)t.succeeded, "failed", (json_int_t)t.failed, "stopped", (json_int_t)t.stopped,
+				"other", (json_int_t)t.other, "failedPods", failed, "conditions",
+				conds ? conds : json_array());
+	char *s = json_dumps(doc, JSON_INDENT(2));
+	if (s)
+		printf("%s\n", s);
+	fflush(stdout);
+	free(s);
+	json_decref(doc);
+	json_decref(enc);
+}
+
+static void summary_text(const struct js_cli_runview *o, const struct js_local *l, enum js_local_result res,
+			 const char *run_dir)
+{
+	const struct js_jobset *js = js_local_jobset(l);
+	const struct js_condition *c = result_condition(js, res);
+	const json_t *items = json_object_get(js_local_results(l), "items");
+	struct tally t = {0};
+	count_pods(items, &t);
+	printf("jobset %s %s in %.1fs, restarts %d%s%s%s\n", o->name, res == JS_LOCAL_STALLED ? "Stalled (Failed)" :
+	       result_name(res), (double)js_local_elapsed_ms(l) / 1000.0, js->status.restarts,
+	       c && c->reason ? " (" : "", c && c->reason ? c->reason : "", c && c->reason ? ")" : "");
+	if (c && c->message && res != JS_LOCAL_COMPLETED)
+		printf("  %s\n", c->message);
+	if (res == JS_LOCAL_STALLED)
+		printf("  nothing was left running or scheduled; see the Stalled event in %s/events.log\n", run_dir);
+	printf("  pods: %d succeeded, %d failed, %d stopped\n", t.succeeded, t.failed, t.stopped);
+	size_t i;
+	json_t *it;
+	int listed = 0;
+	json_array_foreach(items, i, it)
+	{
+		if (strcmp(js_json_str(it, "kind") ? js_json_str(it, "kind") : "", "Pod") != 0 || !pod_failed(it))
+			continue;
+		if (listed++ == RUNVIEW_MAX_FAILED_PODS)
+			break;
+		struct js_buf b;
+		js_buf_init(&b, 1024);
+		exits(it, &b);
+		const char *stop = js_json_str(js_json_path(it, "metadata.annotations"), JS_PODJSON_ANN_STOP);
+		printf("  pod/%s:%s%s\n", js_json_str(js_json_path(it, "metadata"), "name"),
+		       b.len ? js_buf_str(&b) : " Failed", stop ? " (evicted)" : "");
+		js_buf_done(&b);
+	}
+	if (t.failed > RUNVIEW_MAX_FAILED_PODS)
+		printf("  ... and %d more failed pods (jobset ps --run-dir %s)\n", t.failed - RUNVIEW_MAX_FAILED_PODS,
+		       run_dir);
+	printf("  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
+	fflush(stdout);
+}
+
+int js_cli_runview_summary(const struct js_cli_runview *o, const struct js_local *l, enum js_local_result res,
+			   const char *run_dir)
+{
+	if (o->output_json) {
+		summary_json(l, res, run_dir);
+	} else if (!o->quiet) {
+		summary_text(o, l, res, run_dir);
+	} else if (res != JS_LOCAL_COMPLETED && res != JS_LOCAL_INTERRUPTED) {
+		/* --quiet prints only errors, and a failed JobSet is one. */
+		const struct js_condition *c = js_jobset_condition(js_local_jobset(l), "Failed");
+		fprintf(stderr, "jobset %s %s%s%s; logs in %s/logs\n", o->name, result_name(res),
+			c && c->message ? ": " : "", c && c->message ? c->message : "", run_dir);
+	}
+	return exit_code(res);
+}

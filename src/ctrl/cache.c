@@ -1,0 +1,271 @@
+/*
+ * cache.c - record types of the controller's informers and the change
+ * filter. See cache.h.
+ */
+#include "ctrl/cache.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/codec.h"
+#include "base/buf.h"
+#include "base/diag.h"
+#include "base/json.h"
+#include "ctrl/owner.h"
+
+/* ---- JobSets ---- */
+
+struct jsrec {
+	atomic_int refs;
+	struct js_cache_jobset pub;
+	struct js_jobset *js;
+	json_t *status, *labels, *annotations;
+	char *key, *rv, *uid, *error;
+};
+
+#define JSREC(p) ((struct jsrec *)(uintptr_t)((const char *)(p) - offsetof(struct jsrec, pub)))
+
+static json_t *take_member(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return v && !json_is_null(v) ? json_incref(v) : NULL;
+}
+
+static const void *jobset_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	json_t *md = json_object_get(obj, "metadata");
+	const char *name = js_json_str(md, "name");
+	if (!name)
+		return NULL;
+	struct jsrec *r = js_xcalloc(1, sizeof *r);
+	atomic_init(&r->refs, 1);
+	const char *ns = js_json_str(md, "namespace");
+	r->key = js_buf_format("%s/%s", ns ? ns : "", name);
+	const char *rv = js_json_str(md, "resourceVersion");
+	r->rv = js_xstrdup(rv ? rv : "");
+	r->uid = js_json_str(md, "uid") ? js_xstrdup(js_json_str(md, "uid")) : NULL;
+	r->status = take_member(obj, "status");
+	r->labels = take_member(md, "labels");
+	r->annotations = take_member(md, "annotations");
+	json_t *gen = json_object_get(md, "generation");
+	r->pub.has_generation = json_is_integer(gen);
+	r->pub.generation = json_is_integer(gen) ? (int64_t)json_integer_value(gen) : 0;
+	json_t *del = json_object_get(md, "deletionTimestamp");
+	r->pub.deleting = del && !json_is_null(del);
+	struct js_diag d = {0};
+	if (js_codec_decode_jobset(obj, JS_CODEC_LENIENT, &d, &r->js) < 0) {
+		r->js = NULL;
+		r->error = js_xstrdup(d.n ? d.items[0].message : "cannot decode");
+	}
+	js_diag_done(&d);
+	r->pub.key = r->key;
+	r->pub.rv = r->rv;
+	r->pub.uid = r->uid;
+	r->pub.js = r->js;
+	r->pub.error = r->error;
+	r->pub.status = r->status;
+	r->pub.labels = r->labels;
+	r->pub.annotations = r->annotations;
+	return &r->pub;
+}
+
+static const void *jobset_ref(const void *p)
+{
+	atomic_fetch_add(&JSREC(p)->refs, 1);
+	return p;
+}
+
+static void jobset_unref(const void *p)
+{
+	if (!p)
+		return;
+	struct jsrec *r = JSREC(p);
+	if (atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	js_jobset_free(r->js);
+	json_decref(r->status);
+	json_decref(r->labels);
+	json_decref(r->annotations);
+	free(r->key);
+	free(r->rv);
+	free(r->uid);
+	free(r->error);
+	free(r);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* JSON equality where NULL is an absent value. */
+static bool json_eq(const json_t *a, const json_t *b)
+{
+	return (!a && !b) || (a && b && json_equal(a, b));
+}
+
+/* Everything but the status and rv: what the reconcile reads of a JobSet
+ * besides its status. The spec is covered by the generation, which the API
+ * server bumps on every spec change of a CRD with a status subresource. */
+static bool same_inputs(const struct js_cache_jobset *a, const struct js_cache_jobset *b)
+{
+	return str_eq(a->uid, b->uid) && a->has_generation == b->has_generation && a->generation == b->generation &&
+	       a->deleting == b->deleting && (a->js != NULL) == (b->js != NULL) && json_eq(a->labels, b->labels) &&
+	       json_eq(a->annotations, b->annotations);
+}
+
+static bool jobset_same(const void *a, const void *b)
+{
+	const struct js_cache_jobset *x = a, *y = b;
+	return same_inputs(x, y) && json_eq(x->status, y->status);
+}
+
+const struct js_store_type js_cache_jobset_type = {jobset_transform, jobset_ref, jobset_unref, jobset_same};
+
+/* What the core reads back from a status: every member but
+ * replicatedJobsStatus, and of that list only the per-Job restart counts
+ * (by ReplicatedJob name). New reference. */
+static json_t *read_back(const json_t *status)
+{
+	static const char *const kept[] = {"jobRestarts", "jobRestartsCountTowardsMax"};
+	json_t *s = json_copy(js_json_unconst(status));
+	json_t *list = json_object_get(s, "replicatedJobsStatus");
+	if (list) {
+		json_t *restarts = json_object();
+		size_t i;
+		json_t *item;
+		json_array_foreach(list, i, item) {
+			const char *name = js_json_str(item, "name");
+			for (size_t k = 0; name && k < JS_ARRAY_SIZE(kept); k++) {
+				json_t *v = json_object_get(item, kept[k]);
+				if (v)
+					json_object_set(js_json_path_make(restarts, name), kept[k], v);
+			}
+		}
+		json_object_del(s, "replicatedJobsStatus");
+		if (json_object_size(restarts) > 0)
+			json_object_set(s, "replicatedJobsStatus", restarts);
+		json_decref(restarts);
+	}
+	return s;
+}
+
+/* True when two statuses differ only in the replicatedJobsStatus counters
+ * (or the list itself). The core recomputes those from the spec and the
+ * Jobs in every pass before anything reads them (core/reconcile.h: replicatedJobsStatus comes before every
+ * decision), so a status write of counters alone gives the next pass
+ * nothing new; conditions, restarts, the terminal state and the per-Job
+ * restart counts are read back (a restart deletes the old attempt in the
+ * pass after restarts grew). */
+static bool only_counters_differ(const json_t *a, const json_t *b)
+{
+	if (!a || !b)
+		return false;
+	json_t *x = read_back(a), *y = read_back(b);
+	bool same = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
+bool js_cache_jobset_changed(const struct js_cache_jobset *old, const struct js_cache_jobset *cur,
+			     const struct js_cache_written *w)
+{
+	if (!same_inputs(old, cur))
+		return true;
+	if (json_eq(old->status, cur->status))
+		return false;
+	bool ours = w && ((w->rv && strcmp(w->rv, cur->rv) == 0) || (w->status && json_eq(w->status, cur->status)));
+	return !ours || !only_counters_differ(old->status, cur->status);
+}
+
+/* ---- Jobs: the core's records, typed for the store ---- */
+
+static const void *job_transform(const json_t *obj, int *ret_err)
+{
+	return js_job_from_json(obj, ret_err);
+}
+
+static const void *job_ref(const void *p)
+{
+	return js_job_ref(p);
+}
+
+static void job_unref(const void *p)
+{
+	js_job_unref(p);
+}
+
+static bool job_same(const void *a, const void *b)
+{
+	return js_job_same(a, b);
+}
+
+const struct js_store_type js_cache_job_type = {job_transform, job_ref, job_unref, job_same};
+
+/* ---- Services and PVCs ---- */
+
+struct childrec {
+	atomic_int refs;
+	struct js_cache_child pub;
+	char key[];
+};
+
+#define CHILDREC(p) ((struct childrec *)(uintptr_t)((const char *)(p) - offsetof(struct childrec, pub)))
+
+static const void *child_new(char *jobset_key)
+{
+	size_t n = jobset_key ? strlen(jobset_key) + 1 : 0;
+	struct childrec *r = js_xcalloc(1, sizeof *r + n);
+	atomic_init(&r->refs, 1);
+	if (jobset_key) {
+		memcpy(r->key, jobset_key, n);
+		r->pub.jobset_key = r->key;
+	}
+	free(jobset_key);
+	return &r->pub;
+}
+
+static char *label_key(const json_t *obj)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *name = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
+	const char *ns = js_json_str(md, "namespace");
+	return name && *name ? js_buf_format("%s/%s", ns ? ns : "", name) : NULL;
+}
+
+static const void *service_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	char *key = js_owner_jobset_key(obj);
+	return child_new(key ? key : label_key(obj));
+}
+
+static const void *pvc_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	return child_new(label_key(obj));
+}
+
+static const void *child_ref(const void *p)
+{
+	atomic_fetch_add(&CHILDREC(p)->refs, 1);
+	return p;
+}
+
+static void child_unref(const void *p)
+{
+	if (p && atomic_fetch_sub(&CHILDREC(p)->refs, 1) == 1)
+		free(CHILDREC(p));
+}
+
+static bool child_same(const void *a, const void *b)
+{
+	return str_eq(((const struct js_cache_child *)a)->jobset_key, ((const struct js_cache_child *)b)->jobset_key);
+}
+
+const struct js_store_type js_cache_service_type = {service_transform, child_ref, child_unref, child_same};
+const struct js_store_type js_cache_pvc_type = {pvc_transform, child_ref, child_unref, child_same};

@@ -1,0 +1,103 @@
+/*
+ * cache.h - what the controller's informers keep, and which changes are
+ * worth a reconcile (issue 9: decode once at ingest, react only to what
+ * changed).
+ *
+ * Each informer of the controller has a record type (kube/store.h) whose
+ * transform runs once per received object; the object's JSON is freed right
+ * after, so the caches hold only:
+ *
+ *   JobSets   struct js_cache_jobset: the decoded JobSet (what the core
+ *             reconciles), its key and resourceVersion, and the raw status
+ *             (the base of the status write's merge patch and of change
+ *             detection). The rest of the JSON is not kept.
+ *   Jobs      the core's js_obsjob records (core/job.h): only the fields
+ *             the core reads; the pod template is not kept.
+ *   Services, PVCs
+ *             struct js_cache_child: existence, plus the key of the JobSet
+ *             the object belongs to (for the event handlers).
+ *
+ * Change filters (pure) decide which updates enqueue their JobSet; the
+ * informer already drops updates whose records its type's same() finds
+ * equal.
+ *
+ * Records are immutable and reference-counted (atomically); any thread may
+ * read them.
+ */
+#ifndef JS_CACHE_H
+#define JS_CACHE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "api/jobset.h"
+#include "core/job.h"
+#include "kube/store.h"
+
+/** A cached JobSet. Read-only; the reference count is private. */
+struct js_cache_jobset {
+	const char *key;            /* "namespace/name" */
+	const char *rv;             /* metadata.resourceVersion ("" when absent) */
+	const char *uid;            /* metadata.uid, or NULL */
+	const struct js_jobset *js; /* decoded leniently; NULL when it does not decode */
+	const char *error;          /* why js is NULL (first decode problem) */
+	const json_t *status;       /* the raw status object, or NULL */
+	const json_t *labels;       /* metadata.labels, or NULL */
+	const json_t *annotations;  /* metadata.annotations, or NULL */
+	bool deleting;              /* metadata.deletionTimestamp set */
+	bool has_generation;
+	int64_t generation;
+};
+
+/** A cached Service or PVC: it exists, and belongs to `jobset_key`. */
+struct js_cache_child {
+	const char *jobset_key; /* "namespace/name" of the JobSet it is for, or NULL */
+};
+
+/** JobSets: transform decodes (lenient, managedFields dropped); same()
+ * compares every field of struct js_cache_jobset except rv. */
+extern const struct js_store_type js_cache_jobset_type;
+
+/** Jobs: the core's records (js_job_from_json, js_job_ref/unref,
+ * js_job_same). */
+extern const struct js_store_type js_cache_job_type;
+
+/** Services: jobset_key from the controller owner reference (a JobSet),
+ * else the jobset-name label. same() compares jobset_key. */
+extern const struct js_store_type js_cache_service_type;
+
+/** PVCs: jobset_key from the jobset-name label (SPEC §8 labels every PVC it
+ * creates so). same() compares jobset_key. */
+extern const struct js_store_type js_cache_pvc_type;
+
+/** What our last status write of a JobSet was, for the change filter. */
+struct js_cache_written {
+	const char *rv;       /* resourceVersion the write returned, or NULL
+				 (not answered yet, or failed) */
+	const json_t *status; /* the status we asked for (full, encoded), or NULL */
+};
+
+/**
+ * The JobSet change filter (issue 9, deliver 2): true when an update from
+ * `old` to `cur` changes something the reconcile reads - uid, generation
+ * (the spec), labels, annotations, deletionTimestamp, whether it decodes -
+ * or changes the status in a way the next pass must see. `w` (NULL: no
+ * write yet) says what we wrote last. An update carrying the
+ * resourceVersion that write returned, or a status equal to the one we
+ * asked for (the echo can arrive before the write's answer), is our own
+ * write: it starts no pass when it changed only the replicatedJobsStatus
+ * counters, which every pass recomputes from the Jobs - the common case
+ * while Jobs start. Our writes of conditions, restarts, the terminal state
+ * or per-Job restart counts do start one: the core acts on them in the
+ * next pass (a restart deletes the old attempt once restarts has grown).
+ */
+bool js_cache_jobset_changed(const struct js_cache_jobset *old, const struct js_cache_jobset *cur,
+			     const struct js_cache_written *w);
+
+/** The record of a JobSet cache read as the JobSet type. */
+static inline const struct js_cache_jobset *js_cache_jobset_of(const void *rec)
+{
+	return rec;
+}
+
+#endif

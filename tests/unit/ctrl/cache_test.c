@@ -1,0 +1,194 @@
+/*
+ * cache_test.c - the controller's cache records and change filters
+ * (ctrl/cache.h): which JobSet updates enqueue a reconcile and which do not
+ * (a table of old/new pairs), what the JobSet, Service and PVC records keep,
+ * and that Job records compare equal exactly when nothing the core reads
+ * changed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "ctrl/cache.h"
+#include "support/testutil.h"
+
+/* A JobSet in the API server's shape, with a merge patch on top. */
+static json_t *jobset(const char *patch)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:{s:s}}, s:{s:[{s:s, s:i, s:{s:{s:{s:{s:[{s:s, "
+			      "s:s}]}}}}}]}, s:{s:i}}",
+			      "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "js",
+			      "namespace", "ns", "uid", "u1", "resourceVersion", "5", "generation", 1, "labels", "a",
+			      "1", "spec", "replicatedJobs", "name", "w", "replicas", 1, "template", "spec", "template",
+			      "spec", "containers", "name", "c", "image", "i", "status", "restarts", 0);
+	tu_merge_patch(o, patch);
+	return o;
+}
+
+static const struct js_cache_jobset *record(const char *patch)
+{
+	json_t *o = jobset(patch);
+	int err = 0;
+	const void *r = js_cache_jobset_type.transform(o, &err);
+	json_decref(o);
+	assert_non_null(r);
+	return r;
+}
+
+struct fcase {
+	const char *name;
+	const char *old_patch, *new_patch; /* on jobset() */
+	const char *written_rv;            /* what our last status write returned, or NULL */
+	const char *written_status;        /* the status it asked for (JSON), or NULL */
+	bool enqueue;
+};
+
+static const struct fcase filter_cases[] = {
+	{"our own counters write comes back", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}}",
+	 "6", NULL, false},
+	{"our own restart write comes back: the next pass acts on it", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":1}}", "6", NULL, true},
+	{"someone else's status write", NULL, "{\"metadata\":{\"resourceVersion\":\"7\"},\"status\":{\"restarts\":1}}", "6", NULL,
+	 true},
+	{"a status write before we wrote any", NULL, "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":1}}",
+	 NULL, NULL, true},
+	{"nothing we read changed (finalizers)", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"finalizers\":[\"x\"]}}", NULL, NULL, false},
+	{"the spec changed (generation)", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"generation\":2},\"status\":{\"restarts\":1}}", "6", NULL, true},
+	{"a label changed", NULL, "{\"metadata\":{\"resourceVersion\":\"6\",\"labels\":{\"a\":\"2\"}}}", "6", NULL, true},
+	{"an annotation appeared", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"annotations\":{\"b\":\"x\"}}}", "6", NULL, true},
+	{"deletion started", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}}", "6", NULL, true},
+	{"a new incarnation (uid)", NULL, "{\"metadata\":{\"resourceVersion\":\"6\",\"uid\":\"u2\"}}", NULL, NULL, true},
+	{"it no longer decodes", NULL, "{\"metadata\":{\"resourceVersion\":\"6\"},\"spec\":{\"replicatedJobs\":7}}",
+	 NULL, NULL, true},
+	{"it decodes again", "{\"spec\":{\"replicatedJobs\":7}}", "{\"metadata\":{\"resourceVersion\":\"6\"}}", NULL, NULL,
+	 true},
+	{"our counters again, other fields equal", "{\"status\":{\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}}",
+	 "{\"metadata\":{\"resourceVersion\":\"9\"},\"status\":{\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":2}]}}",
+	 "9", NULL, false},
+	{"our counters and a new condition", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"9\"},\"status\":{\"conditions\":[{\"type\":\"Completed\"}],"
+	 "\"replicatedJobsStatus\":[{\"name\":\"w\",\"succeeded\":1}]}}",
+	 "9", NULL, true},
+	{"our write's echo before its answer (status equal to what we asked)", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"6\"},\"status\":{\"restarts\":0,\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}}",
+	 NULL, "{\"restarts\":0,\"replicatedJobsStatus\":[{\"name\":\"w\",\"ready\":1}]}", false},
+	{"a status other than the one we asked for", NULL,
+	 "{\"metadata\":{\"resourceVersion\":\"7\"},\"status\":{\"restarts\":2}}", "6", "{\"restarts\":1}", true},
+};
+
+static void test_jobset_filter(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(filter_cases); i++) {
+		const struct fcase *k = &filter_cases[i];
+		const struct js_cache_jobset *old = record(k->old_patch), *cur = record(k->new_patch);
+		json_t *ws = k->written_status ? json_loads(k->written_status, 0, NULL) : NULL;
+		struct js_cache_written w = {k->written_rv, ws};
+		bool wrote = k->written_rv || ws;
+		bool got = js_cache_jobset_changed(old, cur, wrote ? &w : NULL);
+		json_decref(ws);
+		if (got != k->enqueue)
+			fail_msg("%s: enqueue %d, want %d", k->name, got, k->enqueue);
+		/* The informer-level same() is stricter: any status change counts. */
+		bool same = js_cache_jobset_type.same(old, cur);
+		if (same && got)
+			fail_msg("%s: same() but enqueued", k->name);
+		js_cache_jobset_type.unref(old);
+		js_cache_jobset_type.unref(cur);
+	}
+}
+
+static void test_jobset_record(void **state)
+{
+	(void)state;
+	const struct js_cache_jobset *r = record("{\"metadata\":{\"managedFields\":[{\"manager\":\"m\"}]}}");
+	assert_string_equal(r->key, "ns/js");
+	assert_string_equal(r->rv, "5");
+	assert_string_equal(r->uid, "u1");
+	assert_non_null(r->js);
+	assert_null(r->error);
+	assert_int_equal(json_integer_value(json_object_get(r->status, "restarts")), 0);
+	assert_true(r->has_generation);
+	assert_int_equal(r->generation, 1);
+	assert_false(r->deleting);
+	/* References are counted: a reader's outlives the cache's. */
+	const void *again = js_cache_jobset_type.ref(r);
+	js_cache_jobset_type.unref(r);
+	assert_string_equal(((const struct js_cache_jobset *)again)->key, "ns/js");
+	js_cache_jobset_type.unref(again);
+
+	r = record("{\"spec\":{\"replicatedJobs\":\"x\"}}");
+	assert_null(r->js);
+	assert_non_null(r->error);
+	js_cache_jobset_type.unref(r);
+
+	json_t *noname = json_pack("{s:{s:s}}", "metadata", "namespace", "ns");
+	int err = 0;
+	assert_null(js_cache_jobset_type.transform(noname, &err));
+	json_decref(noname);
+}
+
+struct ccase {
+	const char *name;
+	const struct js_store_type *type;
+	const char *json;
+	const char *key; /* expected jobset_key, NULL = none */
+};
+
+static const struct ccase child_cases[] = {
+	{"service owned by a JobSet", &js_cache_service_type,
+	 "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\",\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/"
+	 "v1alpha2\",\"kind\":\"JobSet\",\"name\":\"js\",\"uid\":\"u\",\"controller\":true}]}}",
+	 "ns/js"},
+	{"service labelled only", &js_cache_service_type,
+	 "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"x\"}}}",
+	 "ns/x"},
+	{"service of nobody", &js_cache_service_type, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\"}}", NULL},
+	{"pvc labelled", &js_cache_pvc_type,
+	 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"js\"}}}",
+	 "ns/js"},
+	{"pvc with an empty label", &js_cache_pvc_type,
+	 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"\"}}}",
+	 NULL},
+};
+
+static void test_child_records(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(child_cases); i++) {
+		const struct ccase *k = &child_cases[i];
+		json_t *o = json_loads(k->json, 0, NULL);
+		assert_non_null(o);
+		int err = 0;
+		const struct js_cache_child *a = k->type->transform(o, &err);
+		const struct js_cache_child *b = k->type->transform(o, &err);
+		json_decref(o);
+		if (k->key ? !a->jobset_key || strcmp(a->jobset_key, k->key) != 0 : a->jobset_key != NULL)
+			fail_msg("%s: jobset_key '%s', want '%s'", k->name, a->jobset_key ? a->jobset_key : "(null)",
+				 k->key ? k->key : "(null)");
+		assert_true(k->type->same(a, b));
+		k->type->unref(a);
+		k->type->unref(b);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jobset_filter),
+		cmocka_unit_test(test_jobset_record),
+		cmocka_unit_test(test_child_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,485 @@
+/*
+ * lifecycle_test.c - the controller's stop/free contract (ctrl/controller.h,
+ * issue 10 deliver 1), against a small in-process HTTPS fixture that plays
+ * just enough of an API server: LIST and WATCH (held open) of the four
+ * caches, one JobSet, a Lease, Services, Events, status patches - and Job
+ * creations that, in the "slow" rows, are never answered.
+ *
+ * What is asserted, per row of the table:
+ *   - js_controller_free refuses (-EBUSY, with a log line) while running;
+ *   - js_controller_stop returns 0 when reconciles finish within the grace
+ *     period, -ETIMEDOUT when they had to be cancelled - and in both cases
+ *     only after every worker has finished: the blocked Job creation was
+ *     abandoned by the client before the Lease was released;
+ *   - after stop, free succeeds, and (run under ASan) nothing is touched
+ *     after it is freed.
+ * The fixture is not a Kubernetes: behaviour against a real API server is
+ * tested on hack/cluster (tests/e2e/cluster).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/json.h"
+#include "ctrl/certs.h"
+#include "ctrl/controller.h"
+#include "kube/client.h"
+
+/* ---- the fixture ---- */
+
+#define MAX_CONNS 64
+
+struct fake {
+	int lfd;
+	uint16_t port;
+	SSL_CTX *ctx;
+	bool block_jobs; /* never answer POST .../jobs */
+	pthread_t acceptor;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int fds[MAX_CONNS];
+	pthread_t threads[MAX_CONNS];
+	int n_conns;
+	bool stopping;
+	/* what happened, in order (sequence numbers; 0 = never) */
+	int seq;
+	int job_post_seen, job_post_gone, lease_released;
+	int post_fd;               /* the connection of the blocked Job creation, or -1 */
+	bool post_open_at_release; /* it was still open when the Lease was released */
+	json_t *lease;
+	int lease_rv;
+};
+
+static int next_seq(struct fake *f)
+{
+	return ++f->seq;
+}
+
+static void note(struct fake *f, int *what)
+{
+	pthread_mutex_lock(&f->mu);
+	*what = next_seq(f);
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Wait until *what is set (a condition with a deadline). */
+static bool wait_note(struct fake *f, const int *what, int timeout_s)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_s;
+	pthread_mutex_lock(&f->mu);
+	while (!*what)
+		if (pthread_cond_timedwait(&f->cond, &f->mu, &dl) == ETIMEDOUT)
+			break;
+	bool ok = *what != 0;
+	pthread_mutex_unlock(&f->mu);
+	return ok;
+}
+
+static int send_all(SSL *ssl, const char *p, size_t n)
+{
+	while (n > 0) {
+		int w = SSL_write(ssl, p, (int)n);
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int respond(SSL *ssl, int code, const json_t *body)
+{
+	char *b = json_dumps(body, JSON_COMPACT);
+	char head[256];
+	int n = snprintf(head, sizeof head,
+			 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n", code,
+			 strlen(b));
+	int r = send_all(ssl, head, (size_t)n) < 0 || send_all(ssl, b, strlen(b)) < 0 ? -1 : 0;
+	free(b);
+	return r;
+}
+
+static json_t *status(int code, const char *reason)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1", "status", "Failure",
+			 "reason", reason, "code", code);
+}
+
+static json_t *the_jobset(void)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}, s:{s:[{s:s, s:i, s:{s:{s:{s:{s:[{s:s, s:s}], "
+			 "s:s}}}}}]}}",
+			 "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "js",
+			 "namespace", "ns", "uid", "js-uid", "resourceVersion", "10", "generation", 1, "spec",
+			 "replicatedJobs", "name", "w", "replicas", 1, "template", "spec", "template", "spec",
+			 "containers", "name", "c", "image", "busybox", "restartPolicy", "Never");
+}
+
+/* Block until the peer closes or the fixture stops. */
+static void hold(SSL *ssl)
+{
+	char b[256];
+	while (SSL_read(ssl, b, sizeof b) > 0) {
+	}
+}
+
+/* Serve one request; returns -1 to close the connection. */
+static int serve(struct fake *f, SSL *ssl, int fd, const char *method, const char *path, const char *body)
+{
+	bool watch = strstr(path, "watch=1") != NULL;
+	if (strcmp(method, "GET") == 0 && watch) {
+		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+		if (send_all(ssl, h, strlen(h)) == 0)
+			hold(ssl);
+		return -1;
+	}
+	json_t *in = body && *body ? json_loads(body, 0, NULL) : NULL;
+	json_t *out = NULL;
+	int code = 200;
+	if (strcmp(method, "GET") == 0 && strstr(path, "/jobsets?")) {
+		out = json_pack("{s:s, s:{s:s}, s:[o]}", "kind", "JobSetList", "metadata", "resourceVersion", "10",
+				"items", the_jobset());
+	} else if (strcmp(method, "GET") == 0 && strchr(path, '?') && !strstr(path, "/leases")) {
+		out = json_pack("{s:s, s:{s:s}, s:[]}", "kind", "List", "metadata", "resourceVersion", "10", "items");
+	} else if (strstr(path, "/leases")) {
+		pthread_mutex_lock(&f->mu);
+		if (strcmp(method, "GET") == 0) {
+			out = f->lease ? json_deep_copy(f->lease) : status(404, "NotFound");
+			code = f->lease ? 200 : 404;
+		} else if (in) {
+			json_object_set_new(json_object_get(in, "metadata"), "resourceVersion",
+					    json_sprintf("%d", ++f->lease_rv));
+			json_decref(f->lease);
+			f->lease = json_incref(in);
+			out = json_deep_copy(in);
+			code = strcmp(method, "POST") == 0 ? 201 : 200;
+			const char *holder = js_json_str(json_object_get(in, "spec"), "holderIdentity");
+			if (holder && !*holder) {
+				f->lease_released = next_seq(f);
+				/* Is the blocked creation still open? The client closes
+				 * its connection when it abandons the request, before
+				 * the worker returns. */
+				char ch;
+				ssize_t n = f->post_fd >= 0 ? recv(f->post_fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) : 0;
+				f->post_open_at_release = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+				pthread_cond_broadcast(&f->cond);
+			}
+		}
+		pthread_mutex_unlock(&f->mu);
+	} else if (strcmp(method, "POST") == 0 && strstr(path, "/jobs")) {
+		note(f, &f->job_post_seen);
+		if (f->block_jobs) {
+			pthread_mutex_lock(&f->mu);
+			f->post_fd = fd;
+			pthread_mutex_unlock(&f->mu);
+			hold(ssl); /* until the client gives up */
+			note(f, &f->job_post_gone);
+			json_decref(in);
+			return -1;
+		}
+		out = json_incref(in);
+		code = 201;
+	} else if (strcmp(method, "POST") == 0 || strcmp(method, "PATCH") == 0) {
+		out = in ? json_incref(in) : json_object();
+		json_object_set_new(js_json_path_make(out, "metadata"), "resourceVersion", json_string("11"));
+		code = strcmp(method, "POST") == 0 ? 201 : 200;
+	} else {
+		out = status(404, "NotFound");
+		code = 404;
+	}
+	int r = respond(ssl, code, out);
+	json_decref(out);
+	json_decref(in);
+	return r;
+}
+
+/* Read more bytes into buf (NUL-terminated). Returns 0 or -1. */
+static int read_more(SSL *ssl, char *buf, size_t cap, size_t *n)
+{
+	if (*n + 1 >= cap)
+		return -1;
+	int r = SSL_read(ssl, buf + *n, (int)(cap - *n - 1));
+	if (r <= 0)
+		return -1;
+	*n += (size_t)r;
+	buf[*n] = '\0';
+	return 0;
+}
+
+/* Read one request (head, then Content-Length bytes). Returns 0 or -1. */
+static int read_request(SSL *ssl, char *buf, size_t cap, char **ret_body)
+{
+	size_t n = 0;
+	char *end = NULL;
+	while (!(end = strstr(buf, "\r\n\r\n")))
+		if (read_more(ssl, buf, cap, &n) < 0)
+			return -1;
+	size_t head = (size_t)(end - buf) + 4;
+	const char *cl = strcasestr(buf, "Content-Length:");
+	size_t want = 0;
+	if (cl && cl < end)
+		want = (size_t)strtoul(cl + 15, NULL, 10);
+	while (n < head + want)
+		if (read_more(ssl, buf, cap, &n) < 0)
+			return -1;
+	*ret_body = buf + head;
+	return 0;
+}
+
+struct conn {
+	struct fake *f;
+	int fd;
+};
+
+static void *conn_main(void *arg)
+{
+	struct conn *cn = arg;
+	struct fake *f = cn->f;
+	SSL *ssl = SSL_new(f->ctx);
+	SSL_set_fd(ssl, cn->fd);
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	if (SSL_accept(ssl) == 1) {
+		for (;;) {
+			buf[0] = '\0';
+			char *body = NULL;
+			if (read_request(ssl, buf, cap, &body) < 0)
+				break;
+			char method[16], path[2048];
+			if (sscanf(buf, "%15s %2047s", method, path) != 2)
+				break;
+			char *b = strdup(body);
+			int r = serve(f, ssl, cn->fd, method, path, b);
+			free(b);
+			if (r < 0)
+				break;
+		}
+	}
+	free(buf);
+	SSL_free(ssl);
+	free(cn);
+	return NULL;
+}
+
+static void *accept_main(void *arg)
+{
+	struct fake *f = arg;
+	for (;;) {
+		int fd = accept(f->lfd, NULL, NULL);
+		if (fd < 0)
+			return NULL;
+		pthread_mutex_lock(&f->mu);
+		if (f->stopping || f->n_conns == MAX_CONNS) {
+			pthread_mutex_unlock(&f->mu);
+			close(fd);
+			continue;
+		}
+		struct conn *cn = malloc(sizeof *cn);
+		*cn = (struct conn){f, fd};
+		f->fds[f->n_conns] = fd;
+		if (pthread_create(&f->threads[f->n_conns], NULL, conn_main, cn) == 0)
+			f->n_conns++;
+		else
+			free(cn);
+		pthread_mutex_unlock(&f->mu);
+	}
+}
+
+static void fake_start(struct fake *f, bool block_jobs)
+{
+	memset(f, 0, sizeof *f);
+	f->block_jobs = block_jobs;
+	f->post_fd = -1;
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	static const char *const dns[] = {"localhost"};
+	static const char *const ips[] = {"127.0.0.1"};
+	struct js_certs_names names = {dns, 1, ips, 1};
+	struct js_certs certs = {0};
+	assert_int_equal(js_certs_generate(&names, (int64_t)time(NULL), &certs), 0);
+	f->ctx = SSL_CTX_new(TLS_server_method());
+	BIO *b = BIO_new_mem_buf(certs.tls_crt, -1);
+	X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+	BIO_free(b);
+	b = BIO_new_mem_buf(certs.tls_key, -1);
+	EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+	BIO_free(b);
+	assert_int_equal(SSL_CTX_use_certificate(f->ctx, x), 1);
+	assert_int_equal(SSL_CTX_use_PrivateKey(f->ctx, k), 1);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	js_certs_done(&certs);
+
+	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(f->lfd, 64), 0);
+	socklen_t al = sizeof a;
+	getsockname(f->lfd, (struct sockaddr *)&a, &al);
+	f->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&f->acceptor, NULL, accept_main, f), 0);
+}
+
+static void fake_stop(struct fake *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->stopping = true;
+	pthread_mutex_unlock(&f->mu);
+	shutdown(f->lfd, SHUT_RDWR);
+	pthread_join(f->acceptor, NULL);
+	close(f->lfd);
+	for (int i = 0; i < f->n_conns; i++)
+		shutdown(f->fds[i], SHUT_RDWR);
+	for (int i = 0; i < f->n_conns; i++) {
+		pthread_join(f->threads[i], NULL);
+		close(f->fds[i]);
+	}
+	SSL_CTX_free(f->ctx);
+	json_decref(f->lease);
+	pthread_cond_destroy(&f->cond);
+	pthread_mutex_destroy(&f->mu);
+}
+
+/* ---- the controller under test ---- */
+
+struct logs {
+	pthread_mutex_t mu;
+	bool refused;
+};
+
+static void on_log(void *user, int level, const char *msg)
+{
+	struct logs *l = user;
+	(void)level;
+	pthread_mutex_lock(&l->mu);
+	if (strstr(msg, "refusing to free"))
+		l->refused = true;
+	pthread_mutex_unlock(&l->mu);
+}
+
+static struct js_client *client_for(const struct fake *f)
+{
+	char server[64];
+	snprintf(server, sizeof server, "https://127.0.0.1:%u", f->port);
+	struct js_kubeconfig kc = {.server = server, .insecure = true, .token = (char *)(uintptr_t) "t"};
+	struct js_client_opts co = {.qps = -1};
+	struct js_client *c = NULL;
+	assert_int_equal(js_client_new(&kc, &co, &c), 0);
+	return c;
+}
+
+struct lcase {
+	const char *name;
+	bool block_jobs;    /* the reconcile's Job creation never gets an answer */
+	bool leader_elect;
+	int stop_timeout_ms;
+	int want_stop;      /* what js_controller_stop returns */
+};
+
+static const struct lcase cases[] = {
+	{"slow API server, stop past the grace period, with a Lease", true, true, 200, -ETIMEDOUT},
+	{"slow API server, stop past the grace period, no election", true, false, 50, -ETIMEDOUT},
+	{"prompt API server, graceful stop, with a Lease", false, true, 10000, 0},
+};
+
+static void run_case(const struct lcase *k)
+{
+	struct fake f;
+	fake_start(&f, k->block_jobs);
+	struct js_client *client = client_for(&f);
+	struct logs logs = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	struct js_controller_opts o = {.client = client, .workers = 2, .leader_elect = k->leader_elect,
+				       .lease_namespace = "ns", .lease_name = "lease", .identity = "me",
+				       .cache_wait_ms = -1, .log = on_log, .log_user = &logs};
+	struct js_controller *c = NULL;
+	assert_int_equal(js_controller_new(&o, &c), 0);
+	assert_int_equal(js_controller_start(c), 0);
+	/* A worker is inside the reconcile once the Job creation arrives. */
+	if (!wait_note(&f, &f.job_post_seen, 20))
+		fail_msg("%s: the reconcile never created its Job", k->name);
+
+	if (js_controller_free(c) != -EBUSY)
+		fail_msg("%s: free while running did not refuse", k->name);
+	assert_true(logs.refused);
+
+	int r = js_controller_stop(c, k->stop_timeout_ms);
+	if (r != k->want_stop)
+		fail_msg("%s: stop returned %d, want %d", k->name, r, k->want_stop);
+	/* Stop has returned: no worker is left, so the blocked creation has
+	 * been abandoned, and only after that was the Lease released. */
+	if (k->block_jobs && !wait_note(&f, &f.job_post_gone, 10))
+		fail_msg("%s: the blocked Job creation is still open after stop", k->name);
+	pthread_mutex_lock(&f.mu);
+	int released = f.lease_released;
+	bool open_at_release = f.post_open_at_release;
+	pthread_mutex_unlock(&f.mu);
+	if (k->leader_elect && !released)
+		fail_msg("%s: the Lease was not released", k->name);
+	if (open_at_release)
+		fail_msg("%s: the Lease was released while a worker's Job creation was in flight", k->name);
+	assert_int_equal(js_controller_stop(c, 0), r); /* idempotent */
+	assert_int_equal(js_controller_free(c), 0);
+	js_client_free(client);
+	fake_stop(&f);
+}
+
+static void test_stop_and_free(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(cases); i++)
+		run_case(&cases[i]);
+}
+
+/* Never started: stop is immediate and free works. */
+static void test_never_started(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_start(&f, false);
+	struct js_client *client = client_for(&f);
+	struct js_controller_opts o = {.client = client};
+	struct js_controller *c = NULL;
+	assert_int_equal(js_controller_new(&o, &c), 0);
+	assert_int_equal(js_controller_free(c), 0);
+	assert_int_equal(js_controller_new(&o, &c), 0);
+	assert_int_equal(js_controller_stop(c, 0), 0);
+	assert_int_equal(js_controller_free(c), 0);
+	assert_int_equal(js_controller_free(NULL), 0);
+	js_client_free(client);
+	fake_stop(&f);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stop_and_free),
+		cmocka_unit_test(test_never_started),
+	};
+	int r = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return r;
+}
