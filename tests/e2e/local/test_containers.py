@@ -91,7 +91,7 @@ def test_pods_are_containers_of_their_images(run, image):
     assert "env=IMAGE_VAR=from-image" in info and "env=PATH=/" in info  # the image's PATH, not ours
     # No command and no args: the image's ENTRYPOINT and CMD.
     assert "arg=from-cmd" in r.logs("ct-client-0-0", "cmd").splitlines()
-    assert "Runtime: pods are podman pods" in r.events()
+    assert "Normal Runtime jobset/ct: pods are podman pods" in r.events()
     assert leftovers(r.dir) == []
 
 

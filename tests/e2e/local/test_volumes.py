@@ -116,7 +116,7 @@ def test_host_path_types(run, tmp_path):
 
     text = jobset([sh("c", "true", [{"name": "d", "mountPath": str(target)}])],
                   volumes=[{"name": "d", "hostPath": {"path": str(tmp_path / "absent"), "type": "Directory"}}])
-    r = run(text)
+    r = run(text, "--reuse-run-dir")
     assert r.rc == 1, r.stdout + r.stderr
     assert "hostPath " + str(tmp_path / "absent") in r.events(), r.events()
 
@@ -132,7 +132,7 @@ def test_persistent_volume_claims_of_the_pod_and_of_the_manifest(run):
                   docs=[pvc])
     r = run(text)
     assert r.rc == 0, r.stdout + r.stderr
-    assert "Created persistentvolumeclaim/data " in r.events()
+    assert "Normal Created persistentvolumeclaim/data: directory " in r.events()
     # Claims the JobSet does not own are kept at the end of the run.
     assert (r.dir / "volumes" / "data" / "a").read_text() == "a\n"
     assert (r.dir / "volumes" / "scratch-claim" / "nested" / "b").read_text() == "b\n"
