@@ -10,10 +10,10 @@
  * the Service and the PVCs by key.
  *
  * Applying: a run of consecutive CreateJob (or DeleteJob) actions - at most
- * RUN_MAX, rendered by the executor one run at a time - is submitted
- * together and waited for together (the client multiplexes them over HTTP/2
- * within its rate limit), which is what makes a 1,000-Job JobSet quick; the
- * run still fails as a whole if one of them fails.
+ * RUN_MAX, rendered by the executor one run at a time - goes out through a
+ * sliding window of IN_FLIGHT requests (the client multiplexes them over
+ * HTTP/2 within its rate limit), which is what makes a 1,000-Job JobSet
+ * quick; the run still fails as a whole if one of them fails.
  *
  * Memory: a reconcile's scratch (names, paths, bookkeeping) comes from the
  * worker's arena, reset after each reconcile (STYLE §12).
@@ -52,10 +52,15 @@
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
 
-/* Creates and deletes in flight per run of actions: upstream allows 50
- * (SPEC §6.4), and one HTTP/2 connection carries 100 streams, so more would
- * open extra TLS connections (measured in BENCHMARKS.md). */
-#define RUN_MAX 50
+/* Creates and deletes in flight: upstream allows 50 (SPEC §6.4), and one
+ * HTTP/2 connection carries 100 streams, so more would open extra TLS
+ * connections (measured in BENCHMARKS.md). */
+#define IN_FLIGHT 50
+/* Actions the executor renders and hands over at once. Within a run the
+ * window of IN_FLIGHT slides: each answer lets the next request go, so the
+ * slowest answer of a batch no longer holds up the next 50 (a run is a few
+ * hundred KB of rendered Jobs at most). */
+#define RUN_MAX (4 * IN_FLIGHT)
 
 /* Observed state of one key: references to cached records. */
 struct observed {
@@ -374,13 +379,21 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 	bool create = acts[0].kind == JS_ACTION_CREATE_JOB;
 	struct js_client_xfer **x = js_arena_calloc(b->a, n, sizeof(*x));
 	int *submit_err = js_arena_calloc(b->a, n, sizeof(*submit_err));
-	for (size_t i = 0; i < n; i++)
-		submit_err[i] = submit_one(c, o, &acts[i], create ? bodies[i] : NULL, &x[i]);
+	size_t sent = 0;
+	for (; sent < n && sent < IN_FLIGHT; sent++)
+		submit_err[sent] = submit_one(c, o, &acts[sent], create ? bodies[sent] : NULL, &x[sent]);
 	int first = 0;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < sent; i++) {
 		int r = finish_one(c, o, &acts[i], x[i], submit_err[i], &msgs);
+		/* Answers come back about in order: the oldest one frees a slot.
+		 * After a failure nothing more is sent (the pass stops, SPEC
+		 * §11.2); what is in flight is still waited for. */
+		if (sent < n && first == 0 && r == 0) {
+			submit_err[sent] = submit_one(c, o, &acts[sent], create ? bodies[sent] : NULL, &x[sent]);
+			sent++;
+		}
 		/* A delete of a Job we never saw has nothing to wait for. */
 		if (r == 0 && create)
 			b->created[b->n_created++] = acts[i].name;
@@ -396,7 +409,7 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 		if (create)
 			event(c, o, "Warning", "JobCreationFailed", js_buf_str(&msgs));
 	} else if (first == 0) {
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, n);
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, sent);
 	}
 	js_buf_done(&msgs);
 	return first;
