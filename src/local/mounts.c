@@ -266,9 +266,13 @@ static int replicate(struct plan *p, const char *dir, char **ret_err)
 			closedir(d);
 		return JS_EINVALID;
 	}
+	/* The replica's root looks like the original. Owners only as root: in
+	 * a user namespace the original's owner is usually unmapped, and
+	 * tmpfs refuses an unmapped uid. */
 	add_op(p, OP_TMPFS, js_xstrdup(p->scratch),
-	       js_buf_format("mode=%o,uid=%u,gid=%u", (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
-			     (unsigned)st.st_gid),
+	       geteuid() == 0 ? js_buf_format("mode=%o,uid=%u,gid=%u", (unsigned)(st.st_mode & 07777),
+					      (unsigned)st.st_uid, (unsigned)st.st_gid)
+			      : js_buf_format("mode=%o", (unsigned)(st.st_mode & 07777)),
 	       false);
 	/* Entries in name order: the same directory gives the same plan. */
 	char **names = NULL;
