@@ -222,16 +222,30 @@ def plot(runs, path, ylabel, title, getter, command):
         for x, y in zip(xs, ys):
             ax.annotate(f"{y:,.0f}" if y >= 10 else f"{y:.1f}", (x, y), textcoords="offset points",
                         xytext=(6, dy), va=va, fontsize=8, color=color)
-    ax.set_xlabel("child Jobs in the JobSet (N)")
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel("child Jobs in the JobSet (N, log scale)")
+    ax.set_ylabel(ylabel + " (log scale)")
     ax.set_title(title, fontsize=11)
-    xmax = max(x for pts in series.values() for x, _ in pts) if series else 1
-    ymax = max(y for pts in series.values() for _, y in pts) if series else 1
-    ax.set_xlim(0, xmax * 1.1)
-    ax.set_ylim(0, ymax * 1.12)
-    ax.grid(True, alpha=0.3)
+    # log-log: a controller whose cost is linear in N draws a line of slope 1
+    # (the dotted guide); the small N stay apart from each other
+    xs_all = sorted({x for pts in series.values() for x, _ in pts}) or [1]
+    ys_all = [y for pts in series.values() for _, y in pts if y > 0] or [1]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xs_all[0] / 1.4, xs_all[-1] * 1.6)
+    ax.set_ylim(min(ys_all) / 2, max(ys_all) * 2.5)
+    ax.set_xticks(xs_all)
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:,.0f}"))
-    ax.legend(fontsize=9, loc="best")
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    from matplotlib.ticker import LogLocator
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(plt.NullFormatter())
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda y, _: f"{y:,.0f}" if y >= 1 else f"{y:g}"))
+    if len(xs_all) > 1 and ("ours", "create", 1) in series:
+        x0, y0 = sorted(series[("ours", "create", 1)])[0]
+        ax.plot([x0, xs_all[-1]], [y0, y0 * xs_all[-1] / x0], linestyle=":", color="tab:blue", alpha=0.5,
+                label="linear from ours at the smallest N")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left")
     if command:
         fig.text(0.01, 0.01, "made by: " + command, fontsize=6, color="dimgray", family="monospace", va="bottom")
     fig.tight_layout(rect=(0, (0.025 * foot + 0.01) / (1 + 0.025 * foot), 1, 1))
