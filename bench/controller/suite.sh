@@ -42,9 +42,10 @@
 # command.txt (the command line, binaries, commits), summary.md.  Then
 #   bench/controller/report.py write DIR...   # tables into BENCHMARKS.md, plots
 #
-# Time on 2 shared cores (one rep, ours + upstream + raw): create N=1,000
-# ~6 min, 3,000 ~12 min, 10,000 ~40 min; memory 10,000 x 5 ~1.5 h;
-# restart 1,000 ~8 min.  See BENCHMARKS.md for measured times.
+# Time on 2 shared cores (one rep, ours + upstream + raw; measured, see
+# BENCHMARKS.md): create N=1,000 ~4 min, 3,000 ~10 min, 10,000 ~36 min;
+# restart 1,000 ~7 min; memory 10,000 x 5 pods 2 h or more (the Job
+# controller creates ~20 pods/s on a loaded machine).
 #
 # Environment: JOBSET_CONTROLLER, JOBSET_CLI (default build/jobset: renders
 # the raw loop's List), JOBSET_CLUSTER_DIR (default /tmp/js-bench-cluster),
