@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -82,5 +83,26 @@ int js_file_write_atomic(const char *path, const void *data, size_t n)
 	if (r)
 		(void)unlink(tmp);
 	free(tmp);
+	return r;
+}
+
+int js_file_mkdir_p(const char *path, unsigned parent_mode, unsigned leaf_mode)
+{
+	if (!path[0])
+		return -ENOENT; /* what mkdir("") says */
+	char *p = js_xstrdup(path);
+	int r = 0;
+	for (char *c = p + 1; r == 0; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		char keep = *c;
+		*c = '\0';
+		if (mkdir(p, (mode_t)(keep ? parent_mode : leaf_mode)) < 0 && errno != EEXIST)
+			r = -errno;
+		*c = keep;
+		if (!keep)
+			break;
+	}
+	free(p);
 	return r;
 }

@@ -31,4 +31,13 @@ JS_WARN_UNUSED int js_file_read(const char *path, size_t max, char **ret, size_t
  */
 JS_WARN_UNUSED int js_file_write_atomic(const char *path, const void *data, size_t n);
 
+/**
+ * Make directory `path` and any missing parents (mkdir -p): parents get
+ * `parent_mode`, the last component `leaf_mode` (both before the umask);
+ * directories that exist are left as they are.
+ * Returns 0, or -errno of the first mkdir(2) that failed for a reason other
+ * than EEXIST.
+ */
+JS_WARN_UNUSED int js_file_mkdir_p(const char *path, unsigned parent_mode, unsigned leaf_mode);
+
 #endif

@@ -29,6 +29,7 @@
 
 #include "api/render.h"
 #include "api/template.h"
+#include "base/file.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/parse.h"
@@ -99,22 +100,10 @@ static char *new_uid(struct js_local *l)
 
 /* ---- setup ---- */
 
+/* mkdir -p, every component 0755. */
 static int mkdir_p(const char *path)
 {
-	char *p = js_xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			free(p);
-			return -errno;
-		}
-		*s = '/';
-	}
-	int r = mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
-	free(p);
-	return r;
+	return js_file_mkdir_p(path, 0755, 0755);
 }
 
 int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, struct js_local **ret_local)

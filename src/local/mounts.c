@@ -23,6 +23,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/buf.h"
 
 enum op_kind {
@@ -337,21 +338,7 @@ static int replicate(struct plan *p, const char *dir, char **ret_err)
 
 int js_mounts_mkdir_p(const char *path, unsigned mode)
 {
-	char *s = js_xstrdup(path);
-	int r = 0;
-	for (char *c = s + 1;; c++) {
-		if (*c != '/' && *c != '\0')
-			continue;
-		char keep = *c;
-		*c = '\0';
-		if (mkdir(s, (mode_t)mode) < 0 && errno != EEXIST)
-			r = -errno;
-		*c = keep;
-		if (!keep || r < 0)
-			break;
-	}
-	free(s);
-	return r;
+	return js_file_mkdir_p(path, mode, mode);
 }
 
 /** Make `target` exist in the view, as a directory or (`dir` false) a file. */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/buf.h"
 
 /* What a previous run leaves that a reused directory must not mix with the
@@ -24,22 +25,10 @@ static const char *const run_files[] = {"events.log", "jobset.json", "jobs.json"
 					"runner.log", "control"};
 static const char *const run_dirs[] = {"logs", "hosts.d"};
 
+/* mkdir -p: parents 0755, the directory itself `mode`. */
 static int mkdir_p(const char *path, mode_t mode)
 {
-	char *p = js_xstrdup(path);
-	int r = 0;
-	for (char *s = p + 1; *s && !r; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			r = -errno;
-		*s = '/';
-	}
-	if (!r && mkdir(p, mode) < 0 && errno != EEXIST)
-		r = -errno;
-	free(p);
-	return r;
+	return js_file_mkdir_p(path, 0755, mode);
 }
 
 int js_rundir_root(char **ret_root, char **ret_err)
