@@ -48,15 +48,34 @@ foreach(src ${JS_UNIT_TESTS})
     ENVIRONMENT "JS_SOURCE_DIR=${CMAKE_SOURCE_DIR};JS_SHARED_DIR=${CMAKE_SOURCE_DIR}/../shared;JS_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endforeach()
 
-# Fuzz targets (clang + libFuzzer), built only with -DJS_FUZZ=ON.
+# Fuzz targets (clang + libFuzzer), built only with -DJS_FUZZ=ON: one
+# executable per tests/fuzz/<name>_fuzz.c, linked with the layers its parser
+# lives in (_fuzz_libs_<name>; api and base when not listed). Seeds are in
+# tests/fuzz/corpus/<name>/, dictionaries in tests/fuzz/<name>.dict;
+# scripts/test fuzz runs each one (docs/reliability.md "Fuzzing").
 if(JS_FUZZ)
+  set(_fuzz_libs_watch "ctrl;webhook;kube;core;api")
+  set(_fuzz_libs_admission "webhook;api")
+  set(_fuzz_libs_kubeconfig "kube")
+  set(_fuzz_libs_execcred "kube")
+  set(_fuzz_libs_config "ctrl;webhook;kube;core;api")
+  set(_fuzz_libs_pod "local;core;api")
   file(GLOB JS_FUZZ_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/*_fuzz.c)
   foreach(src ${JS_FUZZ_SRC})
     get_filename_component(name ${src} NAME_WE)
+    string(REGEX REPLACE "_fuzz$" "" short ${name})
     add_executable(${name} ${src})
-    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_compile_options(${name} PRIVATE ${JS_WARNINGS} -fsanitize=fuzzer,address,undefined)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${name} PRIVATE js_api js_base)
+    set(_libs)
+    if(DEFINED _fuzz_libs_${short})
+      foreach(dep ${_fuzz_libs_${short}})
+        list(APPEND _libs js_${dep})
+      endforeach()
+    else()
+      set(_libs js_api)
+    endif()
+    target_link_libraries(${name} PRIVATE ${_libs} js_base)
     set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
   endforeach()
 endif()
