@@ -53,7 +53,8 @@ static void args(const char *p, size_t n)
 	struct js_config cfg;
 	js_config_defaults(&cfg);
 	char *msg = NULL;
-	check(js_config_parse_args(&cfg, argc, argv, &msg), msg);
+	int r = js_config_parse_args(&cfg, argc, argv, &msg);
+	check(r, msg); /* not check(parse(..., &msg), msg): argument order is unspecified */
 	js_config_done(&cfg);
 	free(buf);
 }
@@ -68,7 +69,8 @@ static void file(const char *p, size_t n)
 	if (r == 0 && !cfg.config_file) {
 		char *argv[] = {"jobset-controller", NULL};
 		msg = NULL;
-		check(js_config_parse_args(&cfg, 1, argv, &msg), msg);
+		r = js_config_parse_args(&cfg, 1, argv, &msg);
+		check(r, msg);
 	}
 	js_config_done(&cfg);
 }
