@@ -125,23 +125,31 @@ def kube():
     return Kube()
 
 
-def _crd_path():
-    """Our generated CRD once deploy/ has it; until then upstream's from the Go
-    module cache (downloaded through the module proxy, never committed)."""
-    for p in [ROOT / "deploy" / "crd" / "jobset.x-k8s.io_jobsets.yaml",
-              ROOT / "deploy" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"]:
-        if p.exists():
-            return p
+UPSTREAM_VERSION = "v0.12.0"
+
+
+def upstream_module_dir():
+    """sigs.k8s.io/jobset at UPSTREAM_VERSION from the Go module cache
+    (downloaded through the module proxy, never committed): upstream's CRD
+    and config/ for the comparisons."""
     cache = Path(os.environ.get("JOBSET_CACHE", Path.home() / ".cache" / "jobset"))
     env = dict(os.environ, GOPATH=str(cache / "go"), GOMODCACHE=str(cache / "go" / "pkg" / "mod"),
                GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
     with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run(["go", "mod", "download", "-json", "sigs.k8s.io/jobset@v0.12.0"], cwd=tmp,
+        p = subprocess.run(["go", "mod", "download", "-json", f"sigs.k8s.io/jobset@{UPSTREAM_VERSION}"], cwd=tmp,
                            capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
-        raise AssertionError(f"go mod download sigs.k8s.io/jobset@v0.12.0: {p.stderr or p.stdout}")
-    d = Path(json.loads(p.stdout)["Dir"])
-    return d / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
+        raise AssertionError(f"go mod download sigs.k8s.io/jobset@{UPSTREAM_VERSION}: {p.stderr or p.stdout}")
+    return Path(json.loads(p.stdout)["Dir"])
+
+
+def _crd_path():
+    """Our generated CRD once deploy/ has it; until then upstream's."""
+    for p in [ROOT / "deploy" / "crd" / "jobset.x-k8s.io_jobsets.yaml",
+              ROOT / "deploy" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"]:
+        if p.exists():
+            return p
+    return upstream_module_dir() / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
 
 
 def wait_crd_served(kube, timeout=60):
