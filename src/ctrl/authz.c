@@ -45,69 +45,69 @@ static uint64_t mono_ms(void *ctx)
 
 /* ---- reviews through the API ---- */
 
-static char *api_err(const struct js_apierr *e, int r)
+/* POST a review of `kind` in `group` (body's spec: `spec`, stolen) and
+ * return its status (new reference) in *ret_status. 0, or the error with
+ * *ret_err (never the body: it may hold a token). */
+static int post_review(struct js_client *c, const char *group, const char *kind, const char *plural, json_t *spec,
+		       json_t **ret_status, char **ret_err)
 {
-	return js_xstrdup(e->message ? e->message : js_apierr_strerror(r));
+	char path[128], av[64];
+	snprintf(path, sizeof(path), "/apis/%s/v1/%s", group, plural);
+	snprintf(av, sizeof(av), "%s/v1", group);
+	json_t *body = spec ? json_pack("{s:s, s:s, s:o}", "apiVersion", av, "kind", kind, "spec", spec) : NULL;
+	json_t *got = NULL;
+	struct js_apierr e = {0};
+	int r = body ? js_client_call(c, "POST", path, NULL, body, &got, &e) : -ENOMEM;
+	json_decref(body);
+	if (r < 0)
+		*ret_err = js_xstrdup(e.message ? e.message : js_apierr_strerror(r));
+	js_apierr_done(&e);
+	if (r == 0) {
+		json_t *st = json_object_get(got, "status");
+		*ret_status = json_is_object(st) ? json_incref(st) : json_object();
+	}
+	json_decref(got);
+	return r;
 }
 
 static int api_review_token(void *ctx, const char *token, json_t **ret_user, char **ret_err)
 {
-	struct js_client *c = ctx;
-	json_t *body = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "authentication.k8s.io/v1", "kind",
-				 "TokenReview", "spec", "token", token);
-	json_t *got = NULL;
-	struct js_apierr e = {0};
-	int r = body ? js_client_call(c, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", NULL, body, &got, &e)
-		     : -ENOMEM;
-	json_decref(body);
-	if (r < 0) {
-		*ret_err = api_err(&e, r);
-		js_apierr_done(&e);
+	json_t *st = NULL;
+	int r = post_review(ctx, "authentication.k8s.io", "TokenReview", "tokenreviews",
+			    json_pack("{s:s}", "token", token), &st, ret_err);
+	if (r < 0)
 		return r;
-	}
-	js_apierr_done(&e);
-	const json_t *st = json_object_get(got, "status");
 	int out = json_is_true(json_object_get(st, "authenticated")) ? 1 : 0;
 	if (out) {
 		json_t *user = json_object_get(st, "user");
 		*ret_user = json_is_object(user) ? json_incref(user) : json_object();
 	}
-	json_decref(got);
+	json_decref(st);
 	return out;
 }
 
 static int api_review_access(void *ctx, const json_t *user, const char *path, const char *verb, char **ret_err)
 {
-	struct js_client *c = ctx;
 	json_t *spec = json_pack("{s:{s:s, s:s}}", "nonResourceAttributes", "path", path, "verb", verb);
-	if (!spec)
-		return -ENOMEM;
-	/* The user as the TokenReview named it: username -> user, the rest
-	 * under the same names. */
-	const char *name = js_json_str(user, "username");
-	json_object_set_new(spec, "user", json_string(name ? name : ""));
-	static const char *const same[] = {"uid", "groups", "extra"};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(same); i++) {
-		json_t *v = json_object_get(user, same[i]);
-		if (v)
-			json_object_set(spec, same[i], v);
+	if (spec) {
+		/* The user as the TokenReview named it: username -> user, the
+		 * rest under the same names. */
+		const char *name = js_json_str(user, "username");
+		json_object_set_new(spec, "user", json_string(name ? name : ""));
+		static const char *const same[] = {"uid", "groups", "extra"};
+		for (size_t i = 0; i < JS_ARRAY_SIZE(same); i++) {
+			json_t *v = json_object_get(user, same[i]);
+			if (v)
+				json_object_set(spec, same[i], v);
+		}
 	}
-	json_t *body = json_pack("{s:s, s:s, s:o}", "apiVersion", "authorization.k8s.io/v1", "kind",
-				 "SubjectAccessReview", "spec", spec);
-	json_t *got = NULL;
-	struct js_apierr e = {0};
-	int r = body ? js_client_call(c, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", NULL, body,
-				      &got, &e)
-		     : -ENOMEM;
-	json_decref(body);
-	if (r < 0) {
-		*ret_err = api_err(&e, r);
-		js_apierr_done(&e);
+	json_t *st = NULL;
+	int r = post_review(ctx, "authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", spec, &st,
+			    ret_err);
+	if (r < 0)
 		return r;
-	}
-	js_apierr_done(&e);
-	int out = json_is_true(json_object_get(json_object_get(got, "status"), "allowed")) ? 1 : 0;
-	json_decref(got);
+	int out = json_is_true(json_object_get(st, "allowed")) ? 1 : 0;
+	json_decref(st);
 	return out;
 }
 

@@ -199,9 +199,17 @@ def controller_kubeconfig():
 
 
 def mint_token(kube, sa, ns, duration="1h"):
-    """A bearer token for ServiceAccount ns/sa from the TokenRequest API."""
+    """A bearer token for ServiceAccount ns/sa from the TokenRequest API.
+    With $JOBSET_TEST_TOKEN_RECORD set (scripts/test), the token is also
+    appended to that file (0600), so that tests/e2e/scan_secrets.py can
+    look for every token of the run in every log afterwards."""
     tok = kube.run("create", "token", sa, "-n", ns, f"--duration={duration}").stdout.strip()
     assert tok.startswith("eyJ"), "TokenRequest gave no token"
+    record = os.environ.get("JOBSET_TEST_TOKEN_RECORD")
+    if record:
+        fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a") as f:
+            f.write(tok + "\n")
     return tok
 
 
