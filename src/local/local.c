@@ -564,7 +564,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 
 /* ---- applying the core's plan: this runtime as a body of core/exec.h ---- */
 
-static int local_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int local_create_jobs(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run)
 {
 	struct js_local *l = self;
 	int first = 0;
@@ -576,7 +576,9 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 			first = first ? first : JS_EEXISTS;
 			continue;
 		}
-		json_t *obj = json_deep_copy(bodies[i]);
+		json_t *obj = js_exec_render(run, i);
+		if (!obj)
+			return JS_EINVALID;
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
