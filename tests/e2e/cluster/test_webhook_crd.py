@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import upstream_module_dir
+from conftest import UPSTREAM_VERSION, upstream_module_dir
 from webhook_common import ROOT, binary
 
 OURS = ROOT / "deploy" / "crd" / "jobset.x-k8s.io_jobsets.yaml"

@@ -58,7 +58,10 @@ def test_controller_was_refused_nothing(kube):
                     r["metadata"]["name"] == d["roleRef"]["name"])
         (cluster_rules if d["kind"] == "ClusterRoleBinding" else ns_rules).extend(role["rules"])
     used, refused, ungranted = {}, [], []
+    needle = f'"username":"{SA_USER}"'
     for line in Path(os.environ["JOBSET_TEST_AUDIT_LOG"]).read_text().splitlines():
+        if needle not in line:
+            continue  # decode only the controller's lines: the log is long
         e = json.loads(line)
         # The controller's requests (kubectl runs as this identity in some
         # tests too: `auth whoami`).
@@ -99,4 +102,4 @@ def test_controller_was_refused_nothing(kube):
             ("create", "authentication.k8s.io", "tokenreviews"),
             ("create", "authorization.k8s.io", "subjectaccessreviews")}
     seen = {(v, g, r) for v, g, r, _ in used}
-    assert must <= seen, f"never exercised: {sorted(must - seen)}"
+    assert must <= seen, f"never exercised (run this file after the whole cluster suite): {sorted(must - seen)}"
