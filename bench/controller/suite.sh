@@ -24,7 +24,8 @@
 #            with CPU, requests and reconciles over the restart
 # Targets (create runs all of them; memory and restart only the controllers):
 #   ours      $JOBSET_CONTROLLER (default build/jobset-controller), leader
-#             election off, webhooks off
+#             election off, webhooks off, metrics HTTPS behind TokenReview
+#             (scraped with a token, as upstream's)
 #   upstream  sigs.k8s.io/jobset $JOBSET_UPSTREAM_VERSION (default v0.12.0),
 #             out of cluster, webhooks not registered (the JobSet is
 #             submitted fully defaulted), internal cert management and
@@ -168,10 +169,13 @@ run_target() {
 			"$UPSTREAM" --config="$OUT/upstream-config.yaml" --kubeconfig='{kubeconfig}' >/dev/null
 		;;
 	ours)
+		# Scraped as upstream's is: HTTPS (a self-signed certificate),
+		# a ServiceAccount token checked by TokenReview and
+		# SubjectAccessReview (the decisions cached, as upstream's).
 		ours_flags "$hp" "$mp"
 		measure controller --name ours "${common[@]}" "${extra[@]}" --jobset "$js" \
 			--ready-url "http://127.0.0.1:$hp/readyz" \
-			--metrics-url "http://127.0.0.1:$mp/metrics" -- \
+			--metrics-url "https://127.0.0.1:$mp/metrics" --metrics-token -- \
 			"$CONTROLLER" --kubeconfig='{kubeconfig}' "${OURS_FLAGS[@]}" >/dev/null
 		;;
 	raw | raw-qps)
