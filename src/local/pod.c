@@ -1194,6 +1194,8 @@ void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret)
 		.initialized = pod->initialized, .disruption_reason = pod->dis_reason,
 		.disruption_message = pod->dis_message, .disruption_ms = pod->dis_wall_ms,
 	};
+	int fd;
+	ret->sandbox_ready = !pod->net || js_net_pod_netns(pod->net, &fd) == 0;
 }
 
 void js_pod_ctr_info(const struct js_pod *pod, size_t i, struct js_pod_ctr_info *ret)

@@ -232,6 +232,8 @@ struct js_pod_info {
 	enum js_pod_stop stop;
 	bool stopping;             /* a stop began (deletionTimestamp) */
 	bool initialized;          /* init containers done */
+	bool sandbox_ready;        /* its network is made and not released
+				      (PodReadyToStartContainers) */
 	const char *disruption_reason, *disruption_message; /* DisruptionTarget, or NULL */
 	int64_t disruption_ms;
 };
