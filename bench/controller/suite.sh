@@ -8,6 +8,7 @@
 #   bench/controller/suite.sh [--cases "create memory restart"] [--n "1000 3000 10000"]
 #                             [--memory-n 10000] [--memory-pods 5] [--restart-n 1000]
 #                             [--targets "ours upstream raw"] [--reps R] [--out DIR]
+#                             [--until settled|jobs]
 #
 # Cases (each measurement on a fresh control plane: hack/cluster up,
 # upstream's base CRD, kwok nodes with $NODE_PODS pods each, enough of them
@@ -37,6 +38,10 @@
 # see measure.py).  Order: for each rep, case and N, the targets one after
 # the other (interleaved, so slow drift on a shared machine hits them alike).
 #
+# --until jobs stops each create measurement once every Job exists (create ->
+# all Jobs, CPU and requests to that point only): a quick way to compare
+# creation throughput over several interleaved reps.
+#
 # Output in --out (default /tmp/js-bench/<date>): <case>-<N>x<P>-<target>-<rep>.json
 # per measurement (+ .log of the process under test, .json.metrics.txt),
 # command.txt (the command line, binaries, commits), summary.md.  Then
@@ -62,6 +67,7 @@ MEMORY_N=10000
 MEMORY_PODS=5
 RESTART_N=1000
 TARGETS="ours upstream raw"
+UNTIL=settled
 OUT=/tmp/js-bench/$(date +%Y%m%d-%H%M%S)
 CONTROLLER=${JOBSET_CONTROLLER:-$ROOT/build/jobset-controller}
 JOBSET_CLI=${JOBSET_CLI:-$ROOT/build/jobset}
@@ -78,6 +84,7 @@ while (($#)); do
 	--reps) REPS=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
+	--until) UNTIL=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "suite.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -85,6 +92,7 @@ done
 for c in $CASES; do
 	[[ $c =~ ^(create|memory|restart)$ ]] || { echo "suite.sh: unknown case $c" >&2; exit 2; }
 done
+[[ $UNTIL =~ ^(settled|jobs)$ ]] || { echo "suite.sh: --until takes settled or jobs" >&2; exit 2; }
 for t in $TARGETS; do
 	[[ $t =~ ^(ours|upstream|raw|raw-qps)$ ]] || { echo "suite.sh: unknown target $t" >&2; exit 2; }
 done
@@ -127,7 +135,8 @@ run_target() {
 	local c=$1 n=$2 pods=$3 t=$4 rep=$5 hp mp wp js
 	local id="$c-${n}x$pods-$t-$rep"
 	local res="$OUT/$id.json" lg="$OUT/$id.log"
-	local common=(--case "$c" --jobs "$n" --pods "$pods" --qps "$QPS" --burst "$BURST" --log "$lg" --out "$res")
+	local common=(--case "$c" --jobs "$n" --pods "$pods" --qps "$QPS" --burst "$BURST" --log "$lg" --out "$res"
+		--until "$([[ $c == create ]] && echo "$UNTIL" || echo settled)")
 	local extra=()
 	hp=$(free_port) mp=$(free_port) wp=$(free_port)
 	js="$OUT/jobset-$c-${n}x$pods.yaml"

@@ -31,6 +31,7 @@
 #include "api/template.h"
 #include "base/file.h"
 #include "base/buf.h"
+#include "base/hmap.h"
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/time.h"
@@ -564,7 +565,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 
 /* ---- applying the core's plan: this runtime as a body of core/exec.h ---- */
 
-static int local_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int local_create_jobs(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run)
 {
 	struct js_local *l = self;
 	int first = 0;
@@ -576,7 +577,9 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 			first = first ? first : JS_EEXISTS;
 			continue;
 		}
-		json_t *obj = json_deep_copy(bodies[i]);
+		json_t *obj = js_exec_render(run, i);
+		if (!obj)
+			return JS_EINVALID;
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
@@ -723,13 +726,13 @@ static const struct js_obsjob *record(struct ljob *j)
 /* Hash of what a plan does: kinds and names of its actions, in order. */
 static uint64_t plan_signature(const struct js_plan *plan)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = JS_HASH_FNV_SEED;
 	for (size_t i = 0; i < plan->n_actions; i++) {
 		const struct js_action *a = &plan->actions[i];
-		h = (h ^ (uint64_t)a->kind) * 1099511628211ull;
-		for (const char *c = a->name; c && *c; c++)
-			h = (h ^ (unsigned char)*c) * 1099511628211ull;
-		h = (h ^ 0xff) * 1099511628211ull;
+		unsigned char kind = (unsigned char)a->kind;
+		h = js_hash_fnv(h, &kind, 1);
+		/* With its NUL, so that ("ab","c") and ("a","bc") differ. */
+		h = js_hash_fnv(h, a->name ? a->name : "", a->name ? strlen(a->name) + 1 : 1);
 	}
 	return h;
 }
