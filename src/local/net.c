@@ -199,7 +199,7 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 	const char *step = "disabled by --no-namespaces";
 	int r = o->no_namespaces ? -EPERM : pods_setup(net, &step);
 	if (r == 0) {
-		step = "the namespace maker thread";
+		step = "the namespace maker threads";
 		r = js_netpool_start(net->run_fd, net->bridge, js_ipam_base(net->ipam), n_pos, &net->pool);
 	}
 	if (r == 0) {
