@@ -168,13 +168,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct sink s = {0};
 	const struct kind kinds[] = {
-		{&js_client_res_jobsets, &js_cache_jobset_type, {jobset_add, jobset_update, jobset_delete, &s}, "uid",
+		{&js_client_res_jobsets, &js_cache_jobset_type, {jobset_add, jobset_update, jobset_delete, &s, NULL}, "uid",
 		 index_uid},
-		{&js_client_res_jobs, &js_cache_job_type, {job_add, job_update, job_delete, &s}, "jobset-owner",
+		{&js_client_res_jobs, &js_cache_job_type, {job_add, job_update, job_delete, &s, NULL}, "jobset-owner",
 		 index_owner},
-		{&js_client_res_services, &js_cache_service_type, {child_add, child_update, child_delete, &s},
+		{&js_client_res_services, &js_cache_service_type, {child_add, child_update, child_delete, &s, NULL},
 		 JS_INFORMER_INDEX_NAMESPACE, js_store_index_namespace},
-		{&js_client_res_pvcs, &js_cache_pvc_type, {child_add, child_update, child_delete, &s},
+		{&js_client_res_pvcs, &js_cache_pvc_type, {child_add, child_update, child_delete, &s, NULL},
 		 JS_INFORMER_INDEX_OWNER_UID, js_store_index_owner_uids},
 	};
 	const char *chunks[MAX_SLICES];

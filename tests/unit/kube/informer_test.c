@@ -92,7 +92,7 @@ static void run_case(const struct rcase *c, size_t step)
 {
 	struct js_buf calls;
 	js_buf_init(&calls, 0);
-	struct js_informer_opts o = {.res = &js_client_res_jobs, .handlers = {on_add, on_update, on_delete, &calls}};
+	struct js_informer_opts o = {.res = &js_client_res_jobs, .handlers = {on_add, on_update, on_delete, &calls, NULL}};
 	struct js_informer *inf = NULL;
 	assert_int_equal(js_informer_new(NULL, &o, &inf), 0);
 	size_t n = strlen(c->stream), k = step ? (n + step - 1) / step : 1;
