@@ -62,6 +62,10 @@ struct js_controller_opts {
 	int cache_wait_ms;           /* read-your-writes wait after a write; 0 = 3000, < 0 = none */
 	int fold_window_ms;          /* child events of one JobSet within this window fold into one
 					reconcile; 0 = reconcile at once (ctrl/config.h default) */
+	/* JS_PLACEMENT_GATES also runs the placement controller (ctrl/placement.c,
+	 * docs/controller.md "Exclusive placement"): a cache of the pods the pod
+	 * webhook labelled, and the lifting of their scheduling gates. */
+	enum js_placement_mode placement;
 	js_controller_log_fn *log;   /* may be NULL */
 	void *log_user;
 };
