@@ -3,7 +3,8 @@
  * informer caches it owns, the work queue, N reconcile workers, leader
  * election and the event recorder, wired around the reconcile core.
  *
- * Caches (never a cluster-wide Pod cache, upstream #778): every JobSet; Jobs,
+ * Caches (never a cluster-wide Pod cache, upstream #778; in gates mode the
+ * pods the pod webhook labelled, ctrl/placement.c): every JobSet; Jobs,
  * Services and PVCs carrying label jobset.sigs.k8s.io/jobset-name (the
  * Service we create gets that label too, see docs/controller.md). Each
  * keeps a compact record made at ingest (ctrl/cache.h), never the JSON.
