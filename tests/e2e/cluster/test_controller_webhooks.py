@@ -398,3 +398,30 @@ def test_placement_empty_domain_never_injected(kube, setup):
     finally:
         kube.run("delete", "namespace", ns, "--wait=false", check=False)
         kube.run("delete", "node", node, "--ignore-not-found", "--wait=false", check=False)
+
+
+def test_placement_webhook_mode_is_upstreams(kube, setup):
+    """--exclusive-placement=webhook: no label, no gate, no pod cache; the
+    follower is pinned by mpod.kb.io at admission, as upstream."""
+    s = setup
+    s.ctl.restart(*s.args, "--exclusive-placement=webhook")
+    ns = s.namespace(f"place-wh-{s.id}")
+    try:
+        js = _exclusive_jobset("upstream", TOPO, 2, {})
+        del js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"][
+            "jobset-test/run-for"]
+        kube.run("create", "-n", ns, "-f", "-", input=json.dumps(js))
+        done = wait_terminal(kube, "upstream", ns, "Completed", timeout=150)
+        assert condition(done, "Completed")
+        pods = [p for p in kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=upstream")
+                if p["status"].get("phase") == "Succeeded"]
+        by_index = {_index(p): p for p in pods}
+        assert set(by_index) == {"0", "1"}, [p["metadata"]["name"] for p in pods]
+        for p in pods:
+            assert GATE not in p["metadata"]["labels"] and GATE not in _gates(p), p["metadata"]
+        node = json.loads(kube.run("get", "node", by_index["0"]["spec"]["nodeName"], "-o", "json").stdout)
+        assert by_index["1"]["spec"]["nodeSelector"] == {TOPO: node["metadata"]["labels"][TOPO]}
+        assert 'jobset_controller_cache_objects{resource="pods"}' not in s.ctl.metrics()
+    finally:
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+        s.ctl.restart(*s.args)
