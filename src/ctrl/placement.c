@@ -230,9 +230,14 @@ static void note_wait(struct js_controller *c, const struct podrec *p, enum js_p
 	(void)!js_placement_explain(why, leader, node, p->topology, &b);
 	json_t *reg = regarding(p);
 	int r = js_recorder_eventf(c->rec, reg, "Normal", REASON_WAITING, "Wait", "%s", js_buf_str(&b));
-	if (r < 0)
+	if (r < 0) {
+		/* Said next pass instead. */
+		pthread_mutex_lock(&c->mu);
+		js_hmap_del(c->waits, p->uid, NULL);
+		pthread_mutex_unlock(&c->mu);
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "pod %s/%s: event %s: %s", p->ns, p->name, REASON_WAITING,
 			      js_strerror(r));
+	}
 	json_decref(reg);
 	js_buf_done(&b);
 }
