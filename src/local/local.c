@@ -52,9 +52,9 @@
 #define LOCAL_RETRY_MS 1000
 /* Grace period left to pods after a second interrupt: none. */
 #define LOCAL_KILL_NOW_MS 0
-/* The poll set starts with the signalfd and the control FIFO; the
- * containers' output pipes follow. */
-#define LOCAL_FIXED_FDS 2
+/* The poll set starts with the signalfd, the control FIFO and the pod
+ * networks' wake fd (local/net.h); the containers' output pipes follow. */
+#define LOCAL_FIXED_FDS 3
 
 /* Two clocks (issue 10): every deadline, delay and duration is measured on
  * CLOCK_MONOTONIC, which a clock step cannot move; wall time is only for
@@ -1214,6 +1214,7 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 	}
 	(*fds)[0] = (struct pollfd){.fd = l->sig_fd, .events = POLLIN};
 	(*fds)[1] = (struct pollfd){.fd = l->ctl_rd, .events = POLLIN}; /* -1: ignored */
+	(*fds)[2] = (struct pollfd){.fd = js_net_wake_fd(l->net), .events = POLLIN}; /* -1: ignored */
 	size_t n = LOCAL_FIXED_FDS;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
@@ -1225,7 +1226,8 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 /**
  * The loop's guard against waiting forever. Before it sleeps, something must
  * be able to wake it: a running container (its exit), an output pipe, a
- * deadline (restart, backoff, requeue, grace period) or a pending resync.
+ * deadline (restart, backoff, requeue, grace period), a pod network being
+ * made or a pending resync.
  * Signals alone do not count: only the user sends those. With none of them
  * and a JobSet that is not terminal, nothing can change the state any more
  * (on a cluster, someone might still edit the JobSet; here nobody can). The
@@ -1235,7 +1237,8 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
  */
 static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 {
-	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l);
+	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l) ||
+			js_net_n_pending(l->net);
 	if (can_wake || l->interrupts) {
 		if (l->stall_pass)
 			js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
@@ -1358,6 +1361,10 @@ static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 				handle_signals(l, t);
 			if (fds[1].revents)
 				handle_control(l, t);
+			/* Pods whose network is made start at the next turn's
+			 * step (every pod is stepped every turn). */
+			if (fds[2].revents)
+				(void)js_net_poll(l->net);
 		}
 	}
 	free(fds);
