@@ -157,8 +157,11 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 	const struct js_jobset *js = o->rec->js;
 	if (o->rec->uid)
 		o->n_jobs = js_informer_by_index(c->jobs, JS__CTRL_INDEX_OWNER, o->rec->uid, &o->jobs);
-	if (js_jobset_dns_hostnames(js))
-		o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
+	/* Looked up whatever the stored spec says: the core defaults a JobSet
+	 * that never met the webhook (enableDNSHostnames absent means true), so
+	 * deciding here from the raw field made every reconcile of such a
+	 * JobSet create its Service again (answered AlreadyExists; issue 13). */
+	o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
 		observe_pvcs(c, a, o);
 	return 1;

@@ -26,6 +26,8 @@ test can prove a fault was real. A rule:
                                           # Nth match injects, at most `limit` times
      "action": "status", ...}             # and the action's parameters:
 
+    count         inject nothing: count matches (a trigger a test can wait on);
+                  never stops other rules from matching
     status        answer `code` (409, 410, 429, 500, 503, ...) with a Kubernetes
                   Status body (reason from the code, or `reason`) and, when
                   `retry_after` is set, a Retry-After header; never forwarded
@@ -59,12 +61,14 @@ Control API (plain HTTP/1.1, JSON, on --control):
     POST /disconnect  abort every downstream connection (and its upstream)
     POST /refuse      {"on": true|false}: close new connections at once
 
-Log (--log): one JSON line per request when it ends: t (monotonic s), epoch,
-conn, method, path, watch, code (what the client got; 0 = none), up (what the
-API server answered; 0 = not sent), fault (rule name or ""), delivered (the
-whole answer reached the client), and for Job creates job {name, attempt,
-jra, code of each upstream try}, for JobSet status writes restarts (when the
-patch sets it).
+Log (--log): one JSON line per request when it ends: start and end (wall
+clock, s), epoch (the /mark when the request came), conn, method, path,
+watch, code (what the client got; 0 = none), retry_after (when the answer had
+one), up (what the API server answered; 0 = not sent), fault (rule name or
+""), delivered (the whole answer reached the client), and: for Job creates
+job {name, attempt, jra, owner, codes: the API server's answer to each try};
+for JobSet status writes restarts (when the patch sets it); for Event creates
+reason.
 
 Started with --ready-file, the proxy writes {"port": P, "control": C} there
 once it listens.
@@ -116,7 +120,7 @@ class Rule:
         self.spec = spec
         self.name = spec.get("name") or spec["action"]
         self.action = spec["action"]
-        if self.action not in ("status", "delay", "reset", "duplicate", "watch_drop", "watch_gone",
+        if self.action not in ("count", "status", "delay", "reset", "duplicate", "watch_drop", "watch_gone",
                                "watch_stall", "hold"):
             raise ValueError(f"rule {self.name}: unknown action {self.action!r}")
         m = spec.get("match") or {}
@@ -182,8 +186,7 @@ class Proxy:
 
     def write_log(self, entry):
         if self.log:
-            entry["t"] = round(time.monotonic() - self.t0, 4)
-            entry["epoch"] = self.epoch
+            entry["end"] = round(time.time(), 4)
             self.log.write(json.dumps(entry) + "\n")
 
     def ssl_server(self):
@@ -285,7 +288,7 @@ class H2Endpoint(asyncio.Protocol):
                 continue
             try:
                 self.h2.send_data(sid, bytes(view[:w]))
-            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError, KeyError):
                 raise Reset("stream closed")
             view = view[w:]
             self.flush()
@@ -297,7 +300,7 @@ class H2Endpoint(asyncio.Protocol):
             raise Reset("connection closed")
         try:
             self.h2.end_stream(sid)
-        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError, KeyError):
             raise Reset("stream closed")
         self.flush()
 
@@ -306,7 +309,7 @@ class H2Endpoint(asyncio.Protocol):
             return
         try:
             self.h2.reset_stream(sid, code)
-        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError, KeyError):
             pass
         self.flush()
 
@@ -419,7 +422,7 @@ class Request:
         self.body = bytearray()
         self.cancelled = asyncio.get_running_loop().create_future()
         self.log = {"method": self.method, "path": self.path, "watch": self.watch, "code": 0, "up": 0,
-                    "fault": "", "delivered": False}
+                    "fault": "", "delivered": False, "start": round(time.time(), 4)}
 
 
 class Downstream(H2Endpoint):
@@ -461,7 +464,9 @@ class Downstream(H2Endpoint):
     def event(self, ev):
         if isinstance(ev, h2.events.RequestReceived):
             # h2 reports the end of a bodiless request as a StreamEnded too.
-            self.reqs[ev.stream_id] = Request(ev.stream_id, ev.headers)
+            r = self.reqs[ev.stream_id] = Request(ev.stream_id, ev.headers)
+            r.log["epoch"] = self.proxy.epoch
+            r.log["conn"] = self.id
         elif isinstance(ev, h2.events.DataReceived):
             r = self.reqs.get(ev.stream_id)
             if r:
@@ -521,6 +526,9 @@ class Downstream(H2Endpoint):
         rule = None
         for ru in p.rules:
             if not ru.matches(r.method, r.path, r.watch):
+                continue
+            if ru.action == "count":
+                ru.fire(p.rule_stats)
                 continue
             if ru.action == "delay":
                 if ru.fire(p.rule_stats):
@@ -587,8 +595,16 @@ class Downstream(H2Endpoint):
         await self.pump(r, st, body_filter)
 
     def answer_headers_only(self, r, headers):
-        r.log["code"] = int(dict(headers).get(b":status", b"0"))
-        self.h2.send_headers(r.sid, headers)
+        h = dict(headers)
+        r.log["code"] = int(h.get(b":status", b"0"))
+        if b"retry-after" in h:
+            r.log["retry_after"] = h[b"retry-after"].decode()
+        if self.closed:
+            raise Reset("connection closed")
+        try:
+            self.h2.send_headers(r.sid, headers)
+        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError, KeyError):
+            raise Reset("stream closed")
         self.flush()
 
     async def pump(self, r, st, body_filter=None):
@@ -612,7 +628,16 @@ class Downstream(H2Endpoint):
         except Reset:
             st.up.cancel(st)
             raise
-        self.end(r.sid)
+        self.finish(r)
+
+    def finish(self, r):
+        """End the answer. A client that reset the stream once it had the
+        whole body (curl does, when Content-Length is reached) got it all."""
+        try:
+            self.end(r.sid)
+        except Reset:
+            if self.closed:
+                raise
         r.log["delivered"] = True
 
     async def do_status(self, r, spec):
@@ -623,8 +648,8 @@ class Downstream(H2Endpoint):
         if spec.get("retry_after") is not None:
             hdrs.append((b"retry-after", str(spec["retry_after"]).encode()))
         self.answer_headers_only(r, hdrs)
-        await self.send_data(r.sid, body, end=True)
-        r.log["delivered"] = True
+        await self.send_data(r.sid, body)
+        self.finish(r)
 
     async def do_reset(self, r, spec):
         st, headers = await self.send_upstream(r)
@@ -761,6 +786,7 @@ async def lines(chunks):
 
 JOBS_PATH = re.compile(r"^/apis/batch/v1/namespaces/[^/]+/jobs$")
 STATUS_PATH = re.compile(r"^/apis/jobset\.x-k8s\.io/v1alpha2/namespaces/[^/]+/jobsets/[^/]+/status$")
+EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/[^/]+/events$")
 LABEL = "jobset.sigs.k8s.io/"
 
 
@@ -771,8 +797,12 @@ def note_request(r):
             obj = json.loads(r.body)
             md = obj.get("metadata", {})
             lb = md.get("labels", {})
+            owner = [o.get("uid") for o in md.get("ownerReferences") or [] if o.get("controller")]
             r.log["job"] = {"name": md.get("name"), "attempt": lb.get(LABEL + "restart-attempt"),
-                            "jra": lb.get(LABEL + "job-restart-attempt", "0"), "codes": []}
+                            "jra": lb.get(LABEL + "job-restart-attempt", "0"),
+                            "owner": owner[0] if owner else None, "codes": []}
+        elif r.method == "POST" and EVENTS_PATH.match(r.path):
+            r.log["reason"] = json.loads(r.body).get("reason")
         elif r.method in ("PATCH", "PUT") and STATUS_PATH.match(r.path):
             st = json.loads(r.body).get("status") or {}
             if "restarts" in st:
