@@ -816,6 +816,33 @@ int js_client_xfer_wait(struct js_client_xfer *x, struct js_client_resp *ret, ch
 	return r;
 }
 
+uint64_t js_client_retry_after_ms(const struct js_client_resp *r, int tries)
+{
+	if (!(r->code == 429 || r->code >= 500) || r->retry_after_s <= 0 || tries >= 10)
+		return 0;
+	return (uint64_t)(r->retry_after_s > 10 ? 10 : r->retry_after_s) * 1000u;
+}
+
+/* Sleep in slices so that a cancelled caller leaves within 100 ms instead of
+ * after a Retry-After of up to 10 s. */
+static int pause_ms(atomic_bool *cancel, uint64_t ms)
+{
+	while (ms > 0) {
+		if (cancel && atomic_load(cancel))
+			return -ECANCELED;
+		uint64_t d = ms < 100 ? ms : 100;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)d * 1000000L};
+		nanosleep(&ts, NULL);
+		ms -= d;
+	}
+	return cancel && atomic_load(cancel) ? -ECANCELED : 0;
+}
+
+int js_client_pause(struct js_client *c, uint64_t ms)
+{
+	return pause_ms(pthread_getspecific(c->cancel_key), ms);
+}
+
 static bool retryable_transport(int r)
 {
 	return r == -ECONNREFUSED || r == -ECONNRESET;
@@ -836,13 +863,13 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		r = js_client_xfer_wait(x, &resp, why, why_len);
 		bool retry = false;
 		uint64_t delay_ms = 0;
-		if (r < 0 && retryable_transport(r) && !req->on_data && transport_tries < 3) {
+		if (r < 0 && retryable_transport(r) && !req->on_data && !(req->once && r != -ECONNREFUSED) &&
+		    transport_tries < 3) {
 			delay_ms = 100u << transport_tries;
 			transport_tries++;
 			retry = fresh = true;
-		} else if (r == 0 && (resp.code == 429 || resp.code >= 500) && resp.retry_after_s > 0 &&
-			   !req->on_data && retry_after_tries < 10 && req->method && strcmp(req->method, "GET") == 0) {
-			delay_ms = (uint64_t)(resp.retry_after_s > 10 ? 10 : resp.retry_after_s) * 1000u;
+		} else if (r == 0 && !req->on_data && js_client_retry_after_ms(&resp, retry_after_tries) > 0) {
+			delay_ms = js_client_retry_after_ms(&resp, retry_after_tries);
 			retry_after_tries++;
 			retry = true;
 		} else if (r == 0 && resp.code == 401 && !refreshed && (c->kc.exec || c->kc.token_file)) {
@@ -858,27 +885,20 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		pthread_mutex_lock(&c->lock);
 		c->stats.retries++;
 		pthread_mutex_unlock(&c->lock);
-		if (delay_ms) {
-			/* Slept in slices so that a cancelled caller leaves within
-			 * 100 ms instead of after a Retry-After of up to 10 s. */
-			atomic_bool *cancel = cancel_flag(c, req);
-			while (delay_ms > 0 && !(cancel && atomic_load(cancel))) {
-				uint64_t d = delay_ms < 100 ? delay_ms : 100;
-				struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)d * 1000000L};
-				nanosleep(&ts, NULL);
-				delay_ms -= d;
-			}
-		}
+		/* A cancelled caller leaves within 100 ms, and its next submit
+		 * fails with -ECANCELED. */
+		if (delay_ms)
+			(void)!pause_ms(cancel_flag(c, req), delay_ms);
 	}
 }
 
 /* ------------------------------------------------------------ verbs */
 
 static int call_buf(struct js_client *c, const char *method, const char *path, const char *ctype, const char *body,
-		    size_t blen, json_t **ret, struct js_apierr *err)
+		    size_t blen, bool once, json_t **ret, struct js_apierr *err)
 {
 	struct js_client_req req = {.method = method, .path = path, .content_type = ctype, .body = body,
-				    .body_len = blen};
+				    .body_len = blen, .once = once};
 	struct js_client_resp resp = {0};
 	char why[CURL_ERROR_SIZE + 64] = "";
 	int r = js_client_do(c, &req, &resp, why, sizeof why);
@@ -905,13 +925,19 @@ static int call_buf(struct js_client *c, const char *method, const char *path, c
 	return r;
 }
 
+static int call_json(struct js_client *c, const char *method, const char *path, const char *content_type,
+		     const json_t *body, bool once, json_t **ret, struct js_apierr *err)
+{
+	char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	int r = call_buf(c, method, path, content_type, b, b ? strlen(b) : 0, once, ret, err);
+	free(b);
+	return r;
+}
+
 int js_client_call(struct js_client *c, const char *method, const char *path, const char *content_type,
 		   const json_t *body, json_t **ret, struct js_apierr *err)
 {
-	char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	int r = call_buf(c, method, path, content_type, b, b ? strlen(b) : 0, ret, err);
-	free(b);
-	return r;
+	return call_json(c, method, path, content_type, body, false, ret, err);
 }
 
 static const char *obj_ns(const char *ns, const json_t *obj)
@@ -950,7 +976,7 @@ int js_client_get(struct js_client *c, const struct js_resource *res, const char
 	js_buf_init(&p, 0);
 	int r = js_client_path(res, ns, name, subresource, &p);
 	if (r == 0)
-		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, ret, err);
+		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, false, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -982,7 +1008,7 @@ int js_client_list(struct js_client *c, const struct js_resource *res, const cha
 	if (r == 0 && lo && lo->limit > 0)
 		r = js_buf_printf(&p, "%climit=%ld", sep, lo->limit);
 	if (r == 0)
-		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, ret, err);
+		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, false, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -1045,7 +1071,7 @@ int js_client_patch(struct js_client *c, const struct js_resource *res, const ch
 	if (r == 0)
 		r = add_write_query(&p, wo, &first);
 	if (r == 0)
-		r = js_client_call(c, "PATCH", js_buf_str(&p), patch_types[type], patch, ret, err);
+		r = call_json(c, "PATCH", js_buf_str(&p), patch_types[type], patch, wo && wo->once, ret, err);
 	js_buf_done(&p);
 	return r;
 }

@@ -161,8 +161,11 @@ class JobDriver:
         self.api = Api()
         self.local = threading.local()
         # Status writes go out 8 at a time (one connection each), as a Job
-        # controller's workers would.
-        self.pool = concurrent.futures.ThreadPoolExecutor(8)
+        # controller's workers would; those of one Job in order, through
+        # the same worker.
+        self.pools = [concurrent.futures.ThreadPoolExecutor(1) for _ in range(8)]
+        self.started = {}  # uid -> the startTime the driver gave it
+        self.seen = {}     # uid -> (owner uid, name, restart attempt, job restart attempt): every Job seen
         self.lock = threading.Lock()
         self.armed = False
         self.finishing = False
@@ -179,7 +182,8 @@ class JobDriver:
 
     def close(self):
         self.stop.set()
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        for p in self.pools:
+            p.shutdown(wait=True, cancel_futures=True)
 
     def arm(self):
         """From now on the failing Jobs fail; the Jobs seen so far are
@@ -222,12 +226,16 @@ class JobDriver:
 
     def drive(self, j):
         md, st = j["metadata"], j.get("status") or {}
+        lb = md.get("labels") or {}
+        owner = [o.get("uid") for o in md.get("ownerReferences") or [] if o.get("controller")]
+        with self.lock:
+            self.seen[md["uid"]] = (owner[0] if owner else None, md["name"], lb.get(LABEL + "restart-attempt"),
+                                    lb.get(LABEL + "job-restart-attempt", "0"))
         if md.get("deletionTimestamp") or (j.get("spec") or {}).get("managedBy") != DRIVER:
             return
         if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in st.get("conditions") or []):
             return
-        lb = md.get("labels") or {}
         idx = int(lb.get(LABEL + "job-index", "-1"))
         attempt = int(lb.get(LABEL + "restart-attempt", "0"))
         jra = int(lb.get(LABEL + "job-restart-attempt", "0"))
@@ -247,12 +255,13 @@ class JobDriver:
             else:
                 return
             self.state[uid] = want[0]
-        return self.pool.submit(self.patch, md["name"], self.status(want, st))
+            start = self.started.setdefault(uid, st.get("startTime") or _now())
+        pool = self.pools[hash(uid) % len(self.pools)]
+        return pool.submit(self.patch, md["name"], self.status(want, start))
 
     @staticmethod
-    def status(want, st):
+    def status(want, start):
         now = _now()
-        start = st.get("startTime") or now
         kind, reason = want
         if kind == "running":
             return {"startTime": start, "active": 1, "ready": 1}
