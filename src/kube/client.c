@@ -54,6 +54,7 @@ struct js_client_xfer {
 	void *user;
 	int stall_s;
 	bool no_timeout;
+	long timeout_ms;             /* total, when no_timeout is false */
 	atomic_bool *cancel;
 	uint64_t due_ns, queued_ns;
 	/* credentials snapshot */
@@ -96,6 +97,8 @@ struct js_client {
 
 	/* js_client_bind_cancel(): each thread's cancel flag (atomic_bool *) */
 	pthread_key_t cancel_key;
+	/* js_client_bind_deadline(): each thread's deadline (const uint64_t *) */
+	pthread_key_t deadline_key;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -262,7 +265,7 @@ static int setup_easy(struct js_client *c, struct js_client_xfer *x)
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
 	if (!x->no_timeout)
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->opts.timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, x->timeout_ms);
 	if (x->stall_s > 0) {
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)x->stall_s);
@@ -600,6 +603,10 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	if (r < 0)
 		goto fail;
 	stage = 2;
+	r = -pthread_key_create(&c->deadline_key, NULL);
+	if (r < 0)
+		goto fail;
+	stage = 3;
 	js_ratelimit_init(&c->rl, c->opts.qps, c->opts.burst, js__kutil_now_ns());
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
@@ -609,6 +616,8 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	*ret = c;
 	return 0;
 fail:
+	if (stage >= 3)
+		pthread_key_delete(c->deadline_key);
 	if (stage >= 2) {
 		curl_multi_cleanup(c->multi);
 		pthread_key_delete(c->cancel_key);
@@ -636,6 +645,7 @@ struct js_client *js_client_free(struct js_client *c)
 	pthread_join(c->io, NULL);
 	curl_multi_cleanup(c->multi);
 	pthread_key_delete(c->cancel_key);
+	pthread_key_delete(c->deadline_key);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->cred_lock);
 	js_kubeconfig_done(&c->kc);
@@ -656,6 +666,28 @@ void js_client_wakeup(struct js_client *c)
 void js_client_bind_cancel(struct js_client *c, atomic_bool *flag)
 {
 	(void)pthread_setspecific(c->cancel_key, flag);
+}
+
+void js_client_bind_deadline(struct js_client *c, const uint64_t *deadline_ns)
+{
+	(void)pthread_setspecific(c->deadline_key, deadline_ns);
+}
+
+/* The total time a request of the calling thread may take, in ms: the
+ * client's timeout, cut to the thread's deadline; 0 when that has passed. */
+static long timeout_for(struct js_client *c)
+{
+	long ms = c->opts.timeout_ms;
+	const uint64_t *dl = pthread_getspecific(c->deadline_key);
+	if (dl && *dl) {
+		uint64_t now = js__kutil_now_ns();
+		if (now >= *dl)
+			return 0;
+		uint64_t left = (*dl - now) / 1000000u + 1;
+		if (left < (uint64_t)ms)
+			ms = (long)left;
+	}
+	return ms;
 }
 
 /* The cancel flag of a request: its own, else the submitting thread's. */
@@ -711,6 +743,11 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 	x->user = req->user;
 	x->stall_s = req->stall_s;
 	x->no_timeout = req->no_timeout;
+	x->timeout_ms = timeout_for(c);
+	if (!x->no_timeout && x->timeout_ms == 0) {
+		xfer_free(x);
+		return -ETIMEDOUT;
+	}
 	x->cancel = cancel;
 	int r = creds_get(c, refresh, x, why, why_len);
 	if (r == 0)

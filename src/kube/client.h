@@ -253,6 +253,17 @@ uint64_t js_client_retry_after_ms(const struct js_client_resp *r, int tries);
  */
 JS_WARN_UNUSED int js_client_pause(struct js_client *c, uint64_t ms);
 
+/**
+ * Bind a deadline (`*deadline_ns`, CLOCK_MONOTONIC ns; 0 = none; NULL
+ * unbinds) to the calling thread: every non-streaming request it submits on
+ * `c` - the verbs included - must end by then: its total timeout is cut to
+ * what is left, and once the deadline has passed, submitting fails with
+ * -ETIMEDOUT at once. The caller may change *deadline_ns between requests;
+ * the variable must outlive the binding. This is how the leader elector
+ * keeps a hanging renewal from outliving its renew deadline (kube/leader.h).
+ */
+void js_client_bind_deadline(struct js_client *c, const uint64_t *deadline_ns);
+
 /** Submit and wait, with the retry rules above. */
 JS_WARN_UNUSED int js_client_do(struct js_client *c, const struct js_client_req *req, struct js_client_resp *ret,
 				char *why, size_t why_len);

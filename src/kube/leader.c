@@ -203,14 +203,22 @@ static void *run(void *arg)
 	set_leading(le, true);
 	if (le->o.on_started)
 		le->o.on_started(le->o.user);
-	/* Renew until a renewal deadline passes without success, or stop. */
+	/* Renew until a renewal deadline passes without success, or stop.
+	 * Every request of a renewal ends by that deadline (as client-go's
+	 * renew runs under a context with the deadline): a request left
+	 * hanging - an API server that holds it, a network that drops the
+	 * answers - must not keep us leading past it, while a successor takes
+	 * the lease once it has expired (issue 13, leader-failover). */
 	uint64_t last_ok = js__kutil_now_ns();
+	uint64_t deadline = 0;
+	js_client_bind_deadline(le->c, &deadline);
 	bool stopped = false;
 	for (;;) {
 		if (wait_ms(le, le->o.retry_period_ms)) {
 			stopped = true;
 			break;
 		}
+		deadline = last_ok + (uint64_t)le->o.renew_deadline_ms * 1000000u;
 		if (try_acquire_or_renew(le)) {
 			last_ok = js__kutil_now_ns();
 			continue;
@@ -218,6 +226,7 @@ static void *run(void *arg)
 		if (js__kutil_now_ns() - last_ok >= (uint64_t)le->o.renew_deadline_ms * 1000000u)
 			break;
 	}
+	js_client_bind_deadline(le->c, NULL);
 	set_leading(le, false);
 	if (stopped) {
 		pthread_mutex_lock(&le->lock);
