@@ -192,6 +192,16 @@ class JobDriver:
             self.armed = True
         self.redrive()
 
+    def disarm(self):
+        """Back to before arm(): no Job is failed."""
+        with self.lock:
+            self.armed = False
+
+    def running(self, owner):
+        """Jobs of the JobSet with uid `owner` the driver started."""
+        with self.lock:
+            return sum(1 for uid, s in self.state.items() if s == "running" and self.seen[uid][0] == owner)
+
     def finish(self):
         """From now on the Jobs of restart attempts >= 1 complete."""
         with self.lock:

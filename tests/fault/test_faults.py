@@ -155,7 +155,7 @@ class Run:
         return False
 
     def running(self):
-        return sum(1 for s in self.driver.state.values() if s == "running")
+        return self.driver.running(self.uid)
 
     def dead(self):
         """Fail at once when the controller that should be running died -
@@ -256,16 +256,15 @@ class Run:
         extra = {r: n for r, n in got.items() if r not in want}
         create_failures = extra.pop("JobCreationFailed", 0)
         assert not extra, f"unexpected events: {extra}"
-        failed = self.failed_creates()
+        # One event per pass with failed creates (a pass stops at its first
+        # failure; what was in flight is still waited for) - when the API
+        # server is there to take it, and by a controller still alive.
+        failed_all, failed_final = self.failed_creates()
         if self.sc.foreign_conflicts:
             assert create_failures >= 1, "creates met the old JobSet's Jobs but no JobCreationFailed event"
-        elif failed:
-            # One event per pass with failed creates (a pass stops at its
-            # first failure; what was in flight is still waited for) - when
-            # the API server is there to take it.
-            assert (0 if self.sc.outage else 1) <= create_failures <= failed, (create_failures, failed)
         else:
-            assert create_failures == 0, f"{create_failures} JobCreationFailed events"
+            least = 1 if failed_final and not self.sc.outage else 0
+            assert least <= create_failures <= failed_all, (create_failures, failed_final, failed_all)
         killed = len(self.ctls) > 1 or self.sc.outage
         for r, n in want.items():
             if killed and r not in ("JobsReady", "JobSetCompleted", "AllJobsCompleted"):
@@ -276,15 +275,17 @@ class Run:
                 assert got.get(r, 0) == n, (r, got)
 
     def failed_creates(self):
-        """Creates whose answer the controller got as a failure (injected, or
-        the API server's own under load), over every proxy and epoch."""
-        n = 0
+        """Creates whose answer was a failure (injected, or the API server's
+        own under load): over every proxy and epoch (a killed controller's
+        included), and those of the controller alive at the end."""
+        n = final = 0
         for px in self.proxies:
             for e in px.entries():
                 if e["method"] == "POST" and "job" in e and not retried(e) and \
                         not (done(e) and e["code"] in (201, 409)):
                     n += 1
-        return n
+                    final += e.get("epoch") == self.final.epoch and px is self.final.proxy
+        return n, final
 
     def check_metrics(self):
         c = self.final
@@ -326,6 +327,12 @@ class Run:
         conflicts = sum(1 for e in patches if done(e) and e["code"] == 409)
         assert metric(m, "jobset_controller_status_conflicts_total") == conflicts, conflicts
         self.notes["metrics"] = {"creates_ok": got_ok, "creates_err": got_err, "conflicts": conflicts}
+        # The headless Service is created once, and then found in the cache:
+        # never created again (answered AlreadyExists) on later passes.
+        svc = [e for px in self.proxies for e in px.entries()
+               if e["method"] == "POST" and e["path"].endswith("/services")]
+        if not self.sc.foreign_conflicts:
+            assert [e["code"] for e in svc if e["up"]] == [201], [(e["epoch"], e["code"]) for e in svc]
 
 
 def done(e):
@@ -444,12 +451,15 @@ def recreate_hook(run):
     one's Jobs, and goes through its own creation, restart and completion."""
     wait_for("the restart under way", lambda: (run.jobset().get("status") or {}).get("restarts") == 1, 120)
     old = run.uid
+    run.driver.disarm()
     run.kube.run("delete", "jobsets.jobset.x-k8s.io", NAME, "-n", run.ns, "--wait=true", timeout=90)
     run.kube.create(manifest(), run.ns)
     run.uid = run.jobset()["metadata"]["uid"]
     assert run.uid != old
     run.notes["old_uid"] = old
-    # The new incarnation's Jobs start out running; the driver is armed.
+    # The new incarnation goes through all of it too: its 200 Jobs (made
+    # while the old ones are still being collected), then the failures.
+    wait_for(f"{N} Jobs of the new JobSet running", lambda: run.dead() or run.running() >= N, 180)
     run.driver.arm()
 
 
