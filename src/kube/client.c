@@ -905,7 +905,8 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 			delay_ms = 100u << transport_tries;
 			transport_tries++;
 			retry = fresh = true;
-		} else if (r == 0 && !req->on_data && js_client_retry_after_ms(&resp, retry_after_tries) > 0) {
+		} else if (r == 0 && !req->on_data && req->method && strcmp(req->method, "GET") == 0 &&
+			   js_client_retry_after_ms(&resp, retry_after_tries) > 0) {
 			delay_ms = js_client_retry_after_ms(&resp, retry_after_tries);
 			retry_after_tries++;
 			retry = true;

@@ -15,14 +15,15 @@
  *
  * Retries: a request that fails before any HTTP answer (connection refused
  * or reset, HTTP/2 GOAWAY/stream refusal) is retried up to 3 times with
- * backoff. A request answered 429 or 5xx with Retry-After is repeated up to
- * 10 times, waiting as asked (at most 10 s each), whatever its verb, as
- * client-go does (a 429 was not acted on; a 5xx with Retry-After asks for
- * the repeat); the last answer is returned with js_apierr.retry_after_s set.
- * A 401 refreshes exec/token-file credentials once and retries. Streaming
- * requests are never retried. Callers that submit requests themselves
- * (js_client_submit) repeat on Retry-After with js_client_retry_after_ms and
- * js_client_pause.
+ * backoff (a write whose answer was lost too, unless sent `once`). A GET
+ * answered 429/5xx with Retry-After is retried up to 10 times, waiting as
+ * asked (at most 10 s each); other verbs return the error with
+ * js_apierr.retry_after_s set, since the caller knows whether repeating the
+ * write is safe (an eviction blocked by a budget, for instance): the
+ * controller repeats its Job creates and deletes the same way
+ * (js_client_retry_after_ms, js_client_pause), as client-go would. A 401
+ * refreshes exec/token-file credentials once and retries. Streaming requests
+ * are never retried.
  *
  * Errors: verbs return 0 or a negative code: JS_ENOTFOUND, JS_EEXISTS,
  * JS_ECONFLICT, JS_EGONE, JS_EINVALID, JS_APIERR_* (apierr.h) for API
@@ -240,9 +241,10 @@ void js_client_bind_cancel(struct js_client *c, atomic_bool *flag);
 
 /**
  * How long to wait before repeating a request answered `r` after `tries`
- * repeats already, by the Retry-After rule above: the milliseconds (at most
- * 10 s), or 0 when it is not to be repeated (no Retry-After, another code,
- * or 10 repeats done). Source: client-go rest.Request (checkWait).
+ * repeats already, by the Retry-After rule above (for any verb the caller
+ * knows to be safe to repeat): the milliseconds (at most 10 s), or 0 when it
+ * is not to be repeated (no Retry-After, another code, or 10 repeats done).
+ * Source: client-go rest.Request (checkWait), which repeats every verb.
  */
 uint64_t js_client_retry_after_ms(const struct js_client_resp *r, int tries);
 

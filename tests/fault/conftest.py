@@ -24,7 +24,6 @@ import ssl
 import subprocess
 import threading
 import time
-import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -72,6 +71,10 @@ def ns(kube, request):
     name = "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in name)[:63].strip("-")
     kube.run("create", "namespace", name)
     yield name
+    # The JobSet first, and gone before the next scenario: every controller
+    # watches all namespaces, and one left in a terminating namespace would
+    # be worked on by the next scenario's controller.
+    kube.run("delete", "jobsets.jobset.x-k8s.io", "--all", "-n", name, "--wait=true", check=False, timeout=120)
     kube.run("delete", "namespace", name, "--wait=false", check=False)
 
 
@@ -402,11 +405,13 @@ class Proxy:
 
 # ---- the controller under test ----
 
-class Controller:
+class Controller(e2e.Controller):
     """One jobset-controller process talking to the API server through a
-    proxy, leader election on (a Lease of its own per scenario)."""
+    proxy, leader election on (a Lease of its own per scenario). The probes
+    and /metrics come from the e2e tests' Controller."""
 
     def __init__(self, workdir, name, kubeconfig, lease_ns, lease_name, lease=None, env=None, extra=()):
+        super().__init__(None, lease_ns, lease_name, workdir)
         self.dir = Path(workdir)
         self.name = name
         self.kubeconfig = kubeconfig
@@ -441,23 +446,10 @@ class Controller:
         return self
 
     def died(self):
-        if self.proc.poll() is not None:
-            raise AssertionError(f"{self.name} exited {self.proc.returncode}: {self.log.read_text()[-3000:]}")
-        return False
-
-    def http(self, path, port=None):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port or self.health_port}/{path}", timeout=5) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-        except OSError as e:
-            return 0, str(e)
+        return self._died()
 
     def metrics(self):
-        code, body = self.http("metrics", self.metrics_port)
-        assert code == 200, body
-        return parse_metrics(body)
+        return parse_metrics(super().metrics())
 
     def leads(self):
         code, body = self.http("metrics", self.metrics_port)

@@ -77,9 +77,10 @@ class Scenario:
     check: Optional[Callable] = None                    # f(run): scenario-specific assertions
     foreign_conflicts: bool = False                     # creates may meet Jobs of another owner
     outage: bool = False                                # the API server is away for a while: events
-                                                        # of that time may be lost, a leader may lose
-                                                        # its lease and exit (it is then restarted,
-                                                        # as its Deployment would)
+                                                        # of that time may be lost
+    lossy: bool = False                                 # connections are reset under requests: one the
+                                                        # client wrote may never reach the proxy, an
+                                                        # answer the proxy wrote may never reach it
 
 
 class Run:
@@ -159,11 +160,12 @@ class Run:
 
     def dead(self):
         """Fail at once when the controller that should be running died -
-        unless an outage cost it the lease, which ends it by design: then a
-        new one starts, as its Deployment would."""
+        unless it lost its lease (a fault, or a loaded machine, kept it from
+        renewing in time), which ends it by design: then a new one starts,
+        as its Deployment would."""
         c = self.final
         if c and not c.alive():
-            if self.sc.outage and c.proc.returncode == 1 and "leader election lost" in c.log.read_text():
+            if c.proc.returncode == 1 and "leader election lost" in c.log.read_text():
                 self.notes.setdefault("lease_lost", []).append(c.name)
                 self.controller(c.proxy, f"c{len(self.ctls) + 1}")
                 return False
@@ -282,6 +284,7 @@ class Run:
         for px in self.proxies:
             for e in px.entries():
                 if e["method"] == "POST" and "job" in e and not retried(e) and \
+                        e["path"] == f"/apis/batch/v1/namespaces/{self.ns}/jobs" and \
                         not (done(e) and e["code"] in (201, 409)):
                     n += 1
                     final += e.get("epoch") == self.final.epoch and px is self.final.proxy
@@ -311,26 +314,33 @@ class Run:
             # A 409 may name a Job of the deleted incarnation: an error then.
             assert got_ok + got_err == len(ok) + len(err), (got_ok, got_err, len(ok), len(err))
             assert got_ok >= sum(1 for e in ok if e["code"] == 201)
+        elif self.sc.lossy:
+            assert got_ok <= len(ok) and got_ok + got_err >= len(ok) + len(err), \
+                ("CreateJob ok/error", got_ok, got_err, len(ok), len(err))
         else:
             assert (got_ok, got_err) == (len(ok), len(err)), ("CreateJob ok/error", got_ok, got_err, len(ok),
                                                               len(err))
         deletes = [e for e in mine if e["method"] == "DELETE" and "/jobs/" in e["path"]]
         dok = [e for e in deletes if done(e) and e["code"] in (200, 202, 404, 409)]
         derr = [e for e in deletes if e not in dok and not retried(e)]
-        assert (metric(m, "jobset_controller_actions_total", action="DeleteJob", result="ok"),
-                metric(m, "jobset_controller_actions_total", action="DeleteJob", result="error")) == \
-            (len(dok), len(derr)), ("DeleteJob ok/error", len(dok), len(derr))
+        got = (metric(m, "jobset_controller_actions_total", action="DeleteJob", result="ok"),
+               metric(m, "jobset_controller_actions_total", action="DeleteJob", result="error"))
+        if self.sc.lossy:
+            assert got[0] <= len(dok) and sum(got) >= len(dok) + len(derr), ("DeleteJob", got, len(dok), len(derr))
+        else:
+            assert got == (len(dok), len(derr)), ("DeleteJob ok/error", got, len(dok), len(derr))
         patches = [e for e in mine if e["method"] == "PATCH" and e["path"].endswith("/status")
                    and "/jobsets/" in e["path"]]
         # Status writes are sent once (never repeated after a lost answer),
         # so every 409 the controller got is a conflict it counts.
         conflicts = sum(1 for e in patches if done(e) and e["code"] == 409)
-        assert metric(m, "jobset_controller_status_conflicts_total") == conflicts, conflicts
+        got = metric(m, "jobset_controller_status_conflicts_total")
+        assert got <= conflicts if self.sc.lossy else got == conflicts, (got, conflicts)
         self.notes["metrics"] = {"creates_ok": got_ok, "creates_err": got_err, "conflicts": conflicts}
         # The headless Service is created once, and then found in the cache:
         # never created again (answered AlreadyExists) on later passes.
         svc = [e for px in self.proxies for e in px.entries()
-               if e["method"] == "POST" and e["path"].endswith("/services")]
+               if e["method"] == "POST" and e["path"] == f"/api/v1/namespaces/{self.ns}/services"]
         if not self.sc.foreign_conflicts:
             assert [e["code"] for e in svc if e["up"]] == [201], [(e["epoch"], e["code"]) for e in svc]
 
@@ -506,21 +516,21 @@ SCENARIOS = [
              injected={"create-reset": 6}),
     Scenario("status-reset-connection", rules=[
         {"name": "status-reset", "match": {"method": ["PATCH"], "path": STATUS}, "action": "reset",
-         "reset": "connection", "every": 3, "limit": 2}], injected={"status-reset": 2}),
+         "reset": "connection", "every": 3, "limit": 2}], injected={"status-reset": 2}, lossy=True),
     Scenario("watch-reset-connection", rules=[
         {"name": "watch-reset", "match": {"path": WATCH_JOBS, "watch": True}, "action": "reset", "reset": "connection",
-         "after_events": 50, "limit": 2}], injected={"watch-reset": 2}),
+         "after_events": 50, "limit": 2}], injected={"watch-reset": 2}, lossy=True),
     Scenario("create-duplicate", rules=[{"name": "duplicate", "match": {"method": ["POST"], "path": JOBS},
                                          "action": "duplicate", "hold_ms": 300, "every": 25, "limit": 8}],
              injected={"duplicate": 8}),
 ] + [
-    Scenario(f"sigkill-seed-{s}", restart_rules=kill_rules(s), hook=kill_hook, lease=(6, 4, 1))
+    Scenario(f"sigkill-seed-{s}", restart_rules=kill_rules(s), hook=kill_hook, lease=(8, 5, 1))
     for s in range(1, 11)
 ] + [
-    Scenario("leader-failover", restart_rules=point_rule(300), hook=failover_hook, lease=(6, 4, 1),
+    Scenario("leader-failover", restart_rules=point_rule(300), hook=failover_hook, lease=(8, 5, 1),
              check=failover_check),
     Scenario("apiserver-restart", restart_rules=point_rule(300), hook=component_restart("kube-apiserver", 3),
-             outage=True),
+             outage=True, lossy=True),
     Scenario("etcd-restart", restart_rules=point_rule(300), hook=component_restart("etcd", 4), outage=True),
     Scenario("clock-jump", restart_rules=point_rule(300), hook=clock_jump_hook, faketime=True,
              check=clock_jump_check),

@@ -1,7 +1,7 @@
 /*
  * retryafter_test.c - when an answer asks for a repeat (kube/client.h
  * js_client_retry_after_ms, client-go's checkWait): 429 and 5xx with a
- * Retry-After, whatever the verb, capped at 10 s and 10 repeats.
+ * Retry-After, capped at 10 s and 10 repeats.
  */
 #include <setjmp.h>
 #include <stdarg.h>
