@@ -142,10 +142,12 @@ class Rule:
         return True
 
     def fire(self, stats):
-        """Count a match; True when this match injects."""
+        """Count a match; True when this match injects (never for `count`)."""
         c = stats.setdefault(self.name, {"matched": 0, "injected": 0})
         c["matched"] += 1
         self.seen += 1
+        if self.action == "count":
+            return False
         n = self.seen - self.skip
         if n <= 0 or (n - 1) % self.every != 0:
             return False

@@ -41,8 +41,9 @@ def curl(proxy, method, path, body=None, timeout=30):
             f"https://127.0.0.1:{proxy.port}{path}"]
     if body is not None:
         args += ["-H", "Content-Type: application/json", "--data-binary", json.dumps(body)]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout + 10)
-    out, _, tail = p.stdout.rpartition("\n")
+    # Bytes: text mode would fold the header block's CRLFs.
+    p = subprocess.run(args, capture_output=True, timeout=timeout + 10)
+    out, _, tail = p.stdout.decode().rpartition("\n")
     code, _, version = tail.partition(" ")
     head, _, payload = out.partition("\r\n\r\n")
     headers = {}
