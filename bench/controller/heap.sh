@@ -67,7 +67,7 @@ log "N=$N under heaptrack; results in $OUT"
 # its file.
 python3 "$HERE/measure.py" controller --name ours-heaptrack --case heap --jobs "$N" \
 	--qps "$QPS" --burst "$BURST" --jobset "$OUT/jobset.yaml" --log "$OUT/heap.log" --out "$OUT/heap.json" \
-	--ready-url "http://127.0.0.1:$hp/readyz" --metrics-url "http://127.0.0.1:$mp/metrics" --start-timeout 180 --quiet-s 10 --stop-timeout 900 \
+	--ready-url "http://127.0.0.1:$hp/readyz" --metrics-url "https://127.0.0.1:$mp/metrics" --metrics-token --start-timeout 180 --quiet-s 10 --stop-timeout 900 \
 	--target-comm jobset-controller -- \
 	heaptrack -o "$OUT/heaptrack.jobset-controller" "$CONTROLLER" --kubeconfig='{kubeconfig}' "${OURS_FLAGS[@]}" >/dev/null
 cluster_down

@@ -410,6 +410,79 @@ class JobWatch(threading.Thread):
             return getattr(self, what)
 
 
+class StageTrace(threading.Thread):
+    """Watches the Jobs and Pods of restart attempt 0 while a restart runs
+    (admin identity, not counted) and notes when each object first reached
+    each stage of its deletion: Job deletionTimestamp set, Job gone; pod
+    deletionTimestamp set, pod terminal, pod finalizers empty, pod gone.
+    summary() gives, per stage, when 10 %, 50 % and 100 % of the objects had
+    reached it, relative to t0: which step of the chain holds a restart up."""
+
+    STAGES = ("job_deleting", "job_gone", "pod_deleting", "pod_terminal", "pod_unfinalized", "pod_gone")
+
+    def __init__(self, cl, ns):
+        super().__init__(daemon=True)
+        self.cl, self.ns = cl, ns
+        self.t = {k: {} for k in self.STAGES}
+        self.lock = threading.Lock()
+        self.stop = False
+
+    def _mark(self, stage, name, t):
+        with self.lock:
+            self.t[stage].setdefault(name, t)
+
+    def _note(self, kind, typ, obj, t):
+        meta = obj["metadata"]
+        if (meta.get("labels") or {}).get(ATTEMPT_LABEL, "0") != "0":
+            return
+        name = meta["name"]
+        if typ == "DELETED":
+            self._mark(kind + "_gone", name, t)
+        if meta.get("deletionTimestamp"):
+            self._mark(kind + "_deleting", name, t)
+            if kind == "pod":
+                if (obj.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
+                    self._mark("pod_terminal", name, t)
+                if not meta.get("finalizers"):
+                    self._mark("pod_unfinalized", name, t)
+
+    def _watch(self, kind, path):
+        _, out = self.cl.req("GET", f"{path}?limit=1")
+        rv = json.loads(out)["metadata"]["resourceVersion"]
+        while not self.stop:
+            c = self.cl.conn(timeout=3600)
+            c.request("GET", f"{path}?watch=1&resourceVersion={rv}&timeoutSeconds=3000")
+            r = c.getresponse()
+            if r.status != 200:
+                return
+            while not self.stop:
+                line = r.readline()
+                if not line:
+                    break
+                ev = json.loads(line)
+                if ev["type"] == "ERROR":
+                    return
+                rv = ev["object"]["metadata"].get("resourceVersion", rv)
+                self._note(kind, ev["type"], ev["object"], now())
+            c.close()
+
+    def run(self):
+        threading.Thread(target=self._watch, args=("job", f"/apis/batch/v1/namespaces/{self.ns}/jobs"),
+                         daemon=True).start()
+        self._watch("pod", f"/api/v1/namespaces/{self.ns}/pods")
+
+    def summary(self, t0, n):
+        out = {}
+        with self.lock:
+            for stage, ts in self.t.items():
+                v = sorted(x - t0 for x in ts.values())
+                if not v:
+                    continue
+                pick = lambda q: round(v[min(len(v) - 1, max(0, int(q * n) - 1))], 2)  # noqa: E731
+                out[stage] = {"count": len(v), "p10": pick(0.1), "p50": pick(0.5), "last": round(v[-1], 2)}
+        return out
+
+
 # ------------------------------------------------------------------ controller metrics
 
 METRICS_SA = "jobset-bench-metrics"
@@ -625,6 +698,8 @@ def measure_restart(cl, ns, watch, pid, args, metrics):
     """Fail one pod of the settled JobSet and time the restart (see the module doc)."""
     rec0 = metrics()
     watch.next_attempt("1")
+    trace = StageTrace(cl, ns)
+    trace.start()
     s0 = snapshot(cl, pid)
     t0 = now()
     pod = inject_failure(cl, ns)
@@ -634,7 +709,9 @@ def measure_restart(cl, ns, watch, pid, args, metrics):
     if t_all is None:
         raise RuntimeError(f"restart: only {len(watch.seen)}/{args.jobs} Jobs of attempt 1 after {args.timeout:.0f} s")
     s1 = snapshot(cl, pid)
-    log(f"restart: {args.jobs} Jobs of attempt 1 exist after {t_all - t0:.2f} s")
+    trace.stop = True
+    stages = trace.summary(t0, args.jobs)
+    log(f"restart: {args.jobs} Jobs of attempt 1 exist after {t_all - t0:.2f} s; stages {stages}")
     t_ready = settle(watch, pid, args)
     s2 = snapshot(cl, pid)
     rec1 = metrics()
@@ -649,6 +726,7 @@ def measure_restart(cl, ns, watch, pid, args, metrics):
         "requests": {"to_all_new_jobs": req_diff(s0["flows"], s1["flows"]),
                      "to_settled": req_diff(s0["flows"], s2["flows"])},
         "reconciles": diff_counts(rec0, rec1),
+        "stages": stages,
     }
 
 
@@ -722,6 +800,20 @@ def run_one(args, kind):
             result["raw"] = json.loads(out.decode().strip().splitlines()[-1])
             result["raw_exit"] = proc.returncode
             pid = None
+        if args.until == "jobs":
+            # Throughput only: stop once every Job exists (no ready/settled figures).
+            result["until"] = "jobs"
+            result["create_to_first_job_s"] = rounded(watch.t_first, t0)
+            result["create_to_all_jobs_s"] = rounded(t_all, t0)
+            result["loadavg_start"] = load0
+            result["cpu_s"] = {"to_all_jobs": cpu_diff(s0, s1)}
+            result["requests"] = {"to_all_jobs": req_diff(s0["flows"], s1["flows"])}
+            if kind == "controller":
+                result["peak_rss_create_mb"] = round(proc_status(pid, "VmHWM") / 1024, 1)
+                result["cpu_s"]["under_test_total"] = proc_cpu(pid)
+            else:
+                result["cpu_s"]["under_test_total"] = round(raw_ru.ru_utime + raw_ru.ru_stime, 2)
+            return result
         t_ready = settle(watch, pid, args)
         s2 = snapshot(cl, pid)
         rec1 = metrics(args.out + ".metrics.txt" if args.out else None)
@@ -810,6 +902,8 @@ def main():
         p.add_argument("--stop-timeout", type=float, default=30, help="SIGTERM -> exit of what we started")
         p.add_argument("--log", help="stdout/stderr of the process under test")
         p.add_argument("--out", help="write the JSON result here too")
+        p.add_argument("--until", choices=("settled", "jobs"), default="settled",
+                       help="jobs: stop once every Job exists (create throughput only)")
         if mode == "controller":
             p.add_argument("--ready-url", required=True)
             p.add_argument("--start-timeout", type=float, default=60)

@@ -8,6 +8,7 @@
 #   bench/controller/suite.sh [--cases "create memory restart"] [--n "1000 3000 10000"]
 #                             [--memory-n 10000] [--memory-pods 5] [--restart-n 1000]
 #                             [--targets "ours upstream raw"] [--reps R] [--out DIR]
+#                             [--until settled|jobs]
 #
 # Cases (each measurement on a fresh control plane: hack/cluster up,
 # upstream's base CRD, kwok nodes with $NODE_PODS pods each, enough of them
@@ -23,7 +24,8 @@
 #            with CPU, requests and reconciles over the restart
 # Targets (create runs all of them; memory and restart only the controllers):
 #   ours      $JOBSET_CONTROLLER (default build/jobset-controller), leader
-#             election off, webhooks off
+#             election off, webhooks off, metrics HTTPS behind TokenReview
+#             (scraped with a token, as upstream's)
 #   upstream  sigs.k8s.io/jobset $JOBSET_UPSTREAM_VERSION (default v0.12.0),
 #             out of cluster, webhooks not registered (the JobSet is
 #             submitted fully defaulted), internal cert management and
@@ -37,6 +39,10 @@
 # see measure.py).  Order: for each rep, case and N, the targets one after
 # the other (interleaved, so slow drift on a shared machine hits them alike).
 #
+# --until jobs stops each create measurement once every Job exists (create ->
+# all Jobs, CPU and requests to that point only): a quick way to compare
+# creation throughput over several interleaved reps.
+#
 # Output in --out (default /tmp/js-bench/<date>): <case>-<N>x<P>-<target>-<rep>.json
 # per measurement (+ .log of the process under test, .json.metrics.txt),
 # command.txt (the command line, binaries, commits), summary.md.  Then
@@ -49,7 +55,8 @@
 #
 # Environment: JOBSET_CONTROLLER, JOBSET_CLI (default build/jobset: renders
 # the raw loop's List), JOBSET_CLUSTER_DIR (default /tmp/js-bench-cluster),
-# QPS, BURST, NODE_PODS (pods per kwok node, default 1000), MIN_NODES
+# MEMORY_JOB_SYNCS (the Job controller's workers in the memory case, default
+# 50), QPS, BURST, NODE_PODS (pods per kwok node, default 1000), MIN_NODES
 # (default 4).
 set -euo pipefail
 
@@ -62,6 +69,7 @@ MEMORY_N=10000
 MEMORY_PODS=5
 RESTART_N=1000
 TARGETS="ours upstream raw"
+UNTIL=settled
 OUT=/tmp/js-bench/$(date +%Y%m%d-%H%M%S)
 CONTROLLER=${JOBSET_CONTROLLER:-$ROOT/build/jobset-controller}
 JOBSET_CLI=${JOBSET_CLI:-$ROOT/build/jobset}
@@ -78,6 +86,7 @@ while (($#)); do
 	--reps) REPS=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
+	--until) UNTIL=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "suite.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -85,6 +94,7 @@ done
 for c in $CASES; do
 	[[ $c =~ ^(create|memory|restart)$ ]] || { echo "suite.sh: unknown case $c" >&2; exit 2; }
 done
+[[ $UNTIL =~ ^(settled|jobs)$ ]] || { echo "suite.sh: --until takes settled or jobs" >&2; exit 2; }
 for t in $TARGETS; do
 	[[ $t =~ ^(ours|upstream|raw|raw-qps)$ ]] || { echo "suite.sh: unknown target $t" >&2; exit 2; }
 done
@@ -127,7 +137,8 @@ run_target() {
 	local c=$1 n=$2 pods=$3 t=$4 rep=$5 hp mp wp js
 	local id="$c-${n}x$pods-$t-$rep"
 	local res="$OUT/$id.json" lg="$OUT/$id.log"
-	local common=(--case "$c" --jobs "$n" --pods "$pods" --qps "$QPS" --burst "$BURST" --log "$lg" --out "$res")
+	local common=(--case "$c" --jobs "$n" --pods "$pods" --qps "$QPS" --burst "$BURST" --log "$lg" --out "$res"
+		--until "$([[ $c == create ]] && echo "$UNTIL" || echo settled)")
 	local extra=()
 	hp=$(free_port) mp=$(free_port) wp=$(free_port)
 	js="$OUT/jobset-$c-${n}x$pods.yaml"
@@ -158,10 +169,13 @@ run_target() {
 			"$UPSTREAM" --config="$OUT/upstream-config.yaml" --kubeconfig='{kubeconfig}' >/dev/null
 		;;
 	ours)
+		# Scraped as upstream's is: HTTPS (a self-signed certificate),
+		# a ServiceAccount token checked by TokenReview and
+		# SubjectAccessReview (the decisions cached, as upstream's).
 		ours_flags "$hp" "$mp"
 		measure controller --name ours "${common[@]}" "${extra[@]}" --jobset "$js" \
 			--ready-url "http://127.0.0.1:$hp/readyz" \
-			--metrics-url "http://127.0.0.1:$mp/metrics" -- \
+			--metrics-url "https://127.0.0.1:$mp/metrics" --metrics-token -- \
 			"$CONTROLLER" --kubeconfig='{kubeconfig}' "${OURS_FLAGS[@]}" >/dev/null
 		;;
 	raw | raw-qps)
@@ -195,6 +209,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
 				id="$c-${n}x$pods-$t-$rep"
 				log "$id: fresh cluster, $(nodes_for $((n * pods))) nodes"
 				t0=$SECONDS
+				# The 50,000-pod case: more Job controller workers, so the
+				# cluster makes the pods in a fraction of the time (the same
+				# for both controllers; it is their memory that is measured).
+				if [[ $c == memory ]]; then export JOBSET_KCM_JOB_SYNCS=${MEMORY_JOB_SYNCS:-50}; else unset JOBSET_KCM_JOB_SYNCS; fi
 				cluster_up $((n * pods)) "$CRD" || exit 1
 				if ! run_target "$c" "$n" "$pods" "$t" "$rep"; then
 					log "$id FAILED (log: $OUT/$id.log)"

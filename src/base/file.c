@@ -52,20 +52,24 @@ int js_file_read(const char *path, size_t max, char **ret, size_t *ret_len)
 	return r;
 }
 
-int js_file_write_atomic(const char *path, const void *data, size_t n)
+int js_file_write_atomic_mode(const char *path, const void *data, size_t n, unsigned mode, bool sync)
 {
 	/* A name of our own next to the target, so rename(2) stays within one
-	 * file system and two writers never share a temporary file. */
+	 * file system and two writers never share a temporary file. One left
+	 * by a crashed writer (or planted) is removed, and O_EXCL|O_NOFOLLOW
+	 * make sure the file written is one this call created. */
 	char *tmp = js_buf_format("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
 	if (fd < 0) {
 		int err = -errno;
 		free(tmp);
 		return err;
 	}
+	/* The mode asked for, whatever the umask took from it. */
+	int r = fchmod(fd, (mode_t)mode) < 0 ? -errno : 0;
 	const char *p = data;
-	int r = 0;
-	while (n > 0) {
+	while (r == 0 && n > 0) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -76,6 +80,8 @@ int js_file_write_atomic(const char *path, const void *data, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
+	if (r == 0 && sync && fsync(fd) < 0)
+		r = -errno;
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	if (!r && rename(tmp, path) < 0)
@@ -84,6 +90,11 @@ int js_file_write_atomic(const char *path, const void *data, size_t n)
 		(void)unlink(tmp);
 	free(tmp);
 	return r;
+}
+
+int js_file_write_atomic(const char *path, const void *data, size_t n)
+{
+	return js_file_write_atomic_mode(path, data, n, 0644, false);
 }
 
 int js_file_mkdir_p(const char *path, unsigned parent_mode, unsigned leaf_mode)
@@ -97,8 +108,14 @@ int js_file_mkdir_p(const char *path, unsigned parent_mode, unsigned leaf_mode)
 			continue;
 		char keep = *c;
 		*c = '\0';
-		if (mkdir(p, (mode_t)(keep ? parent_mode : leaf_mode)) < 0 && errno != EEXIST)
+		mode_t mode = (mode_t)(keep ? parent_mode : leaf_mode);
+		if (mkdir(p, mode) == 0) {
+			/* Ours: exactly the mode asked for, not what the umask left. */
+			if (chmod(p, mode) < 0)
+				r = -errno;
+		} else if (errno != EEXIST) {
 			r = -errno;
+		}
 		*c = keep;
 		if (!keep)
 			break;

@@ -27,14 +27,19 @@ struct js_hmap {
 
 static const struct js_hmap_type default_type = {0};
 
-uint64_t js_hash_bytes(const void *p, size_t n)
+uint64_t js_hash_fnv(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 14695981039346656037ull;
 	for (size_t i = 0; i < n; i++) {
 		h ^= s[i];
 		h *= 1099511628211ull;
 	}
+	return h;
+}
+
+uint64_t js_hash_bytes(const void *p, size_t n)
+{
+	uint64_t h = js_hash_fnv(JS_HASH_FNV_SEED, p, n);
 	/* Mix the high bits down: the table indexes by the low bits. */
 	h ^= h >> 32;
 	return h;

@@ -87,6 +87,14 @@ bool js_hmap_del(struct js_hmap *m, const char *key, void **ret_old);
  * returns true, or returns false at the end. Pointers are borrowed. */
 bool js_hmap_next(const struct js_hmap *m, struct js_hmap_iter *it, const char **ret_key, void **ret_value);
 
+/** The FNV-1a offset basis: the hash of no bytes, where js_hash_fnv starts. */
+#define JS_HASH_FNV_SEED 14695981039346656037ull
+
+/** Continue the 64-bit FNV-1a hash `h` (JS_HASH_FNV_SEED to start) over
+ *  `n` bytes at `p` (NULL only with n == 0); for hashing several pieces as
+ *  one without joining them. Pure; never fails. */
+uint64_t js_hash_fnv(uint64_t h, const void *p, size_t n);
+
 /** 64-bit FNV-1a hash of `n` bytes; the map's hash, exposed for tests and
  * for callers that shard by key. */
 uint64_t js_hash_bytes(const void *p, size_t n);

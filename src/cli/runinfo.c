@@ -18,6 +18,7 @@
 #include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
+#include "local/jobctl.h"
 #include "local/podjson.h"
 #include "local/rundir.h"
 
@@ -187,6 +188,12 @@ const char *js_cli_runinfo_pod_status(const json_t *pod, char *buf, size_t n)
 	}
 	if (deleting && !finished) {
 		snprintf(buf, n, "Terminating");
+		return buf;
+	}
+	/* Its network is still being made: what kubectl shows of a pod whose
+	 * sandbox is not ready. */
+	if (phase && strcmp(phase, "Pending") == 0 && !js_jobctl_condition(pod, "PodReadyToStartContainers")) {
+		snprintf(buf, n, "ContainerCreating");
 		return buf;
 	}
 	/* Init containers first, as kubectl: a failing one, or how far they got. */

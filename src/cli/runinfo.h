@@ -63,7 +63,7 @@ void js_cli_runinfo_done(struct js_cli_runinfo *ri);
 const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *query);
 
 /** A pod's STATUS as `kubectl get pods` words it (Running, Completed,
- * Error, Init:0/1, CrashLoopBackOff, Terminating), plus Stopped and Evicted
+ * Error, Init:0/1, CrashLoopBackOff, ContainerCreating, Terminating), plus Stopped and Evicted
  * for pods the local runtime stopped. Written into buf (n bytes). */
 const char *js_cli_runinfo_pod_status(const json_t *pod, char *buf, size_t n);
 

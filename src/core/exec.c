@@ -17,24 +17,25 @@ static size_t run_length(const struct js_exec_ops *ops, const struct js_plan *pl
 	return n;
 }
 
-/* Render the run's Jobs, hand them to the body, drop them: only one run of
- * bodies exists at a time. */
+struct js_exec_run {
+	const struct js_plan *plan;
+	const struct js_action *acts;
+};
+
+json_t *js_exec_render(const struct js_exec_run *run, size_t i)
+{
+	return js_plan_render_job(run->plan, &run->acts[i]);
+}
+
+/* Hand a run of creates to the body, which renders each Job as it sends
+ * it. A plan whose JobSet was taken cannot render: fail before any send. */
 static int create_run(const struct js_exec_ops *ops, void *self, const struct js_plan *plan,
 		      const struct js_action *acts, size_t n)
 {
-	json_t **bodies = js_xcalloc(n, sizeof(*bodies));
-	int r = 0;
-	for (size_t i = 0; i < n && r == 0; i++) {
-		bodies[i] = js_plan_render_job(plan, &acts[i]);
-		if (!bodies[i])
-			r = JS_EINVALID; /* the JobSet was taken, or a foreign action */
-	}
-	if (r == 0)
-		r = ops->create_jobs(self, acts, (json_t *const *)bodies, n);
-	for (size_t i = 0; i < n; i++)
-		json_decref(bodies[i]);
-	free(bodies);
-	return r;
+	if (!plan->jobset)
+		return JS_EINVALID;
+	const struct js_exec_run run = {plan, acts};
+	return ops->create_jobs(self, acts, n, &run);
 }
 
 /* One step: a run of `n` creates or deletes, or one other action. */

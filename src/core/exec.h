@@ -13,8 +13,10 @@
  *      can have them in flight together;
  *   2. the first failing step stops the pass: no later action, no status
  *      write, no events, no metrics; the body retries the key with backoff;
- *   3. CreateJob bodies are rendered lazily, one run at a time, so a plan
- *      never holds N rendered Jobs (issue 9);
+ *   3. CreateJob bodies are rendered lazily: the body renders each Job
+ *      (js_exec_render) just before it sends it, so neither the plan nor
+ *      a run ever holds N rendered Jobs (issue 9), and a body can keep a
+ *      window of requests in flight over a whole run;
  *   4. if status_changed, the status is written;
  *   5. only after that write succeeded: the events in order, then the
  *      metric increments (a failed write never double counts, §16.11);
@@ -36,16 +38,28 @@
 #include "base/common.h"
 #include "core/reconcile.h"
 
+/** The Jobs of one run of CreateJob actions, rendered on demand (rule 3). */
+struct js_exec_run;
+
+/**
+ * Render the Job of the run's action `i` (i < the run's n): a new reference
+ * the caller owns (json_decref), built from the plan's defaulted JobSet
+ * (js_plan_render_job, SPEC §6.2). Returns NULL only when the plan can no
+ * longer render (its JobSet was taken); the body then fails the run with
+ * JS_EINVALID.
+ */
+json_t *js_exec_render(const struct js_exec_run *run, size_t i);
+
 /** A body. `self` is the body's own context, passed back to every op. */
 struct js_exec_ops {
 	/* Creates/deletes handed to one create_jobs/delete_jobs call
-	 * (0 = unlimited). The controller uses its in-flight cap. */
+	 * (0 = unlimited: the whole run of the plan). */
 	size_t max_run;
 
-	/* POST the Jobs `bodies[i]` for actions `acts[i]` (all CreateJob),
-	 * i < n. `bodies` are borrowed for the call (the executor renders and
-	 * frees them). Returns 0, or the first error after all were tried. */
-	int (*create_jobs)(void *self, const struct js_action *acts, json_t *const *bodies, size_t n);
+	/* POST the Jobs of actions `acts[i]` (all CreateJob), i < n, each
+	 * rendered with js_exec_render(run, i) when the body is ready to send
+	 * it. Returns 0, or the first error (nothing is sent after it). */
+	int (*create_jobs)(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run);
 
 	/* DELETE the Jobs of actions `acts[i]` (all DeleteJob; a Job already
 	 * gone is success). Returns 0 or the first error. */

@@ -52,6 +52,7 @@ void js_config_defaults(struct js_config *cfg)
 	cfg->renew_deadline_ms = 10000;
 	cfg->retry_period_ms = 2000;
 	cfg->metrics_addr = js_xstrdup(":8443");
+	cfg->metrics_secure = true;
 	cfg->health_addr = js_xstrdup(":8081");
 	cfg->readyz_path = js_xstrdup("readyz");
 	cfg->healthz_path = js_xstrdup("healthz");
@@ -74,7 +75,8 @@ void js_config_done(struct js_config *cfg)
 			 &cfg->lease_name,   &cfg->identity,	  &cfg->metrics_addr, &cfg->health_addr,
 			 &cfg->readyz_path,  &cfg->healthz_path,  &cfg->webhook_host, &cfg->webhook_cert_dir,
 			 &cfg->cert_management, &cfg->cert_namespace, &cfg->service_name, &cfg->secret_name,
-			 &cfg->mutating_name, &cfg->validating_name, &cfg->cert_extra_sans};
+			 &cfg->mutating_name, &cfg->validating_name, &cfg->cert_extra_sans, &cfg->metrics_cert_dir,
+			 &cfg->tls_min_version, &cfg->tls_cipher_suites};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	memset(cfg, 0, sizeof(*cfg));
@@ -173,7 +175,7 @@ enum kind { K_STR, K_BOOL, K_INT, K_FLOAT, K_DURATION, K_STRLIST, K_IGNORED_STR,
 struct field {
 	const char *path; /* "leaderElection.leaseDuration" */
 	enum kind kind;
-	size_t off;       /* into struct js_config; unused for K_IGNORED_STR/K_STRLIST */
+	size_t off;       /* into struct js_config; unused for K_IGNORED_*; K_STRLIST: a char * (joined with ',') */
 };
 
 #define F(path, kind, member) {path, kind, offsetof(struct js_config, member)}
@@ -189,12 +191,12 @@ static const struct field fields[] = {
 	F("leaderElection.resourceName", K_STR, lease_name),
 	F("leaderElection.resourceNamespace", K_STR, lease_namespace),
 	F("metrics.bindAddress", K_STR, metrics_addr),
-	{"metrics.certDir", K_IGNORED_STR, 0},
+	F("metrics.certDir", K_STR, metrics_cert_dir),
 	F("health.healthProbeBindAddress", K_STR, health_addr),
 	F("health.readinessEndpointName", K_STR, readyz_path),
 	F("health.livenessEndpointName", K_STR, healthz_path),
-	{"tls.minVersion", K_IGNORED_STR, 0},
-	{"tls.cipherSuites", K_STRLIST, 0},
+	F("tls.minVersion", K_STR, tls_min_version),
+	F("tls.cipherSuites", K_STRLIST, tls_cipher_suites),
 	{"internalCertManagement.enable", K_IGNORED_BOOL, 0}, /* read in apply_root */
 	F("internalCertManagement.webhookServiceName", K_STR, service_name),
 	F("internalCertManagement.webhookSecretName", K_STR, secret_name),
@@ -246,11 +248,22 @@ static int apply_field(struct js_config *cfg, const struct field *f, const json_
 			return fail(reterr_msg, "%s: expected a list of strings", f->path);
 		size_t i;
 		const json_t *e;
+		struct js_buf b;
+		js_buf_init(&b, 65536);
 		json_array_foreach(v, i, e)
 		{
-			if (!json_is_string(e))
-				return fail(reterr_msg, "%s[%zu]: expected a string", f->path, i);
+			const char *item = json_string_value(e);
+			if (!item || strchr(item, ',')) {
+				js_buf_done(&b);
+				return fail(reterr_msg, "%s[%zu]: expected a string without commas", f->path, i);
+			}
+			if (js_buf_printf(&b, "%s%s", i ? "," : "", item) < 0) {
+				js_buf_done(&b);
+				return fail(reterr_msg, "%s: too long", f->path);
+			}
 		}
+		set_str((char **)(base + f->off), js_buf_str(&b));
+		js_buf_done(&b);
 		return 0;
 	}
 	}
@@ -266,6 +279,18 @@ static const struct field *find_field(const char *section, const char *key)
 			return &fields[i];
 	}
 	return NULL;
+}
+
+/* SPEC §12.2 startup validation of the TLS settings (file or flags). */
+static int check_tls(const struct js_config *cfg, const char *where, char **reterr_msg)
+{
+	const char *minv = cfg->tls_min_version;
+	if (minv && *minv && strcmp(minv, "VersionTLS12") != 0 && strcmp(minv, "VersionTLS13") != 0)
+		return fail(reterr_msg, "%sinvalid minVersion: %s. Please use VersionTLS12 or VersionTLS13", where, minv);
+	if (minv && strcmp(minv, "VersionTLS13") == 0 && cfg->tls_cipher_suites && *cfg->tls_cipher_suites)
+		return fail(reterr_msg, "%stls.cipherSuites: may not be specified when `minVersion` is 'VersionTLS13'",
+			    where);
+	return 0;
 }
 
 static int apply_root(struct js_config *cfg, const json_t *root, char **reterr_msg)
@@ -324,14 +349,7 @@ static int apply_root(struct js_config *cfg, const json_t *root, char **reterr_m
 	const json_t *icm = js_json_path(root, "internalCertManagement.enable");
 	if (json_is_boolean(icm))
 		set_str(&cfg->cert_management, json_is_true(icm) ? "internal" : "none");
-	/* SPEC §12.2 startup validation of the TLS section. */
-	const char *minv = js_json_str(js_json_path(root, "tls"), "minVersion");
-	if (minv && *minv && strcmp(minv, "VersionTLS12") != 0 && strcmp(minv, "VersionTLS13") != 0)
-		return fail(reterr_msg, "invalid minVersion: %s. Please use VersionTLS12 or VersionTLS13", minv);
-	const json_t *cs = js_json_path(root, "tls.cipherSuites");
-	if (minv && strcmp(minv, "VersionTLS13") == 0 && json_array_size(cs) > 0)
-		return fail(reterr_msg, "tls.cipherSuites: may not be specified when `minVersion` is 'VersionTLS13'");
-	return 0;
+	return check_tls(cfg, "", reterr_msg);
 }
 
 int js_config_apply_file(struct js_config *cfg, const char *file, const char *data, size_t len, char **reterr_msg)
@@ -353,7 +371,8 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 	struct js_config tmp = *cfg;
 	char **strs[] = {&tmp.webhook_host, &tmp.webhook_cert_dir, &tmp.lease_name,   &tmp.lease_namespace,
 			 &tmp.metrics_addr, &tmp.health_addr,	   &tmp.readyz_path,  &tmp.healthz_path,
-			 &tmp.cert_management, &tmp.service_name, &tmp.secret_name};
+			 &tmp.cert_management, &tmp.service_name, &tmp.secret_name, &tmp.metrics_cert_dir,
+			 &tmp.tls_min_version, &tmp.tls_cipher_suites};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		*strs[i] = *strs[i] ? js_xstrdup(*strs[i]) : NULL;
 	char *msg = NULL;
@@ -369,7 +388,8 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 	/* Swap: free the old strings that tmp replaced. */
 	char **olds[] = {&cfg->webhook_host, &cfg->webhook_cert_dir, &cfg->lease_name,   &cfg->lease_namespace,
 			 &cfg->metrics_addr, &cfg->health_addr,	     &cfg->readyz_path,  &cfg->healthz_path,
-			 &cfg->cert_management, &cfg->service_name, &cfg->secret_name};
+			 &cfg->cert_management, &cfg->service_name, &cfg->secret_name, &cfg->metrics_cert_dir,
+			 &cfg->tls_min_version, &cfg->tls_cipher_suites};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(olds); i++)
 		free(*olds[i]);
 	*cfg = tmp;
@@ -400,6 +420,10 @@ static const struct flag flags[] = {
 	FL("leader-elect-name", FL_STR, lease_name, 0, 0),
 	FL("leader-elect-identity", FL_STR, identity, 0, 0),
 	FL("metrics-bind-address", FL_STR, metrics_addr, 0, 0),
+	FL("metrics-secure", FL_BOOL, metrics_secure, 0, 0),
+	FL("metrics-cert-dir", FL_STR, metrics_cert_dir, 0, 0),
+	FL("tls-min-version", FL_STR, tls_min_version, 0, 0),
+	FL("tls-cipher-suites", FL_STR, tls_cipher_suites, 0, 0),
 	FL("health-probe-bind-address", FL_STR, health_addr, 0, 0),
 	FL("feature-gates", FL_GATES, gates, 0, 0),
 	FL("enable-webhooks", FL_BOOL, webhooks, 0, 0),
@@ -616,7 +640,8 @@ int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, cha
 	 * (SPEC §11.16) needs the Pods, and this controller does not watch them. */
 	if (cfg->gates.in_place_restart)
 		return fail(reterr_msg, "%s", JS_CONFIG_IN_PLACE_REFUSED);
-	return check_certs(cfg, reterr_msg);
+	r = check_tls(cfg, "--tls-min-version/--tls-cipher-suites: ", reterr_msg);
+	return r < 0 ? r : check_certs(cfg, reterr_msg);
 }
 
 const char *js_config_usage(void)
@@ -636,6 +661,11 @@ const char *js_config_usage(void)
 	       "  --leader-elect-name NAME          Lease name (" JS_CONFIG_LEASE_NAME ")\n"
 	       "  --leader-elect-identity ID        this replica's identity (default hostname_pid)\n"
 	       "  --metrics-bind-address ADDR       /metrics listen address (:8443; 0 disables)\n"
+	       "  --metrics-secure[=BOOL]           /metrics over HTTPS, callers checked by TokenReview and\n"
+	       "                                    SubjectAccessReview (true; false = plain HTTP, no checks)\n"
+	       "  --metrics-cert-dir DIR            tls.crt, tls.key for /metrics (default: self-signed)\n"
+	       "  --tls-min-version V               VersionTLS12 (default) or VersionTLS13, webhooks and metrics\n"
+	       "  --tls-cipher-suites A,B           TLS 1.2 cipher suites (IANA names; default OpenSSL's)\n"
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
 	       "  --feature-gates A=true,...        RestartJob, ElasticJobSet (InPlaceRestart=true is refused)\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"

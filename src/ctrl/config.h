@@ -29,6 +29,7 @@
 #define JS_CONFIG_FOLD_WINDOW_MS 250
 /* deploy/'s names (SPEC §12.5, §12.10). */
 #define JS_CONFIG_CERT_DIR "/tmp/k8s-webhook-server/serving-certs"
+#define JS_CONFIG_METRICS_CERT_DIR "/tmp/k8s-metrics-server/serving-certs"
 #define JS_CONFIG_CERT_NAMESPACE "jobset-system"
 #define JS_CONFIG_SERVICE_NAME "jobset-webhook-service"
 #define JS_CONFIG_SECRET_NAME "jobset-webhook-server-cert"
@@ -60,6 +61,15 @@ struct js_config {
 	int retry_period_ms;    /* 2000 */
 
 	char *metrics_addr;     /* --metrics-bind-address (":8443"; "0" disables) */
+	/* /metrics over HTTPS behind TokenReview and SubjectAccessReview (SPEC
+	 * §12.7, ctrl/authz.h); --metrics-secure=false serves plain HTTP with no
+	 * authentication (kubebuilder's flag; for local development). */
+	bool metrics_secure;    /* --metrics-secure (true) */
+	/* metrics.certDir, --metrics-cert-dir: tls.crt/tls.key of the metrics
+	 * server; NULL = JS_CONFIG_METRICS_CERT_DIR when internal certificate
+	 * management is explicitly off and that dir holds a pair, else a
+	 * self-signed certificate made at start (upstream's rule, SPEC §12.2). */
+	char *metrics_cert_dir;
 	char *health_addr;      /* --health-probe-bind-address (":8081"; "0"/"" disables) */
 	char *readyz_path;      /* health.readinessEndpointName ("readyz") */
 	char *healthz_path;     /* health.livenessEndpointName ("healthz") */
@@ -82,6 +92,11 @@ struct js_config {
 	char *cert_extra_sans;  /* --cert-extra-sans "127.0.0.1,host.example" */
 	int cert_interval_ms;   /* --cert-check-interval (1m) */
 	int fold_window_ms;     /* --reconcile-fold-window (JS_CONFIG_FOLD_WINDOW_MS; 0..10 s) */
+
+	/* TLS of the webhook and metrics servers (SPEC §12.2, §12.6): upstream's
+	 * Configuration `tls` section, also as flags (k8s component names). */
+	char *tls_min_version;  /* tls.minVersion, --tls-min-version: NULL/"" = VersionTLS12, or VersionTLS13 */
+	char *tls_cipher_suites; /* tls.cipherSuites (joined with ','), --tls-cipher-suites A,B: IANA names */
 
 	int verbosity;          /* -v, --zap-log-level N (0); debug = 4 */
 	bool help, version;
@@ -108,7 +123,9 @@ JS_WARN_UNUSED int js_config_parse_args(struct js_config *cfg, int argc, char *c
  * Apply a Configuration document (YAML or JSON text, `len` bytes, named
  * `file` in messages) on top of `cfg`. Strict: unknown fields, wrong types,
  * a wrong apiVersion/kind, unknown or locked feature gates and invalid TLS
- * settings are errors. Returns 0 or JS_EINVALID with *reterr_msg.
+ * settings (a minVersion other than VersionTLS12/13, cipherSuites with
+ * VersionTLS13; cipher names are checked by main against OpenSSL) are
+ * errors. Returns 0 or JS_EINVALID with *reterr_msg.
  */
 JS_WARN_UNUSED int js_config_apply_file(struct js_config *cfg, const char *file, const char *data, size_t len,
 					char **reterr_msg);

@@ -426,6 +426,32 @@ static void on_new_leader(void *user, const char *identity)
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "leader is now '%s'", identity ? identity : "");
 }
 
+/* A cache that cannot list or watch (a verb missing from the RBAC, ...):
+ * said in the log, every time, so a controller that never becomes ready
+ * says why. The informer retries with backoff (at most every 30 s). */
+static void cache_error(struct js_controller *c, const char *resource, const char *verb, int err, const char *msg)
+{
+	if (!atomic_load(&c->stopping))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of %s: %s failed: %s (retrying)", resource, verb,
+			      msg ? msg : js_apierr_strerror(err));
+}
+
+static void jobset_cache_error(void *user, const char *verb, int err, const char *msg)
+{
+	cache_error(user, "jobsets", verb, err, msg);
+}
+
+static void job_cache_error(void *user, const char *verb, int err, const char *msg)
+{
+	cache_error(user, "jobs", verb, err, msg);
+}
+
+static void child_cache_error(void *user, const char *verb, int err, const char *msg)
+{
+	const struct js__ctrl_child *ch = user;
+	cache_error(ch->c, ch->resource, verb, err, msg);
+}
+
 /* ---- lifecycle ---- */
 
 static int make_informer(struct js_controller *c, const struct js_resource *res, const struct js_store_type *type,
@@ -444,11 +470,11 @@ static const struct js_hmap_type written_type = {.free_value = free_written};
 static int make_informers(struct js_controller *c)
 {
 	static const struct js_informer_handlers jsh = {.on_add = jobset_add, .on_update = jobset_update,
-							.on_delete = jobset_delete};
+							.on_delete = jobset_delete, .on_error = jobset_cache_error};
 	static const struct js_informer_handlers jh = {.on_add = job_add, .on_update = job_update,
-						       .on_delete = job_delete};
+						       .on_delete = job_delete, .on_error = job_cache_error};
 	static const struct js_informer_handlers ch = {.on_add = child_add, .on_update = child_update,
-						       .on_delete = child_delete};
+						       .on_delete = child_delete, .on_error = child_cache_error};
 	c->service_events = (struct js__ctrl_child){c, "services"};
 	c->pvc_events = (struct js__ctrl_child){c, "persistentvolumeclaims"};
 	int r = make_informer(c, &js_client_res_jobsets, &js_cache_jobset_type, NULL, &jsh, c, &c->jobsets);

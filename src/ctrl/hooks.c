@@ -25,7 +25,7 @@ static const struct js_resource res_nodes = {"", "v1", "nodes", false};
 
 struct js_hooks {
 	struct js_hooks_opts o;
-	char *host, *cert_dir;
+	char *host, *cert_dir, *tls_ciphers;
 	struct js_rotator *rot;
 	struct js_webhook_server *srv; /* written by the thread before `serving` is set */
 	atomic_bool serving;
@@ -148,6 +148,8 @@ static int try_start(struct js_hooks *h, int *last_err)
 		.bind_address = h->host,
 		.port = (uint16_t)h->o.port,
 		.cert_dir = h->cert_dir,
+		.tls_min = h->o.tls_min,
+		.tls_ciphers = h->tls_ciphers,
 		.admission = true,
 		.admit = {.gates = h->o.gates,
 			  .strict = h->o.strict,
@@ -206,6 +208,8 @@ int js_hooks_new(const struct js_hooks_opts *opts, struct js_hooks **ret)
 	h->o = *opts;
 	h->host = opts->host && *opts->host ? js_xstrdup(opts->host) : NULL;
 	h->cert_dir = js_xstrdup(opts->cert_dir);
+	h->tls_ciphers = opts->tls_ciphers ? js_xstrdup(opts->tls_ciphers) : NULL;
+	h->o.tls_ciphers = NULL; /* ours is h->tls_ciphers */
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -284,6 +288,7 @@ struct js_hooks *js_hooks_free(struct js_hooks *h)
 	}
 	free(h->host);
 	free(h->cert_dir);
+	free(h->tls_ciphers);
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->mu);
 	free(h);

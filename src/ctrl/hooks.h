@@ -34,6 +34,7 @@
 #include "base/common.h"
 #include "ctrl/rotator.h"
 #include "kube/client.h"
+#include "webhook/webhook.h"
 
 /** Receives one line (no newline): level 0 error, 1 info, 4 debug. */
 typedef js_log_fn js_hooks_log_fn;
@@ -45,6 +46,10 @@ struct js_hooks_opts {
 	const char *cert_dir;     /* required: tls.crt, tls.key */
 	struct js_gates gates;
 	bool strict;              /* our extra checks (api/validate.h); the controller sets it */
+	/* TLS settings (webhook.h; SPEC §12.6): minimum version, TLS 1.2
+	 * ciphers (OpenSSL list, copied; NULL = OpenSSL's). */
+	enum js_webhook_tls_min tls_min;
+	const char *tls_ciphers;
 	/* Internal certificate management: when `internal`, `rotator` (client
 	 * and cert_dir are filled in from above) runs as ctrl/rotator.h says. */
 	bool internal;

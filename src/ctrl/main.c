@@ -1,8 +1,10 @@
 /*
  * main.c - jobset-controller: flags and config (ctrl/config.h), the
- * Kubernetes client, the JobSet controller (ctrl/controller.h), /metrics and
- * the health probes (plain-HTTP servers of webhook/webhook.h), signals. The
- * only file that prints.
+ * Kubernetes client, the JobSet controller (ctrl/controller.h), /metrics
+ * (an HTTPS server of webhook/webhook.h whose callers are checked by
+ * ctrl/authz.h, as upstream's; plain HTTP with --metrics-secure=false) and
+ * the health probes (plain HTTP, as upstream's), signals. The only file that
+ * prints.
  *
  * Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a startup
  * error or when leadership is lost, 2 for a usage error.
@@ -20,6 +22,8 @@
 #include "base/buf.h"
 #include "base/diag.h"
 #include "base/limits.h"
+#include "ctrl/authz.h"
+#include "ctrl/certs.h"
 #include "ctrl/config.h"
 #include "ctrl/controller.h"
 #include "ctrl/hooks.h"
@@ -59,6 +63,7 @@ static void ctrl_log(void *user, int level, const char *msg)
 struct serve {
 	struct js_controller *c;
 	struct js_hooks *hooks; /* NULL without --enable-webhooks */
+	struct js_authz *authz; /* NULL with --metrics-secure=false */
 };
 
 /* Metrics and probes are read-only: GET and HEAD, else 405 (false). */
@@ -74,6 +79,21 @@ static bool readable(const struct js_webhook_req *req, struct js_buf *body)
 static int metrics_route(void *user, const struct js_webhook_req *req, struct js_buf *body, const char **ctype)
 {
 	struct serve *s = user;
+	if (s->authz) {
+		/* Who asks, before anything else (upstream's filter wraps the
+		 * whole handler). Never log the header: it holds the token. */
+		struct js_authz_result a;
+		int code = js_authz_check(s->authz, js_webhook_req_header(req, "Authorization"),
+					  js_webhook_req_method(req), js_webhook_req_path(req), &a);
+		if (code != 200) {
+			if (code == 500)
+				logf_(0, "metrics: %s", a.message);
+			else
+				logf_(4, "metrics: %d %s%s", code, a.message, a.cached ? " (cached)" : "");
+			(void)!js_buf_printf(body, "%s\n", a.message);
+			return code;
+		}
+	}
 	if (!readable(req, body))
 		return 405;
 	js_controller_refresh_metrics(s->c);
@@ -121,38 +141,6 @@ static void http_log(void *user, int level, const char *msg)
 static char *route_path(const char *name)
 {
 	return js_buf_format("/%s", name[0] == '/' ? name + 1 : name);
-}
-
-/* A plain-HTTP server for `routes` on `addr` (js_config_parse_addr's
- * forms); *ret stays NULL when the address says "off". */
-static int start_http(const char *what, const char *addr, const struct js_webhook_route *routes, size_t n,
-		      struct js_webhook_server **ret)
-{
-	bool off = false;
-	char *host = NULL;
-	int port = 0;
-	if (js_config_parse_addr(addr, &off, &host, &port) < 0) {
-		logf_(0, "%s: invalid address '%s'", what, addr);
-		return -1;
-	}
-	if (off)
-		return 0;
-	/* One thread: these handlers are quick and read shared state. */
-	struct js_webhook_opts o = {.bind_address = host,
-				    .port = (uint16_t)port,
-				    .routes = routes,
-				    .n_routes = n,
-				    .threads = 1,
-				    .max_connections = JS_LIMIT_PROBE_CONNS,
-				    .log = http_log};
-	int r = js_webhook_server_new(&o, ret);
-	free(host);
-	if (r < 0) {
-		logf_(0, "%s: cannot listen on '%s': %s", what, addr, js_strerror(r));
-		return -1;
-	}
-	logf_(1, "%s: serving on '%s' (port %u)", what, addr, js_webhook_server_port(*ret));
-	return 0;
 }
 
 /* Stop and free a metrics or probe server (main's thread is never one of
@@ -257,8 +245,114 @@ static int split_sans(const char *s, struct sans *ret)
 	return 0;
 }
 
+/* How a server of ours speaks TLS: a cert dir, or a pair in memory, and
+ * the configured settings. NULL tls = plain HTTP. */
+struct tls_setup {
+	const char *cert_dir;
+	const char *cert_pem, *key_pem;
+	enum js_webhook_tls_min min;
+	const char *ciphers;
+};
+
+/* A server for `routes` on `addr` (js_config_parse_addr's forms); *ret
+ * stays NULL when the address says "off". */
+static int start_http(const char *what, const char *addr, const struct tls_setup *tls,
+		      const struct js_webhook_route *routes, size_t n, struct js_webhook_server **ret)
+{
+	bool off = false;
+	char *host = NULL;
+	int port = 0;
+	if (js_config_parse_addr(addr, &off, &host, &port) < 0) {
+		logf_(0, "%s: invalid address '%s'", what, addr);
+		return -1;
+	}
+	if (off)
+		return 0;
+	/* One thread: these handlers are quick and read shared state (the
+	 * metrics server's reviews, on a cache miss, wait for the API). */
+	struct js_webhook_opts o = {.bind_address = host,
+				    .port = (uint16_t)port,
+				    .cert_dir = tls ? tls->cert_dir : NULL,
+				    .cert_pem = tls ? tls->cert_pem : NULL,
+				    .key_pem = tls ? tls->key_pem : NULL,
+				    .tls_min = tls ? tls->min : JS_WEBHOOK_TLS_MIN_1_2,
+				    .tls_ciphers = tls ? tls->ciphers : NULL,
+				    .routes = routes,
+				    .n_routes = n,
+				    .threads = 1,
+				    .max_connections = JS_LIMIT_PROBE_CONNS,
+				    .log = http_log};
+	int r = js_webhook_server_new(&o, ret);
+	free(host);
+	if (r < 0) {
+		logf_(0, "%s: cannot serve on '%s': %s", what, addr, js_strerror(r));
+		return -1;
+	}
+	logf_(1, "%s: serving %s on '%s' (port %u)", what, tls ? "HTTPS" : "plain HTTP", addr,
+	      js_webhook_server_port(*ret));
+	return 0;
+}
+
+/* The TLS settings (SPEC §12.2, §12.6) for both servers: *min, and *ciphers
+ * (an OpenSSL list, caller frees; NULL = OpenSSL's). Returns 0 or -1
+ * (logged, with upstream's wording). */
+static int tls_settings(enum js_webhook_tls_min *min, char **ciphers)
+{
+	*min = arg_cfg.tls_min_version && strcmp(arg_cfg.tls_min_version, "VersionTLS13") == 0
+		       ? JS_WEBHOOK_TLS_MIN_1_3
+		       : JS_WEBHOOK_TLS_MIN_1_2;
+	*ciphers = NULL;
+	const char *list = arg_cfg.tls_cipher_suites;
+	if (!list || !*list)
+		return 0;
+	struct sans names = {0};
+	int r = split_sans(list, &names);
+	char *err = NULL;
+	if (r < 0)
+		err = js_xstrdup("invalid cipher suites: too many");
+	else
+		r = js_webhook_tls_ciphers(names.v, names.n, ciphers, &err);
+	free(names.copy);
+	if (r < 0) {
+		logf_(0, "%s", err ? err : js_strerror(r));
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Where the metrics server's certificate comes from (upstream's rule, SPEC
+ * §12.2): metrics.certDir when set; the default metrics cert dir when
+ * internal certificate management is turned off and that dir holds a pair;
+ * else a self-signed certificate for localhost made now, kept in memory
+ * (*self, caller frees). Returns 0 or -1 (logged). */
+static int metrics_cert(struct tls_setup *t, struct js_certs *self)
+{
+	if (arg_cfg.metrics_cert_dir && *arg_cfg.metrics_cert_dir) {
+		t->cert_dir = arg_cfg.metrics_cert_dir;
+		return 0;
+	}
+	if (arg_cfg.cert_management && strcmp(arg_cfg.cert_management, "none") == 0 &&
+	    file_readable(JS_CONFIG_METRICS_CERT_DIR, "tls.crt") && file_readable(JS_CONFIG_METRICS_CERT_DIR, "tls.key")) {
+		t->cert_dir = JS_CONFIG_METRICS_CERT_DIR;
+		return 0;
+	}
+	static const char *const dns[] = {"localhost"};
+	static const char *const ips[] = {"127.0.0.1", "::1"};
+	struct js_certs_names names = {dns, 1, ips, 2};
+	int r = js_certs_generate(&names, (int64_t)time(NULL), self);
+	if (r < 0) {
+		logf_(0, "metrics: cannot make a self-signed certificate: %s", js_strerror(r));
+		return -1;
+	}
+	t->cert_pem = self->tls_crt;
+	t->key_pem = self->tls_key;
+	return 0;
+}
+
 /* The admission webhooks and, when on, internal certificate management. */
-static int start_hooks(struct js_client *client, struct sans *sans, char **cert_ns, struct js_hooks **ret)
+static int start_hooks(struct js_client *client, const struct tls_setup *tls, struct sans *sans, char **cert_ns,
+		       struct js_hooks **ret)
 {
 	const char *dir = arg_cfg.webhook_cert_dir;
 	const char *mode = arg_cfg.cert_management;
@@ -279,6 +373,8 @@ static int start_hooks(struct js_client *client, struct sans *sans, char **cert_
 		.cert_dir = dir,
 		.gates = arg_cfg.gates,
 		.strict = true,
+		.tls_min = tls->min,
+		.tls_ciphers = tls->ciphers,
 		.internal = internal,
 		.rotator = {.namespace_ = *cert_ns,
 			    .secret_name = arg_cfg.secret_name,
@@ -357,9 +453,13 @@ int main(int argc, char **argv)
 	struct js_hooks *hooks = NULL;
 	struct sans sans = {0};
 	char *cert_ns = NULL;
+	struct tls_setup tls = {0};
+	char *ciphers = NULL;
+	struct js_certs self_signed = {0};
 	char *identity = arg_cfg.identity ? strdup(arg_cfg.identity) : default_identity();
-	if (load_config(&kc) < 0)
+	if (tls_settings(&tls.min, &ciphers) < 0 || load_config(&kc) < 0)
 		goto out;
+	tls.ciphers = ciphers;
 	char ua[128];
 	snprintf(ua, sizeof(ua), "jobset-controller/%s", JS_VERSION);
 	struct js_client_opts co = {.qps = arg_cfg.qps, .burst = arg_cfg.burst, .user_agent = ua};
@@ -390,16 +490,29 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Webhooks run on every replica, leader or not (SPEC §12). */
-	if (arg_cfg.webhooks && start_hooks(client, &sans, &cert_ns, &hooks) < 0)
+	if (arg_cfg.webhooks && start_hooks(client, &tls, &sans, &cert_ns, &hooks) < 0)
 		goto out;
 	sv = (struct serve){.c = ctl, .hooks = hooks};
+	struct tls_setup mtls = tls;
+	if (arg_cfg.metrics_secure) {
+		struct js_authz_opts ao = {.client = client};
+		if (metrics_cert(&mtls, &self_signed) < 0 || js_authz_new(&ao, &sv.authz) < 0)
+			goto out;
+	}
 	healthz = route_path(arg_cfg.healthz_path);
 	readyz = route_path(arg_cfg.readyz_path);
 	const struct js_webhook_route mroutes[] = {{"/metrics", metrics_route, &sv}};
 	const struct js_webhook_route proutes[] = {{healthz, healthz_route, &sv}, {readyz, readyz_route, &sv}};
-	if (start_http("metrics", arg_cfg.metrics_addr, mroutes, JS_ARRAY_SIZE(mroutes), &metrics) < 0 ||
-	    start_http("health probes", arg_cfg.health_addr, proutes, JS_ARRAY_SIZE(proutes), &probes) < 0)
+	if (start_http("metrics", arg_cfg.metrics_addr, arg_cfg.metrics_secure ? &mtls : NULL, mroutes,
+		       JS_ARRAY_SIZE(mroutes), &metrics) < 0 ||
+	    start_http("health probes", arg_cfg.health_addr, NULL, proutes, JS_ARRAY_SIZE(proutes), &probes) < 0)
 		goto out;
+	if (metrics)
+		logf_(1, "metrics: %s", !arg_cfg.metrics_secure ? "no authentication (--metrics-secure=false)"
+					: mtls.cert_dir ? "callers checked by TokenReview and SubjectAccessReview; "
+							  "certificate from the metrics cert dir"
+							: "callers checked by TokenReview and SubjectAccessReview; "
+							  "self-signed certificate");
 	r = js_controller_start(ctl);
 	if (r < 0) {
 		logf_(0, "start: %s", js_strerror(r));
@@ -424,6 +537,9 @@ out:
 	 * controller. */
 	stop_http(probes);
 	stop_http(metrics);
+	sv.authz = js_authz_free(sv.authz);
+	js_certs_done(&self_signed);
+	free(ciphers);
 	free(healthz);
 	free(readyz);
 	hooks = js_hooks_free(hooks);

@@ -19,6 +19,7 @@
 
 #include "base/log.h"
 #include "base/buf.h"
+#include "base/file.h"
 #include "base/json.h"
 #include "base/limits.h"
 #include "ctrl/certs.h"
@@ -148,34 +149,14 @@ static bool file_is(const char *path, const char *want)
 	return same;
 }
 
-/* Write `data` to dir/name through dir/.name.tmp and rename. -errno. */
-static int write_file(const char *dir, const char *name, const char *data, mode_t mode)
+/* Write `data` to dir/name atomically, 0600 whatever the umask, on disk
+ * before it replaces the old file. -errno. */
+static int write_file(const char *dir, const char *name, const char *data)
 {
-	char path[4096], tmp[4096];
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= sizeof(tmp))
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	size_t n = strlen(data), off = 0;
-	int rc = 0;
-	while (off < n && rc == 0) {
-		ssize_t w = write(fd, data + off, n - off);
-		if (w < 0 && errno != EINTR)
-			rc = -errno;
-		else if (w > 0)
-			off += (size_t)w;
-	}
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0)
-		(void)unlink(tmp);
-	return rc;
+	return js_file_write_atomic_mode(path, data, strlen(data), 0600, true);
 }
 
 /* Returns 1 when the dir holds the pair, 0 when waiting for a read-only
@@ -187,18 +168,22 @@ static int sync_dir(struct js_rotator *r, const struct js_certs *c)
 	snprintf(key, sizeof(key), "%s/tls.key", r->dir);
 	if (file_is(crt, c->tls_crt) && file_is(key, c->tls_key))
 		return 1;
-	if (mkdir(r->dir, 0700) < 0 && errno != EEXIST && errno != EROFS && errno != EACCES) {
-		int rc = -errno;
+	/* Ours only (0700, exactly); a dir that exists (a mounted Secret) is
+	 * left as it is. */
+	int rc = js_file_mkdir_p(r->dir, 0700, 0700);
+	if (rc < 0 && rc != -EROFS && rc != -EACCES) {
 		logf_(r, 0, "certificates: cannot write to '%s': %s", r->dir, js_strerror(rc));
 		return rc;
 	}
 	/* The key first: until tls.crt is replaced too the pair does not
-	 * match, and the server keeps the pair it has (webhook.h). */
-	int rc = write_file(r->dir, "tls.key", c->tls_key, 0600);
+	 * match, and the server keeps the pair it has (webhook.h). Every file
+	 * 0600: only this process (and the kubelet's mount, in cluster) reads
+	 * them. */
+	rc = write_file(r->dir, "tls.key", c->tls_key);
 	if (rc == 0)
-		rc = write_file(r->dir, "tls.crt", c->tls_crt, 0644);
+		rc = write_file(r->dir, "tls.crt", c->tls_crt);
 	if (rc == 0)
-		rc = write_file(r->dir, "ca.crt", c->ca_crt, 0644);
+		rc = write_file(r->dir, "ca.crt", c->ca_crt);
 	if (rc == -EROFS || rc == -EACCES || rc == -EPERM) {
 		if (!r->warned_ro)
 			logf_(r, 1, "certificates: '%s' is not writable (%s): waiting for the mounted secret to "

@@ -9,11 +9,12 @@
  * never decodes or copies them. Jobs are found through the owner-uid index,
  * the Service and the PVCs by key.
  *
- * Applying: a run of consecutive CreateJob (or DeleteJob) actions - at most
- * RUN_MAX, rendered by the executor one run at a time - goes out through a
- * sliding window of IN_FLIGHT requests (the client multiplexes them over
- * HTTP/2 within its rate limit), which is what makes a 1,000-Job JobSet
- * quick; the run still fails as a whole if one of them fails.
+ * Applying: a run of consecutive CreateJob (or DeleteJob) actions - the
+ * whole run of the plan - goes out through one sliding window of IN_FLIGHT
+ * requests (the client multiplexes them over HTTP/2 within its rate limit);
+ * each Job is rendered just before it is sent, so the window never drains
+ * between batches and only the window's Jobs exist as text at once. The run
+ * still fails as a whole if one of them fails, and nothing is sent after.
  *
  * Memory: a reconcile's scratch (names, paths, bookkeeping) comes from the
  * worker's arena, reset after each reconcile (STYLE §12).
@@ -55,12 +56,10 @@
 /* Creates and deletes in flight: upstream allows 50 (SPEC §6.4), and one
  * HTTP/2 connection carries 100 streams, so more would open extra TLS
  * connections (measured in BENCHMARKS.md). */
-#define IN_FLIGHT 50
-/* Actions the executor renders and hands over at once. Within a run the
- * window of IN_FLIGHT slides: each answer lets the next request go, so the
- * slowest answer of a batch no longer holds up the next 50 (a run is a few
- * hundred KB of rendered Jobs at most). */
-#define RUN_MAX (4 * IN_FLIGHT)
+#ifndef JS_CTRL_IN_FLIGHT
+#define JS_CTRL_IN_FLIGHT 50
+#endif
+#define IN_FLIGHT JS_CTRL_IN_FLIGHT
 
 /* Observed state of one key: references to cached records. */
 struct observed {
@@ -310,15 +309,23 @@ static char *delete_body(struct observed *o, const struct js_action *a)
 
 /* Submit one create (`body`) or delete; 0 and *ret, or the error. */
 static int submit_one(struct js_controller *c, struct observed *o, const struct js_action *a,
-		      const json_t *body, struct js_client_xfer **ret)
+		      const struct js_exec_run *run, size_t i, struct js_client_xfer **ret)
 {
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
 	struct js_buf path;
 	js_buf_init(&path, 4096);
 	char *text = NULL;
 	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-	if (r == 0)
-		text = create ? json_dumps(body, JSON_COMPACT) : delete_body(o, a);
+	if (r == 0 && create) {
+		/* Rendered just before it is sent: only the window's Jobs exist
+		 * as text at any time (core/exec.h rule 3). */
+		json_t *body = js_exec_render(run, i);
+		text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+		json_decref(body);
+		r = body ? 0 : JS_EINVALID;
+	} else if (r == 0) {
+		text = delete_body(o, a);
+	}
 	struct js_client_req req = {
 		.method = create ? "POST" : "DELETE",
 		.path = js_buf_str(&path),
@@ -382,11 +389,11 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Submit every action of a run (all CreateJob with `bodies`, or all
- * DeleteJob), then wait for all, and note what the cache must show before
+/* Submit every action of a run (all CreateJob, rendered from `run`, or all
+ * DeleteJob) through the sliding window, wait for all, and note what the cache must show before
  * the next reconcile (waited for at the end of the pass).
  * Returns 0 or the first error. */
-static int apply_run(struct body *b, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int apply_run(struct body *b, const struct js_action *acts, const struct js_exec_run *run, size_t n)
 {
 	struct js_controller *c = b->c;
 	struct observed *o = b->o;
@@ -395,7 +402,7 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 	int *submit_err = js_arena_calloc(b->a, n, sizeof(*submit_err));
 	size_t sent = 0;
 	for (; sent < n && sent < IN_FLIGHT; sent++)
-		submit_err[sent] = submit_one(c, o, &acts[sent], create ? bodies[sent] : NULL, &x[sent]);
+		submit_err[sent] = submit_one(c, o, &acts[sent], run, sent, &x[sent]);
 	int first = 0;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
@@ -405,7 +412,7 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 		 * After a failure nothing more is sent (the pass stops, SPEC
 		 * §11.2); what is in flight is still waited for. */
 		if (sent < n && first == 0 && r == 0) {
-			submit_err[sent] = submit_one(c, o, &acts[sent], create ? bodies[sent] : NULL, &x[sent]);
+			submit_err[sent] = submit_one(c, o, &acts[sent], run, sent, &x[sent]);
 			sent++;
 		}
 		/* A delete of a Job we never saw has nothing to wait for. */
@@ -429,9 +436,9 @@ static int apply_run(struct body *b, const struct js_action *acts, json_t *const
 	return first;
 }
 
-static int op_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int op_create_jobs(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run)
 {
-	return apply_run(self, acts, bodies, n);
+	return apply_run(self, acts, run, n);
 }
 
 static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
@@ -628,7 +635,7 @@ static void op_requeue_after(void *self, int64_t seconds)
 }
 
 static const struct js_exec_ops body_ops = {
-	.max_run = RUN_MAX,
+	.max_run = 0, /* the whole run through one window */
 	.create_jobs = op_create_jobs,
 	.delete_jobs = op_delete_jobs,
 	.patch_job = op_patch_job,

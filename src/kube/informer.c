@@ -370,6 +370,15 @@ static int base_query(struct js_informer *inf, struct js_buf *p, char *sep)
  * JSON is alive at a time; once the list is complete, drop what it did not
  * have. A failed list leaves the store as the applied pages made it; the
  * next attempt starts a new relist. */
+static bool stopping(struct js_informer *inf);
+
+/* Tell the owner that `verb` failed (never a cancellation while stopping). */
+static void report(struct js_informer *inf, const char *verb, int err, const struct js_apierr *e)
+{
+	if (inf->o.handlers.on_error && !(err == -ECANCELED && stopping(inf)))
+		inf->o.handlers.on_error(inf->o.handlers.user, verb, err, e ? e->message : NULL);
+}
+
 static int do_list(struct js_informer *inf)
 {
 	char *cont = NULL, *rv = NULL;
@@ -379,7 +388,11 @@ static int do_list(struct js_informer *inf)
 		struct js_list_opts lo = {.label_selector = inf->lsel, .field_selector = inf->fsel,
 					  .continue_token = cont, .limit = inf->o.page_size};
 		json_t *page = NULL;
-		r = js_client_list(inf->c, inf->res, inf->ns, &lo, &page, NULL);
+		struct js_apierr e = {0};
+		r = js_client_list(inf->c, inf->res, inf->ns, &lo, &page, &e);
+		if (r < 0)
+			report(inf, "list", r, &e);
+		js_apierr_done(&e);
 		if (r < 0)
 			break;
 		json_t *md = json_object_get(page, "metadata");
@@ -572,8 +585,13 @@ static int do_watch(struct js_informer *inf, bool *healthy)
 		js_client_resp_done(&resp);
 		return stream_err;
 	}
-	if (r == 0 && resp.code != 200)
-		r = js_apierr_decode(resp.code, resp.body, resp.len, 0, NULL);
+	if (r == 0 && resp.code != 200) {
+		struct js_apierr e = {0};
+		r = js_apierr_decode(resp.code, resp.body, resp.len, 0, &e);
+		if (r != JS_EGONE)
+			report(inf, "watch", r, &e);
+		js_apierr_done(&e);
+	}
 	if (r == -ETIMEDOUT) {
 		pthread_mutex_lock(&inf->lock);
 		inf->st.stalls++;

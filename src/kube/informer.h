@@ -62,6 +62,14 @@ struct js_informer_handlers {
 	 * is NULL (`rec` is the last state we saw) */
 	void (*on_delete)(void *user, const void *rec, const json_t *obj, bool final_state_unknown);
 	void *user;
+	/* (Last, so positional initialisers of the others keep working.)
+	 * A LIST that failed, or a WATCH the API server refused (an HTTP error
+	 * other than 410 Gone): `verb` "list" or "watch", `err` the code
+	 * (JS_APIERR_EFORBIDDEN for a missing RBAC verb, ...), `message` the
+	 * Status message or the transport error (borrowed; may be NULL). Never
+	 * for a cancellation. The informer retries with backoff either way;
+	 * this is how its owner gets to say why a cache does not sync. */
+	void (*on_error)(void *user, const char *verb, int err, const char *message);
 };
 
 /** Options; zero fields take the defaults. */

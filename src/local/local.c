@@ -31,6 +31,7 @@
 #include "api/template.h"
 #include "base/file.h"
 #include "base/buf.h"
+#include "base/hmap.h"
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/time.h"
@@ -51,9 +52,9 @@
 #define LOCAL_RETRY_MS 1000
 /* Grace period left to pods after a second interrupt: none. */
 #define LOCAL_KILL_NOW_MS 0
-/* The poll set starts with the signalfd and the control FIFO; the
- * containers' output pipes follow. */
-#define LOCAL_FIXED_FDS 2
+/* The poll set starts with the signalfd, the control FIFO and the pod
+ * networks' wake fd (local/net.h); the containers' output pipes follow. */
+#define LOCAL_FIXED_FDS 3
 
 /* Two clocks (issue 10): every deadline, delay and duration is measured on
  * CLOCK_MONOTONIC, which a clock step cannot move; wall time is only for
@@ -564,7 +565,7 @@ static void delete_job(struct js_local *l, struct ljob *j, int64_t t)
 
 /* ---- applying the core's plan: this runtime as a body of core/exec.h ---- */
 
-static int local_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int local_create_jobs(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run)
 {
 	struct js_local *l = self;
 	int first = 0;
@@ -576,7 +577,9 @@ static int local_create_jobs(void *self, const struct js_action *acts, json_t *c
 			first = first ? first : JS_EEXISTS;
 			continue;
 		}
-		json_t *obj = json_deep_copy(bodies[i]);
+		json_t *obj = js_exec_render(run, i);
+		if (!obj)
+			return JS_EINVALID;
 		json_t *meta = js_json_path_make(obj, "metadata");
 		char *uid = new_uid(l);
 		char ts[21];
@@ -723,13 +726,13 @@ static const struct js_obsjob *record(struct ljob *j)
 /* Hash of what a plan does: kinds and names of its actions, in order. */
 static uint64_t plan_signature(const struct js_plan *plan)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = JS_HASH_FNV_SEED;
 	for (size_t i = 0; i < plan->n_actions; i++) {
 		const struct js_action *a = &plan->actions[i];
-		h = (h ^ (uint64_t)a->kind) * 1099511628211ull;
-		for (const char *c = a->name; c && *c; c++)
-			h = (h ^ (unsigned char)*c) * 1099511628211ull;
-		h = (h ^ 0xff) * 1099511628211ull;
+		unsigned char kind = (unsigned char)a->kind;
+		h = js_hash_fnv(h, &kind, 1);
+		/* With its NUL, so that ("ab","c") and ("a","bc") differ. */
+		h = js_hash_fnv(h, a->name ? a->name : "", a->name ? strlen(a->name) + 1 : 1);
 	}
 	return h;
 }
@@ -1211,6 +1214,7 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 	}
 	(*fds)[0] = (struct pollfd){.fd = l->sig_fd, .events = POLLIN};
 	(*fds)[1] = (struct pollfd){.fd = l->ctl_rd, .events = POLLIN}; /* -1: ignored */
+	(*fds)[2] = (struct pollfd){.fd = js_net_wake_fd(l->net), .events = POLLIN}; /* -1: ignored */
 	size_t n = LOCAL_FIXED_FDS;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
@@ -1222,7 +1226,8 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 /**
  * The loop's guard against waiting forever. Before it sleeps, something must
  * be able to wake it: a running container (its exit), an output pipe, a
- * deadline (restart, backoff, requeue, grace period) or a pending resync.
+ * deadline (restart, backoff, requeue, grace period), a pod network being
+ * made or a pending resync.
  * Signals alone do not count: only the user sends those. With none of them
  * and a JobSet that is not terminal, nothing can change the state any more
  * (on a cluster, someone might still edit the JobSet; here nobody can). The
@@ -1232,7 +1237,8 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
  */
 static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 {
-	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l);
+	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l) ||
+			js_net_n_pending(l->net);
 	if (can_wake || l->interrupts) {
 		if (l->stall_pass)
 			js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
@@ -1355,6 +1361,10 @@ static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 				handle_signals(l, t);
 			if (fds[1].revents)
 				handle_control(l, t);
+			/* Pods whose network is made start at the next turn's
+			 * step (every pod is stepped every turn). */
+			if (fds[2].revents)
+				(void)js_net_poll(l->net);
 		}
 	}
 	free(fds);

@@ -1,9 +1,10 @@
 /*
  * net.c - the network of one local run (see net.h).
  *
- * The kernel's work for pod namespaces is done by a thread (netpool.h);
- * this file keeps the addresses, which pod holds which, and the setup and
- * teardown of the run's namespace.
+ * The kernel's work for pod namespaces is done by threads (netpool.h);
+ * this file keeps the addresses, which pod holds which, which pods still
+ * wait for their network, and the setup and teardown of the run's
+ * namespace.
  */
 #include "local/net.h"
 
@@ -34,6 +35,7 @@ struct js_net {
 	struct js_nl *nl;       /* in the run's namespace */
 	int bridge;
 	struct js_netpool *pool;
+	size_t n_pending;       /* pods whose network is still being made */
 	size_t n_holders;
 	struct js_net_pod **holders; /* live pod per position */
 	/* degraded mode */
@@ -50,6 +52,9 @@ struct js_net_pod {
 	uint32_t addr;
 	char ip[16];
 	struct js_netpool_pod made; /* namespace and veth; fd -1 when none */
+	struct js_netpool_req *req; /* pod mode: asked for, not made yet */
+	int err;                /* pod mode: the network could not be made */
+	bool pod_ns;            /* pod mode: it has (or will have) a namespace */
 	bool released;
 };
 
@@ -194,7 +199,7 @@ int js_net_new(const struct js_net_opts *o, struct js_net **ret_net)
 	const char *step = "disabled by --no-namespaces";
 	int r = o->no_namespaces ? -EPERM : pods_setup(net, &step);
 	if (r == 0) {
-		step = "the namespace maker thread";
+		step = "the namespace maker threads";
 		r = js_netpool_start(net->run_fd, net->bridge, js_ipam_base(net->ipam), n_pos, &net->pool);
 	}
 	if (r == 0) {
@@ -299,6 +304,19 @@ const char *js_net_host_ip(const struct js_net *net)
 
 /* ---- pods ---- */
 
+/** Collect the pod's network if it is made. Returns true when the request
+ * is over (made or failed). */
+static bool collect(struct js_net *net, struct js_net_pod *p)
+{
+	int r = js_netpool_take(net->pool, p->req, &p->made);
+	if (r == -EAGAIN)
+		return false;
+	p->req = NULL;
+	p->err = r;
+	net->n_pending--;
+	return true;
+}
+
 /** Take the network away from the pod at position `pos`, if any. */
 static void evict(struct js_net *net, int64_t pos)
 {
@@ -327,16 +345,41 @@ int js_net_pod_new(struct js_net *net, int64_t pos, struct js_net_pod **ret)
 		/* The release is queued before the make: the old holder's veth
 		 * is down before the address comes up again. */
 		evict(net, pos);
-		r = js_netpool_take(net->pool, pos, p->addr, &p->made);
-		if (r < 0) {
-			js_net_pod_free(p);
-			return r;
-		}
+		p->pod_ns = true;
+		p->req = js_netpool_ask(net->pool, pos, p->addr);
+		net->n_pending++;
+		(void)collect(net, p); /* made ahead: ready now */
 		if (pos >= 0 && (uint64_t)pos < net->n_holders)
 			net->holders[pos] = p;
 	}
 	*ret = p;
 	return 0;
+}
+
+size_t js_net_poll(struct js_net *net)
+{
+	if (!net->pool || !net->n_pending)
+		return 0;
+	js_netpool_clear_wake(net->pool);
+	size_t n = 0;
+	for (struct js_net_pod *p = net->live; p; p = p->next)
+		n += p->req && collect(net, p);
+	return n;
+}
+
+int js_net_wake_fd(const struct js_net *net)
+{
+	return net->pool ? js_netpool_wake_fd(net->pool) : -1;
+}
+
+size_t js_net_n_pending(const struct js_net *net)
+{
+	return net->n_pending;
+}
+
+bool js_net_pod_pending(const struct js_net_pod *p)
+{
+	return p->req != NULL;
 }
 
 void js_net_pod_release(struct js_net_pod *p)
@@ -345,6 +388,11 @@ void js_net_pod_release(struct js_net_pod *p)
 		return;
 	p->released = true;
 	struct js_net *net = p->net;
+	if (net && p->req) {
+		js_netpool_cancel(net->pool, p->req);
+		p->req = NULL;
+		net->n_pending--;
+	}
 	if (net && net->pool && p->made.fd >= 0)
 		js_netpool_release(net->pool, &p->made);
 	else if (p->made.fd >= 0)
@@ -375,8 +423,12 @@ struct js_net_pod *js_net_pod_free(struct js_net_pod *p)
 
 int js_net_pod_netns(const struct js_net_pod *p, int *ret_fd)
 {
-	if (p->released && p->made.veth[0])
+	if (p->released && p->pod_ns)
 		return -ENETDOWN;
+	if (p->req)
+		return -EAGAIN;
+	if (p->err < 0)
+		return p->err;
 	*ret_fd = p->made.fd;
 	return 0;
 }

@@ -32,7 +32,7 @@
  * --publish: js_net_new starts the forwarder (publish.h) for the listening
  * sockets the caller bound.
  *
- * Threads: the namespace maker (netpool.h) and the --publish forwarder
+ * Threads: the namespace makers (netpool.h) and the --publish forwarder
  * are internal; every function here is for the runner's one thread.
  */
 #ifndef JS_NET_H
@@ -104,17 +104,36 @@ const char *js_net_host_ip(const struct js_net *net);
 /**
  * Give a new pod its network: the address of position `pos`, or for
  * pos < 0 (a NonIndexed pod) a free one; in pod mode also a fresh namespace
- * with lo and eth0 up (made ahead for a position's first pod, else made now:
- * this may wait a few milliseconds for the maker thread). A live pod that
- * holds the same position loses its network first (its veth goes down), so
- * one address never answers twice.
- * Returns 0 and *ret (free with js_net_pod_free), -ENOSPC when the block
- * is full, or -errno from the kernel.
+ * with lo and eth0 up, made by the maker threads (netpool.h): made ahead
+ * for a position's first pod, and then ready at once, else made after
+ * this returns - never waited for here. Until it is made the pod is
+ * pending (js_net_pod_pending; js_net_poll collects it when
+ * js_net_wake_fd is readable). A live pod that holds the same position
+ * loses its network first (its veth goes down), so one address never
+ * answers twice.
+ * Returns 0 and *ret (free with js_net_pod_free), or -ENOSPC when the
+ * block is full; the kernel's errors come later, from js_net_pod_netns.
  */
 JS_WARN_UNUSED int js_net_pod_new(struct js_net *net, int64_t pos, struct js_net_pod **ret);
 
+/** True while the pod's network is being made (pod mode). */
+bool js_net_pod_pending(const struct js_net_pod *p);
+
+/** An fd for the runner's poll loop, readable when a pending pod network
+ * may be done (then call js_net_poll), or -1 outside pod mode. Borrowed
+ * until js_net_free. */
+int js_net_wake_fd(const struct js_net *net);
+
+/** Collect the pod networks made since the last call: each such pod is no
+ * longer pending. Returns how many. Never waits. */
+size_t js_net_poll(struct js_net *net);
+
+/** Pods whose network is still being made: something will wake the
+ * runner (js_net_wake_fd) for each. */
+size_t js_net_n_pending(const struct js_net *net);
+
 /** End a pod's network once its processes are gone: its veth goes down and
- * the namespace fd is closed (queued to the maker thread, netpool.h, so
+ * the namespace fd is closed (queued to the maker threads, netpool.h, so
  * this never waits); a dynamic address goes back. The address stays
  * readable. Idempotent. */
 void js_net_pod_release(struct js_net_pod *p);
@@ -124,8 +143,9 @@ struct js_net_pod *js_net_pod_free(struct js_net_pod *p);
 
 /** The network namespace a container of the pod joins: 0 and *ret_fd (an
  * fd borrowed until the release, or -1 in the degraded mode: stay in the
- * runner's network), or -ENETDOWN once the pod's network was released (a
- * container started then would land in the run's namespace). */
+ * runner's network); -EAGAIN while it is pending; -ENETDOWN once the pod's
+ * network was released (a container started then would land in the run's
+ * namespace); or -errno from the kernel when it could not be made. */
 JS_WARN_UNUSED int js_net_pod_netns(const struct js_net_pod *p, int *ret_fd);
 
 /** The pod's address, dotted. Borrowed until js_net_pod_free. */

@@ -1,14 +1,20 @@
 /*
- * netpool.c - the thread that does the kernel's work for pod networks (see
+ * netpool.c - the threads that do the kernel's work for pod networks (see
  * netpool.h).
  *
  * Shared under one mutex, with one condition variable for every change: a
- * FIFO of requests (make one for an address, or release one), the state of
- * every pod position (nothing yet, being made ahead, ready, taken, failed)
- * and the few namespaces made ahead. The maker never holds the mutex while
- * it talks to the kernel.
+ * FIFO of jobs (make a network for a request, or release one), the
+ * networks made or being made ahead (jobs no request owns yet), the state
+ * of every pod position (nothing yet, made ahead, taken, failed) and the
+ * number of releases under way. A request is a job: js_netpool_ask hands
+ * the owner a job, queued, or one made ahead, ready or still being made.
+ * The makers never hold the mutex while they talk to the kernel.
  *
- * Making one: the maker unshares into a new namespace, keeps an fd of it
+ * Who frees a job: the owner when it takes a done one or cancels a done
+ * one; a maker when it meets a cancelled one (queued, or finished making);
+ * a maker after a release; js_netpool_stop for whatever is left.
+ *
+ * Making one: a maker unshares into a new namespace, keeps an fd of it
  * (/proc/thread-self/ns/net) and a netlink socket in it (a socket keeps its
  * namespace), and setns()es back into the run's; then it builds the veth
  * from the run's side, with the peer created inside the new namespace as
@@ -24,49 +30,57 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "local/ipam.h"
 #include "local/nl.h"
 
-/* Namespaces made ahead and not yet taken, at most: enough to stay ahead
- * of the runner starting processes, few enough that idle ones (positions
- * that start late, or never) cost little. */
+/* Networks made ahead and not yet asked for, at most (those being made
+ * count): enough to stay ahead of the runner starting processes, few
+ * enough that idle ones (positions that start late, or never) cost little. */
 #define NETPOOL_AHEAD 32
+/* Maker threads. Two: the namespace of one pod is made (outside the
+ * rtnetlink lock) while the other's veth is built (inside it); more would
+ * only queue on that lock, and this runs beside the runner's own thread. */
+#define NETPOOL_MAKERS 2
 #define NETPOOL_NS_SELF "/proc/thread-self/ns/net"
 
-enum { POS_NONE, POS_MAKING, POS_READY, POS_TAKEN, POS_FAILED };
+enum { POS_NONE, POS_AHEAD, POS_TAKEN, POS_FAILED };
+enum job_state { JOB_QUEUED, JOB_MAKING, JOB_DONE };
 
-struct req {
-	struct req *next;
-	bool release;               /* else: make one for addr */
+struct js_netpool_req {
+	struct js_netpool_req *next; /* in the queue, or in the list ahead */
+	bool release;                /* else: make a network for addr */
+	int64_t pos;                 /* made ahead for this position, or -1 */
 	uint32_t addr;
-	struct js_netpool_pod pod;  /* made, or to release */
-	bool done;
+	enum job_state state;
+	bool owned;                  /* an owner asked for it */
+	bool cancelled;              /* ... and gave it up */
+	struct js_netpool_pod pod;   /* made, or to release */
 	int err;
 };
 
 struct js_netpool {
-	pthread_t thread;
+	pthread_t threads[NETPOOL_MAKERS];
+	size_t n_threads;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int run_fd, bridge;
+	int run_fd, bridge, wake_fd;
 	uint32_t base;
 	uint64_t n_positions;       /* made ahead: 0..n_positions-1 */
-	uint64_t next_id;           /* veth names; the maker's alone */
 	/* under mu */
-	struct req *head, *tail;
+	struct js_netpool_req *head, *tail; /* the queue */
+	struct js_netpool_req *ahead;       /* made or being made ahead, unowned */
+	size_t n_ahead;
 	uint8_t *state;             /* POS_* per position */
 	uint64_t cursor;            /* next position to look at for making ahead */
-	size_t n_ready;
-	struct {
-		uint64_t pos;
-		struct js_netpool_pod pod;
-	} ready[NETPOOL_AHEAD];
+	size_t n_releasing;         /* releases (and cancelled makes) under way */
+	uint64_t next_id;           /* veth names */
 	bool stop;
 };
 
-/* ---- the kernel's part (maker thread) ---- */
+/* ---- the kernel's part (maker threads) ---- */
 
 static void close_pod(struct js_netpool_pod *pod)
 {
@@ -75,12 +89,13 @@ static void close_pod(struct js_netpool_pod *pod)
 	pod->fd = -1;
 }
 
+/** Make a namespace with eth0 at `addr`, its veth `ret->veth` (named by
+ * the caller) on the bridge. */
 static int make_one(struct js_netpool *p, struct js_nl *run_nl, uint32_t addr, struct js_netpool_pod *ret)
 {
-	*ret = (struct js_netpool_pod){.fd = -1};
+	ret->fd = -1;
 	if (!run_nl)
 		return -EBADF;
-	snprintf(ret->veth, sizeof(ret->veth), "jsv%llu", (unsigned long long)p->next_id++);
 	if (unshare(CLONE_NEWNET) < 0)
 		return -errno;
 	struct js_nl *in = NULL;
@@ -125,7 +140,7 @@ static void release_one(struct js_nl *run_nl, struct js_netpool_pod *pod)
 
 /* ---- the queue (under mu) ---- */
 
-static void push(struct js_netpool *p, struct req *r)
+static void push(struct js_netpool *p, struct js_netpool_req *r)
 {
 	r->next = NULL;
 	if (p->tail)
@@ -136,23 +151,102 @@ static void push(struct js_netpool *p, struct req *r)
 	pthread_cond_broadcast(&p->cv);
 }
 
-static struct req *pop(struct js_netpool *p)
+static struct js_netpool_req *pop(struct js_netpool *p)
 {
-	struct req *r = p->head;
+	struct js_netpool_req *r = p->head;
 	p->head = r->next;
 	if (!p->head)
 		p->tail = NULL;
+	r->next = NULL;
 	return r;
 }
 
-/** The next position to make ahead, or -1 when there is none for now. */
-static int64_t ahead(struct js_netpool *p)
+static void unlink_ahead(struct js_netpool *p, struct js_netpool_req *r)
 {
-	if (p->n_ready >= NETPOOL_AHEAD)
-		return -1;
+	for (struct js_netpool_req **at = &p->ahead; *at; at = &(*at)->next) {
+		if (*at == r) {
+			*at = r->next;
+			r->next = NULL;
+			p->n_ahead--;
+			return;
+		}
+	}
+}
+
+/** Tell the owner a request it asked for is done. */
+static void wake_owner(struct js_netpool *p)
+{
+	uint64_t one = 1;
+	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, so the owner wakes anyway */
+	}
+}
+
+/** The next job for a maker, or NULL when there is none it may begin now.
+ * Cancelled requests met on the way are dropped. */
+static struct js_netpool_req *next_job(struct js_netpool *p)
+{
+	while (p->head) {
+		struct js_netpool_req *r = p->head;
+		if (r->release) {
+			p->n_releasing++;
+			return pop(p);
+		}
+		if (r->cancelled) {
+			free(pop(p)); /* never begun: nothing to undo */
+			continue;
+		}
+		/* A release under way may be of this very address. */
+		if (p->n_releasing)
+			return NULL;
+		r = pop(p);
+		r->state = JOB_MAKING;
+		return r;
+	}
+	if (p->n_ahead >= NETPOOL_AHEAD)
+		return NULL;
 	while (p->cursor < p->n_positions && p->state[p->cursor] != POS_NONE)
 		p->cursor++;
-	return p->cursor < p->n_positions ? (int64_t)p->cursor : -1;
+	if (p->cursor >= p->n_positions)
+		return NULL;
+	struct js_netpool_req *r = js_xcalloc(1, sizeof(*r));
+	r->pos = (int64_t)p->cursor;
+	r->addr = p->base + 2u + (uint32_t)p->cursor;
+	r->state = JOB_MAKING;
+	r->pod.fd = -1;
+	p->state[p->cursor] = POS_AHEAD;
+	r->next = p->ahead;
+	p->ahead = r;
+	p->n_ahead++;
+	return r;
+}
+
+/** A make finished (under mu): hand it over, or undo it. Returns a
+ * network to release (outside mu), or NULL. */
+static bool finish_make(struct js_netpool *p, struct js_netpool_req *r, int err, struct js_netpool_pod *ret_undo)
+{
+	r->state = JOB_DONE;
+	r->err = err;
+	pthread_cond_broadcast(&p->cv);
+	if (r->cancelled) {
+		/* Given up while being made: counted as a release under way
+		 * (js_netpool_cancel) until its network is down. */
+		*ret_undo = r->pod;
+		free(r);
+		return true;
+	}
+	if (r->owned) {
+		wake_owner(p);
+		return false;
+	}
+	if (err < 0) {
+		/* Made ahead and failed: its pod will ask, and be made on
+		 * request then (and hear the error if it fails again). */
+		unlink_ahead(p, r);
+		p->state[r->pos] = POS_FAILED;
+		free(r);
+	}
+	return false;
 }
 
 static void *maker(void *arg)
@@ -163,43 +257,35 @@ static void *maker(void *arg)
 		run_nl = NULL; /* every make then fails with EBADF, and says so */
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		int64_t pos = -1;
-		while (!p->stop && !p->head && (pos = ahead(p)) < 0)
+		struct js_netpool_req *r = NULL;
+		while (!p->stop && !(r = next_job(p)))
 			pthread_cond_wait(&p->cv, &p->mu);
 		if (p->stop)
-			break;
-		if (p->head) {
-			/* Requests first: someone waits, or a release must come
-			 * before its address is made again. */
-			struct req *r = pop(p);
+			break; /* what is left is js_netpool_stop's */
+		if (r->release) {
 			pthread_mutex_unlock(&p->mu);
-			if (r->release) {
-				release_one(run_nl, &r->pod);
-				free(r);
-				pthread_mutex_lock(&p->mu);
-				continue;
-			}
-			int err = make_one(p, run_nl, r->addr, &r->pod);
+			release_one(run_nl, &r->pod);
+			free(r);
 			pthread_mutex_lock(&p->mu);
-			r->err = err;
-			r->done = true;
+			p->n_releasing--;
 			pthread_cond_broadcast(&p->cv);
 			continue;
 		}
-		p->state[pos] = POS_MAKING;
+		snprintf(r->pod.veth, sizeof(r->pod.veth), "jsv%llu", (unsigned long long)p->next_id++);
+		uint32_t addr = r->addr;
+		struct js_netpool_pod made = r->pod;
 		pthread_mutex_unlock(&p->mu);
-		struct js_netpool_pod made;
-		int err = make_one(p, run_nl, p->base + 2u + (uint32_t)pos, &made);
+		int err = make_one(p, run_nl, addr, &made);
 		pthread_mutex_lock(&p->mu);
-		if (err < 0) {
-			/* Its pod will ask, and hear the error then. */
-			p->state[pos] = POS_FAILED;
-		} else {
-			p->ready[p->n_ready].pos = (uint64_t)pos;
-			p->ready[p->n_ready++].pod = made;
-			p->state[pos] = POS_READY;
+		r->pod = made;
+		struct js_netpool_pod undo;
+		if (finish_make(p, r, err, &undo)) {
+			pthread_mutex_unlock(&p->mu);
+			release_one(run_nl, &undo);
+			pthread_mutex_lock(&p->mu);
+			p->n_releasing--;
+			pthread_cond_broadcast(&p->cv);
 		}
-		pthread_cond_broadcast(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
 	js_nl_close(run_nl);
@@ -207,6 +293,27 @@ static void *maker(void *arg)
 }
 
 /* ---- the owner's side ---- */
+
+static void free_all(struct js_netpool *p)
+{
+	while (p->head) {
+		struct js_netpool_req *r = pop(p);
+		close_pod(&r->pod);
+		free(r);
+	}
+	while (p->ahead) {
+		struct js_netpool_req *r = p->ahead;
+		p->ahead = r->next;
+		close_pod(&r->pod);
+		free(r);
+	}
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p->state);
+	free(p);
+}
 
 int js_netpool_start(int run_fd, int bridge, uint32_t base, uint64_t n_positions, struct js_netpool **ret)
 {
@@ -218,66 +325,120 @@ int js_netpool_start(int run_fd, int bridge, uint32_t base, uint64_t n_positions
 	p->state = js_xcalloc(p->n_positions + 1, 1);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->wake_fd < 0) {
+		int err = -errno;
+		free_all(p);
+		return err;
+	}
 	/* Signals stay with the runner's signalfd: none may land here. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&p->thread, NULL, maker, p);
+	int r = 0;
+	for (size_t i = 0; i < NETPOOL_MAKERS && !r; i++) {
+		r = pthread_create(&p->threads[i], NULL, maker, p);
+		p->n_threads += !r;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
-		pthread_cond_destroy(&p->cv);
-		pthread_mutex_destroy(&p->mu);
-		free(p->state);
-		free(p);
+		p = js_netpool_stop(p);
 		return -r;
 	}
 	*ret = p;
 	return 0;
 }
 
-int js_netpool_take(struct js_netpool *p, int64_t pos, uint32_t addr, struct js_netpool_pod *ret)
+struct js_netpool_req *js_netpool_ask(struct js_netpool *p, int64_t pos, uint32_t addr)
 {
 	pthread_mutex_lock(&p->mu);
 	if (pos >= 0 && (uint64_t)pos < p->n_positions) {
-		while (p->state[pos] == POS_MAKING)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->state[pos] == POS_READY) {
-			for (size_t i = 0; i < p->n_ready; i++) {
-				if (p->ready[i].pos != (uint64_t)pos)
+		if (p->state[pos] == POS_AHEAD) {
+			for (struct js_netpool_req *r = p->ahead; r; r = r->next) {
+				if (r->pos != pos)
 					continue;
-				*ret = p->ready[i].pod;
-				p->ready[i] = p->ready[--p->n_ready];
-				break;
+				unlink_ahead(p, r);
+				r->owned = true;
+				p->state[pos] = POS_TAKEN;
+				pthread_cond_broadcast(&p->cv); /* room to make another ahead */
+				pthread_mutex_unlock(&p->mu);
+				return r;
 			}
-			p->state[pos] = POS_TAKEN;
-			pthread_cond_broadcast(&p->cv); /* room to make another ahead */
-			pthread_mutex_unlock(&p->mu);
-			return 0;
 		}
 		/* Never made ahead from now on: this pod, or its successor, owns
 		 * the address. */
 		p->state[pos] = POS_TAKEN;
 	}
-	struct req r = {.addr = addr};
-	push(p, &r);
-	while (!r.done)
-		pthread_cond_wait(&p->cv, &p->mu);
+	struct js_netpool_req *r = js_xcalloc(1, sizeof(*r));
+	r->pos = -1;
+	r->addr = addr;
+	r->owned = true;
+	r->pod.fd = -1;
+	push(p, r);
 	pthread_mutex_unlock(&p->mu);
-	if (r.err < 0)
-		return r.err;
-	*ret = r.pod;
-	return 0;
+	return r;
+}
+
+int js_netpool_take(struct js_netpool *p, struct js_netpool_req *req, struct js_netpool_pod *ret)
+{
+	pthread_mutex_lock(&p->mu);
+	bool done = req->state == JOB_DONE;
+	pthread_mutex_unlock(&p->mu);
+	if (!done)
+		return -EAGAIN;
+	/* Done: no maker touches it any more. */
+	int err = req->err;
+	if (!err)
+		*ret = req->pod;
+	free(req);
+	return err;
+}
+
+void js_netpool_cancel(struct js_netpool *p, struct js_netpool_req *req)
+{
+	pthread_mutex_lock(&p->mu);
+	if (req->state == JOB_DONE) {
+		if (req->err < 0 || req->pod.fd < 0) {
+			free(req);
+		} else {
+			/* Made: released like any pod's network, in order. */
+			req->release = true;
+			push(p, req);
+		}
+	} else {
+		req->cancelled = true;
+		/* Being made: its address is up until its maker takes it down,
+		 * so a later request must wait for that as for a release. A
+		 * queued one is dropped before it is begun. */
+		if (req->state == JOB_MAKING)
+			p->n_releasing++;
+	}
+	pthread_mutex_unlock(&p->mu);
 }
 
 void js_netpool_release(struct js_netpool *p, struct js_netpool_pod *pod)
 {
-	struct req *r = js_xcalloc(1, sizeof(*r));
+	struct js_netpool_req *r = js_xcalloc(1, sizeof(*r));
 	r->release = true;
+	r->pos = -1;
 	r->pod = *pod;
 	pod->fd = -1;
 	pthread_mutex_lock(&p->mu);
 	push(p, r);
 	pthread_mutex_unlock(&p->mu);
+}
+
+int js_netpool_wake_fd(const struct js_netpool *p)
+{
+	return p->wake_fd;
+}
+
+void js_netpool_clear_wake(struct js_netpool *p)
+{
+	uint64_t n;
+	if (read(p->wake_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing was done since the last time */
+	}
 }
 
 struct js_netpool *js_netpool_stop(struct js_netpool *p)
@@ -288,19 +449,10 @@ struct js_netpool *js_netpool_stop(struct js_netpool *p)
 	p->stop = true;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	pthread_join(p->thread, NULL);
-	/* Only releases can be left (a take waits for its make): the run's
+	for (size_t i = 0; i < p->n_threads; i++)
+		pthread_join(p->threads[i], NULL);
+	/* Left: releases, cancelled requests, networks made ahead. The run's
 	 * namespace is about to go, and every veth with it. */
-	while (p->head) {
-		struct req *r = pop(p);
-		close_pod(&r->pod);
-		free(r);
-	}
-	while (p->n_ready)
-		close_pod(&p->ready[--p->n_ready].pod);
-	pthread_cond_destroy(&p->cv);
-	pthread_mutex_destroy(&p->mu);
-	free(p->state);
-	free(p);
+	free_all(p);
 	return NULL;
 }

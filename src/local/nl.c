@@ -159,6 +159,13 @@ int js_nl_add_veth(struct js_nl *nl, const struct js_nl_veth *v)
 {
 	char buf[NL_REQ];
 	struct nlmsghdr *h = start_new_link(nl, buf, v->name);
+	/* One queue each way on both sides. Left to itself the kernel gives a
+	 * veth one queue per CPU and then cuts the real number down to one,
+	 * which waits for an RCU grace period (synchronize_net) while holding
+	 * the rtnetlink lock - twice per pair; measured, that wait was ~3/4 of
+	 * a pod network's wall time on a loaded 2-vCPU machine (BENCHMARKS.md). */
+	mnl_attr_put_u32(h, IFLA_NUM_TX_QUEUES, 1);
+	mnl_attr_put_u32(h, IFLA_NUM_RX_QUEUES, 1);
 	if (v->master > 0)
 		mnl_attr_put_u32(h, IFLA_MASTER, (uint32_t)v->master);
 	struct nlattr *info = mnl_attr_nest_start(h, IFLA_LINKINFO);
@@ -175,6 +182,8 @@ int js_nl_add_veth(struct js_nl *nl, const struct js_nl_veth *v)
 	h->nlmsg_len += MNL_ALIGN(sizeof(*pi));
 	mnl_attr_put_strz(h, IFLA_IFNAME, v->peer_name);
 	mnl_attr_put_u32(h, IFLA_NET_NS_FD, (uint32_t)v->peer_ns_fd);
+	mnl_attr_put_u32(h, IFLA_NUM_TX_QUEUES, 1);
+	mnl_attr_put_u32(h, IFLA_NUM_RX_QUEUES, 1);
 	if (v->peer_mac)
 		mnl_attr_put(h, IFLA_ADDRESS, 6, v->peer_mac);
 	mnl_attr_nest_end(h, peer);

@@ -877,6 +877,11 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		}
 		return changed;
 	}
+	/* Its network is still being made (ContainerCreating, as a pod whose
+	 * sandbox is not ready): nothing can start. The runner goes on with
+	 * other pods and is woken when it is ready (local/net.h). */
+	if (pod->phase == JS_JOBCTL_PENDING && pod->net && js_net_pod_pending(pod->net))
+		return false;
 	/* Restarts that are due. */
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		struct ctr *c = &pod->ctrs[i];
@@ -1189,6 +1194,8 @@ void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret)
 		.initialized = pod->initialized, .disruption_reason = pod->dis_reason,
 		.disruption_message = pod->dis_message, .disruption_ms = pod->dis_wall_ms,
 	};
+	int fd;
+	ret->sandbox_ready = !pod->net || js_net_pod_netns(pod->net, &fd) == 0;
 }
 
 void js_pod_ctr_info(const struct js_pod *pod, size_t i, struct js_pod_ctr_info *ret)

@@ -34,6 +34,9 @@
  * Network: every container joins the pod's network namespace, if it has
  * one (local/net.h); the pod releases it once it is terminal and its last
  * process is gone (a restarted container keeps it, like a pod sandbox).
+ * While the namespace is still being made the pod stays Pending, its
+ * containers waiting (ContainerCreating); js_pod_step starts them once
+ * js_net_pod_pending says it is ready.
  *
  * Not thread-safe; the runner's single thread owns every pod.
  */
@@ -229,6 +232,8 @@ struct js_pod_info {
 	enum js_pod_stop stop;
 	bool stopping;             /* a stop began (deletionTimestamp) */
 	bool initialized;          /* init containers done */
+	bool sandbox_ready;        /* its network is made and not released
+				      (PodReadyToStartContainers) */
 	const char *disruption_reason, *disruption_message; /* DisruptionTarget, or NULL */
 	int64_t disruption_ms;
 };

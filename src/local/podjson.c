@@ -142,6 +142,10 @@ json_t *js_podjson_pod(const struct js_pod *pod, bool with_spec)
 	bool ready = js_pod_ready(pod);
 	json_t *conds = json_array();
 	json_array_append_new(conds, condition("PodScheduled", true));
+	/* False while the pod's network is being made (its containers wait,
+	 * ContainerCreating) and once it is gone, as the kubelet says of a
+	 * pod sandbox. */
+	json_array_append_new(conds, condition("PodReadyToStartContainers", in.sandbox_ready));
 	json_array_append_new(conds, condition("Initialized", in.initialized));
 	json_array_append_new(conds, condition("ContainersReady", ready));
 	json_array_append_new(conds, condition("Ready", ready));

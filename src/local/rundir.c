@@ -83,7 +83,8 @@ int js_rundir_prepare(const char *dir, enum js_rundir_mode mode, char **ret_err)
 {
 	struct stat st;
 	if (stat(dir, &st) < 0) {
-		int r = errno == ENOENT ? mkdir_p(dir, 0755) : -errno;
+		/* 0700: the run's logs, state and the pods' files are this user's alone. */
+		int r = errno == ENOENT ? mkdir_p(dir, 0700) : -errno;
 		if (r < 0)
 			*ret_err = js_buf_format("cannot create run directory '%s': %s", dir, js_strerror(r));
 		return r;

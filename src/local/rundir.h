@@ -46,7 +46,8 @@ enum js_rundir_mode {
 JS_WARN_UNUSED int js_rundir_root(char **ret_root, char **ret_err);
 
 /**
- * Make `dir` ready for a new run in `mode`, creating missing parents.
+ * Make `dir` ready for a new run in `mode`, creating missing parents (0755)
+ * and, when it does not exist, `dir` itself with mode 0700 exactly.
  * Returns 0, or JS_EEXISTS (FRESH: it holds files), -EBUSY (a runner is
  * live in it), -errno (mkdir, removing old files), each with *ret_err.
  */

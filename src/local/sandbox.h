@@ -15,7 +15,12 @@
  *
  * Children are started with clone() + execve() only: the child runs a short
  * list of system calls prepared by the parent (no allocation) and execs, so
- * the runner never keeps forked copies of itself.
+ * the runner never keeps forked copies of itself. The child runs in the
+ * runner's memory until its exec (CLONE_VM|CLONE_VFORK, as posix_spawn:
+ * no page tables copied), so the calling thread is suspended for those
+ * few system calls, and the process must have no signal handlers (SIG_DFL
+ * and SIG_IGN only: a handler would run in the child on the runner's
+ * memory; the runner takes its signals through a signalfd).
  *
  * Three modes, probed once per run (js_sandbox_probe):
  *  - JS_SANDBOX_NS: mount + UTS + PID namespaces (the runner is root);
@@ -61,8 +66,9 @@ struct js_sandbox_spec {
 };
 
 /**
- * Start a process without waiting for it to exec, so a runner starting many
- * overlaps their setup and execs with its own work. Returns 0, *ret_pid and
+ * Start a process without waiting for its exec's outcome, so a runner
+ * starting many overlaps their program's start with its own work: the call
+ * returns once the child is in execve (or failed a step before). Returns 0, *ret_pid and
  * *ret_report_fd: the read end of the process's report pipe (non-blocking,
  * close-on-exec; the caller closes it), readable when the process exec'd
  * (end of file) or failed a step before (js_sandbox_started says which).

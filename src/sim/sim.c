@@ -165,11 +165,13 @@ const json_t *js_sim_jobs(const struct js_sim *s)
 
 /* ---- the world as a body of the executor (core/exec.h) ---- */
 
-static int sim_create_jobs(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int sim_create_jobs(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run)
 {
 	struct js_sim *s = self;
 	for (size_t i = 0; i < n; i++) {
-		json_t *j = json_deep_copy(bodies[i]);
+		json_t *j = js_exec_render(run, i);
+		if (!j)
+			return JS_EINVALID;
 		char uid[32];
 		(void)snprintf(uid, sizeof(uid), "job-uid-%lld", (long long)++s->next_uid);
 		json_object_set_new(json_object_get(j, "metadata"), "uid", json_string(uid));

@@ -1,9 +1,11 @@
 /*
  * tls.c - the serving certificate pair of the webhook server: noticing that
  * tls.crt/tls.key changed on disk, and turning a complete, matching pair into
- * an OpenSSL server context (TLS 1.2 and 1.3 only). Folder-internal; see
- * webhook_int.h. No threads of its own and no shared state: every call works
- * on what the caller passes.
+ * an OpenSSL server context (TLS 1.2 and 1.3 only, or 1.3 only, with the
+ * configured TLS 1.2 ciphers); turning upstream's cipher suite names into
+ * an OpenSSL cipher list (js_webhook_tls_ciphers). Folder-internal apart
+ * from that one; see webhook_int.h. No threads of its own and no shared
+ * state: every call works on what the caller passes.
  */
 #include <errno.h>
 #include <openssl/err.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/buf.h"
 #include "base/file.h"
 #include "base/limits.h"
 #include "webhook/webhook_int.h"
@@ -91,19 +94,26 @@ static bool use_key(SSL_CTX *ctx, const char *pem, size_t len)
 	return ok;
 }
 
-/* A server context for the pair, or NULL when the PEM does not parse or the
- * key does not match the certificate. */
-static SSL_CTX *server_ctx(const char *cert, size_t cert_len, const char *key, size_t key_len)
+/* A server context for the pair, or NULL when the PEM does not parse, the
+ * key does not match the certificate or OpenSSL refuses the settings. */
+static SSL_CTX *server_ctx(const char *cert, size_t cert_len, const char *key, size_t key_len,
+			   const struct js__tls_opts *opts)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx)
 		return NULL;
-	/* TLS 1.2 and 1.3 only: SPEC §12.6 leaves the minimum to configuration
-	 * and controller-runtime's default is TLS 1.2. Renegotiation is off
-	 * (a client could otherwise make the server redo handshakes on an open
-	 * connection), as is compression (CRIME). No ALPN callback: nothing but
-	 * HTTP/1.1 is ever negotiated, as upstream forces (SPEC §12.6). */
-	bool ok = SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1;
+	/* TLS 1.2 and 1.3 only (or 1.3 only): SPEC §12.6 leaves the minimum to
+	 * configuration, controller-runtime's default is TLS 1.2 and upstream
+	 * refuses anything lower. Renegotiation is off (a client could
+	 * otherwise make the server redo handshakes on an open connection), as
+	 * is compression (CRIME). No ALPN callback: nothing but HTTP/1.1 is
+	 * ever negotiated, as upstream forces (SPEC §12.6). The cipher list
+	 * applies to TLS 1.2 only; TLS 1.3's suites are not configurable, as
+	 * in Go. */
+	int min = opts && opts->min == JS_WEBHOOK_TLS_MIN_1_3 ? TLS1_3_VERSION : TLS1_2_VERSION;
+	bool ok = SSL_CTX_set_min_proto_version(ctx, min) == 1;
+	if (ok && opts && opts->ciphers)
+		ok = SSL_CTX_set_cipher_list(ctx, opts->ciphers) == 1;
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	ok = ok && use_chain(ctx, cert, cert_len) && use_key(ctx, key, key_len);
 	/* The end of the chain leaves a "no start line" on this thread's error
@@ -117,7 +127,8 @@ static SSL_CTX *server_ctx(const char *cert, size_t cert_len, const char *key, s
 	return ctx;
 }
 
-int js__tls_load(const char *cert_file, const char *key_file, struct js__tls_pair *ret)
+int js__tls_load(const char *cert_file, const char *key_file, const struct js__tls_opts *opts,
+		  struct js__tls_pair *ret)
 {
 	struct js__tls_pair p = {0};
 	size_t cert_len = 0, key_len = 0;
@@ -129,7 +140,7 @@ int js__tls_load(const char *cert_file, const char *key_file, struct js__tls_pai
 	if (r == 0)
 		r = read_pem(key_file, &p.key_pem, &key_len);
 	if (r == 0) {
-		p.ctx = server_ctx(p.cert_pem, cert_len, p.key_pem, key_len);
+		p.ctx = server_ctx(p.cert_pem, cert_len, p.key_pem, key_len, opts);
 		if (!p.ctx)
 			r = JS_EINVALID;
 	}
@@ -138,6 +149,21 @@ int js__tls_load(const char *cert_file, const char *key_file, struct js__tls_pai
 		return r;
 	}
 	*ret = p;
+	return 0;
+}
+
+int js__tls_load_pem(const char *cert_pem, const char *key_pem, const struct js__tls_opts *opts,
+		     struct js__tls_pair *ret)
+{
+	size_t cn = strlen(cert_pem), kn = strlen(key_pem);
+	if (cn > JS_LIMIT_WEBHOOK_PEM || kn > JS_LIMIT_WEBHOOK_PEM)
+		return JS_ETOOLARGE;
+	if (cn == 0 || kn == 0)
+		return JS_EINVALID;
+	SSL_CTX *ctx = server_ctx(cert_pem, cn, key_pem, kn, opts);
+	if (!ctx)
+		return JS_EINVALID;
+	*ret = (struct js__tls_pair){.ctx = ctx, .cert_pem = js_xstrdup(cert_pem), .key_pem = js_xstrdup(key_pem)};
 	return 0;
 }
 
@@ -154,4 +180,72 @@ void js__tls_pair_done(struct js__tls_pair *p)
 	free(p->cert_pem);
 	free(p->key_pem);
 	memset(p, 0, sizeof(*p));
+}
+
+/* ---- cipher suite names ---- */
+
+/* Go's crypto/tls also accepts these names without the hash (upstream's
+ * tls.cipherSuites goes through k8s.io/component-base's cipher table). */
+static const struct {
+	const char *go, *iana;
+} aliases[] = {
+	{"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"},
+	{"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"},
+};
+
+int js_webhook_tls_ciphers(const char *const *names, size_t n, char **ret_list, char **ret_err)
+{
+	*ret_list = NULL;
+	/* Every cipher this OpenSSL knows, at security level 0 so that none
+	 * is hidden: the list is only a dictionary of names here. */
+	SSL_CTX *ctx = SSL_CTX_new(TLS_method());
+	if (!ctx) {
+		*ret_err = js_xstrdup("cannot make an OpenSSL context");
+		return -ENOMEM;
+	}
+	SSL_CTX_set_security_level(ctx, 0);
+	int r = SSL_CTX_set_cipher_list(ctx, "ALL:COMPLEMENTOFALL") == 1 ? 0 : -EIO;
+	STACK_OF(SSL_CIPHER) *all = r == 0 ? SSL_CTX_get_ciphers(ctx) : NULL;
+	if (r < 0)
+		*ret_err = js_xstrdup("OpenSSL lists no ciphers");
+	struct js_buf out;
+	js_buf_init(&out, 65536);
+	size_t tls12 = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const char *want = names[i];
+		for (size_t a = 0; a < JS_ARRAY_SIZE(aliases); a++)
+			if (strcmp(want, aliases[a].go) == 0)
+				want = aliases[a].iana;
+		const SSL_CIPHER *found = NULL;
+		for (int k = 0; all && k < sk_SSL_CIPHER_num(all) && !found; k++) {
+			const SSL_CIPHER *c = sk_SSL_CIPHER_value(all, k);
+			const char *std = SSL_CIPHER_standard_name(c);
+			if (std && strcmp(std, want) == 0)
+				found = c;
+		}
+		if (!found) {
+			*ret_err = js_buf_format("invalid cipher suites: unknown or unsupported cipher suite \"%s\"",
+						 names[i]);
+			r = JS_EINVALID;
+		} else if (strcmp(SSL_CIPHER_get_version(found), "TLSv1.3") == 0) {
+			continue; /* TLS 1.3 suites are always on, as in Go */
+		} else {
+			r = js_buf_printf(&out, "%s%s", tls12++ ? ":" : "", SSL_CIPHER_get_name(found));
+			if (r < 0)
+				*ret_err = js_xstrdup("invalid cipher suites: too many");
+		}
+	}
+	SSL_CTX_free(ctx);
+	ERR_clear_error();
+	if (r == 0 && tls12 == 0) {
+		*ret_err = js_xstrdup("invalid cipher suites: none of them is a TLS 1.2 cipher suite (TLS 1.3 suites are "
+				      "not configurable)");
+		r = JS_EINVALID;
+	}
+	if (r < 0) {
+		js_buf_done(&out);
+		return r;
+	}
+	*ret_list = js_buf_take(&out);
+	return 0;
 }

@@ -108,7 +108,9 @@ struct js_webhook_server {
 	int fd;
 	uint16_t port;
 	bool tls;
+	bool in_memory; /* the pair came as PEM text: nothing to reload */
 	char *cert_file, *key_file;
+	struct js__tls_opts tls_opts;
 	int reload_ms;
 
 	/* The pair being served. Its ctx is swapped by worker 0 and read by
@@ -379,7 +381,7 @@ static void maybe_reload(struct js_webhook_server *s)
 	if (js__tls_same(&cid, &s->pair.cert_id) && js__tls_same(&kid, &s->pair.key_id))
 		return;
 	struct js__tls_pair next;
-	int r = js__tls_load(s->cert_file, s->key_file, &next);
+	int r = js__tls_load(s->cert_file, s->key_file, &s->tls_opts, &next);
 	if (r < 0) {
 		/* Often a pair caught mid-rotation: keep serving the old one and
 		 * look again at the next tick. */
@@ -472,7 +474,7 @@ static int worker_init(struct js_webhook_server *s, struct worker *w, bool first
 	w->attach = need(event_new(w->base, -1, 0, attach, w));
 	if (event_add(w->wake, NULL) < 0)
 		return -ENOMEM;
-	if (first && s->tls) {
+	if (first && s->tls && !s->in_memory) {
 		struct timeval tv = {s->reload_ms / 1000, (s->reload_ms % 1000) * 1000};
 		w->reload = need(event_new(w->base, -1, EV_PERSIST, on_reload_tick, s));
 		if (event_add(w->reload, &tv) < 0)
@@ -585,6 +587,7 @@ static void server_destroy(struct js_webhook_server *s)
 	free(s->routes);
 	free(s->cert_file);
 	free(s->key_file);
+	free(s->tls_opts.ciphers);
 	js__tls_pair_done(&s->pair);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -612,7 +615,12 @@ static void copy_opts(struct js_webhook_server *s, const struct js_webhook_opts 
 		}
 		s->n_routes = opts->n_routes;
 	}
-	if (opts->cert_file || opts->cert_dir) {
+	s->tls_opts.min = opts->tls_min;
+	s->tls_opts.ciphers = opts->tls_ciphers ? js_xstrdup(opts->tls_ciphers) : NULL;
+	if (opts->cert_pem || opts->key_pem) {
+		s->tls = true;
+		s->in_memory = true;
+	} else if (opts->cert_file || opts->cert_dir) {
 		s->tls = true;
 		s->cert_file = opts->cert_file ? js_xstrdup(opts->cert_file) : join_path(opts->cert_dir, "tls.crt");
 		s->key_file = opts->key_file ? js_xstrdup(opts->key_file)
@@ -627,8 +635,13 @@ int js_webhook_server_new(const struct js_webhook_opts *opts, struct js_webhook_
 	pthread_mutex_init(&s->mu, NULL);
 	copy_opts(s, opts);
 	int r = 0;
-	if (s->tls) {
-		r = js__tls_load(s->cert_file, s->key_file, &s->pair);
+	if (s->in_memory) {
+		r = opts->cert_pem && opts->key_pem ? js__tls_load_pem(opts->cert_pem, opts->key_pem, &s->tls_opts, &s->pair)
+						    : JS_EINVALID;
+		if (r < 0)
+			goto fail;
+	} else if (s->tls) {
+		r = js__tls_load(s->cert_file, s->key_file, &s->tls_opts, &s->pair);
 		if (r < 0)
 			goto fail;
 	}

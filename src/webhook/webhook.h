@@ -7,10 +7,13 @@
  * (HTTP/1.1 only, as upstream forces for its webhook and metrics servers,
  * SPEC §12.6), with TLS from OpenSSL, the product's only TLS library
  * (docs/webhooks.md "Why OpenSSL"). With a certificate directory it speaks
- * TLS (minimum TLS 1.2) and re-reads `tls.crt`/`tls.key` when either file
+ * TLS (minimum TLS 1.2, or 1.3 when configured; the configured TLS 1.2
+ * ciphers, SPEC §12.6) and re-reads `tls.crt`/`tls.key` when either file
  * changes, so a rotated certificate is served from the next handshake on
  * without a restart; the previous certificate keeps serving until a complete,
- * matching pair has been written. Without one it speaks plain HTTP (probes).
+ * matching pair has been written; with a pair in memory (a self-signed
+ * certificate, the metrics server's default) it speaks TLS with that pair
+ * for its lifetime. Without either it speaks plain HTTP (probes).
  *
  * Admission: with `admission` on, the server answers AdmissionReview v1 POSTs
  * on the four upstream paths:
@@ -132,6 +135,13 @@ struct js_webhook_route {
  * borrowed. Called from server threads. */
 typedef void (*js_webhook_log_fn)(void *ctx, int level, const char *msg);
 
+/** Lowest TLS version a server accepts (upstream's `tls.minVersion`:
+ * VersionTLS12, the default, or VersionTLS13; SPEC §12.2). */
+enum js_webhook_tls_min {
+	JS_WEBHOOK_TLS_MIN_1_2 = 0,
+	JS_WEBHOOK_TLS_MIN_1_3,
+};
+
 struct js_webhook_opts {
 	/* Numeric IPv4 or IPv6 address, or "localhost" (127.0.0.1). NULL or ""
 	 * = all interfaces: IPv6 and IPv4 on one socket, IPv4 alone where the
@@ -143,6 +153,14 @@ struct js_webhook_opts {
 	const char *cert_dir;
 	const char *cert_file;    /* NULL = <cert_dir>/tls.crt */
 	const char *key_file;     /* NULL = <cert_dir>/tls.key */
+	/* A pair in memory (PEM text, copied), used instead of files and never
+	 * reloaded. Both or neither. */
+	const char *cert_pem, *key_pem;
+	enum js_webhook_tls_min tls_min;
+	/* OpenSSL cipher list for TLS 1.2 (js_webhook_tls_ciphers() makes one
+	 * from upstream's names); NULL = OpenSSL's defaults. TLS 1.3 suites
+	 * are not configurable, as in Go. */
+	const char *tls_ciphers;
 	/* Reload check interval, milliseconds: on a handshake, the files are
 	 * stat()ed at most this often. 0 = 1000. */
 	int reload_interval_ms;
@@ -172,7 +190,8 @@ struct js_webhook_server;
  * -errno when the socket cannot be bound (-EADDRINUSE, ...); -EINVAL for a
  * bind address that is not a numeric address; -errno (-ENOENT, ...) when
  * the certificate or key cannot be read; JS_ETOOLARGE for a PEM file over
- * JS_LIMIT_WEBHOOK_PEM; JS_EINVALID when they do not parse or do not match;
+ * JS_LIMIT_WEBHOOK_PEM; JS_EINVALID when they do not parse or do not match,
+ * or when OpenSSL refuses `tls_ciphers`;
  * -ENOMEM or -errno when an event loop or thread cannot be set up. Nothing
  * is left running on failure.
  */
@@ -212,6 +231,18 @@ uint64_t js_webhook_server_cert_reloads(const struct js_webhook_server *s);
 /** Connections open right now (accepted and not yet closed), all threads
  * together; 0 once stopped. */
 unsigned js_webhook_server_connections(const struct js_webhook_server *s);
+
+/**
+ * Turn cipher suite names as upstream's `tls.cipherSuites` takes them (IANA
+ * names, e.g. "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", and Go's short
+ * CHACHA20 aliases; SPEC §12.2) into an OpenSSL cipher list for
+ * js_webhook_opts.tls_ciphers, in the given order. TLS 1.3 names are
+ * accepted and skipped: those suites are always on, as in Go. Returns 0
+ * and *ret_list (caller frees), or JS_EINVALID with *ret_err (caller frees)
+ * naming the first unknown or unsupported name, or saying that no TLS 1.2
+ * suite is left; -ENOMEM/-EIO when OpenSSL fails.
+ */
+JS_WARN_UNUSED int js_webhook_tls_ciphers(const char *const *names, size_t n, char **ret_list, char **ret_err);
 
 /* ---- Admission without HTTP (tests, fuzzing, other transports) ---- */
 

@@ -55,6 +55,12 @@ struct js__tls_pair {
 	struct js__tls_file_id cert_id, key_id;
 };
 
+/** The TLS settings of a server (copied from js_webhook_opts). */
+struct js__tls_opts {
+	enum js_webhook_tls_min min;
+	char *ciphers; /* OpenSSL cipher list for TLS 1.2, or NULL for OpenSSL's */
+};
+
 /** stat() `path` into *ret. Returns 0 or -errno. */
 JS_WARN_UNUSED int js__tls_stat(const char *path, struct js__tls_file_id *ret);
 
@@ -65,13 +71,21 @@ bool js__tls_same(const struct js__tls_file_id *a, const struct js__tls_file_id 
 /**
  * Read `cert_file` (PEM certificate, a chain allowed after the leaf) and
  * `key_file` (PEM private key, unencrypted), each at most
- * JS_LIMIT_WEBHOOK_PEM bytes, and build a TLS 1.2+ server context for them.
- * Returns 0 and fills *ret (free with js__tls_pair_done); -errno when a file
- * cannot be read; JS_ETOOLARGE past the PEM limit; JS_EINVALID when a file
- * is empty (half written), does not parse, or the key does not match the
- * certificate. *ret is untouched on failure.
+ * JS_LIMIT_WEBHOOK_PEM bytes, and build a server context for them with
+ * `opts` (NULL: TLS 1.2+, OpenSSL's ciphers). Returns 0 and fills *ret (free
+ * with js__tls_pair_done); -errno when a file cannot be read; JS_ETOOLARGE
+ * past the PEM limit; JS_EINVALID when a file is empty (half written), does
+ * not parse, the key does not match the certificate, or OpenSSL refuses the
+ * cipher list. *ret is untouched on failure.
  */
-JS_WARN_UNUSED int js__tls_load(const char *cert_file, const char *key_file, struct js__tls_pair *ret);
+JS_WARN_UNUSED int js__tls_load(const char *cert_file, const char *key_file, const struct js__tls_opts *opts,
+				struct js__tls_pair *ret);
+
+/** The same from PEM text in memory (copied into *ret; the file ids stay
+ * zero, so nothing is ever reloaded). Errors as js__tls_load, without the
+ * file ones. */
+JS_WARN_UNUSED int js__tls_load_pem(const char *cert_pem, const char *key_pem, const struct js__tls_opts *opts,
+				    struct js__tls_pair *ret);
 
 /** True when both pairs hold the same PEM text. */
 bool js__tls_same_pem(const struct js__tls_pair *a, const struct js__tls_pair *b);

@@ -1,8 +1,10 @@
 """Fixtures of the fault scenarios (test_faults.py) on hack/cluster.
 
-The control plane comes from `hack/cluster up --audit` (scripts/test cluster
-starts it so). Each scenario runs jobset-controller out of cluster behind the
-fault proxy (faultproxy.py, run by Debian's /usr/bin/python3 with python3-h2),
+The control plane comes from `hack/cluster up` (with its audit log). Each
+scenario runs jobset-controller out of cluster, as deploy/'s ServiceAccount
+with deploy/'s RBAC (its bearer token, which the proxy passes on; its Lease
+in jobset-system, where deploy/'s Role allows it), behind the fault proxy
+(faultproxy.py, run by Debian's /usr/bin/python3 with python3-h2),
 and plays the Job controller itself: the Jobs carry spec.managedBy, so the
 built-in Job controller leaves them alone and JobDriver below writes their
 status (started, then Complete or Failed) through the API server. That keeps
@@ -19,7 +21,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import threading
@@ -46,11 +47,11 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
 def _need_env():
     if not os.environ.get("JOBSET_TEST_KUBECONFIG"):
-        pytest.fail("JOBSET_TEST_KUBECONFIG is unset: run `hack/cluster up --audit` and "
+        pytest.fail("JOBSET_TEST_KUBECONFIG is unset: run `hack/cluster up` and "
                     "`eval \"$(hack/cluster env)\"` first (scripts/test cluster does both)")
-    if not os.environ.get("JOBSET_TEST_AUDIT_LOG"):
-        pytest.fail("the fault scenarios check the API server's audit log: bring the cluster up with "
-                    "`hack/cluster up --audit` (scripts/test cluster does)")
+    for v in ("JOBSET_TEST_AUDIT_LOG", "JOBSET_TEST_CONTROLLER_TOKEN_FILE"):
+        if not os.environ.get(v):
+            pytest.fail(f"{v} is unset: this cluster's `hack/cluster` is older than the fault scenarios")
 
 
 @pytest.fixture(scope="session")
@@ -78,10 +79,7 @@ def ns(kube, request):
     kube.run("delete", "namespace", name, "--wait=false", check=False)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = e2e._free_port
 
 
 # ---- a plain HTTPS client of the API server (admin), for the driver ----
@@ -347,21 +345,19 @@ class Proxy:
                         "-out", str(self.cert)], check=True, capture_output=True)
 
     def kubeconfig(self, path):
-        """A kubeconfig for the controller: its own certificate, the proxy as
-        the server."""
+        """A kubeconfig for the controller: deploy/'s ServiceAccount (the
+        token file `hack/cluster up` minted), the proxy as the server."""
         import base64
-
-        def b64(p):
-            return base64.b64encode(Path(p).read_bytes()).decode()
-        Path(path).write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{self.port}",
-                                                   "certificate-authority-data": b64(self.ca)}}],
-            "users": [{"name": "u", "user": {
-                "client-certificate-data": b64(os.environ["JOBSET_TEST_CONTROLLER_CERT"]),
-                "client-key-data": b64(os.environ["JOBSET_TEST_CONTROLLER_KEY"])}}],
-            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-        os.chmod(path, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump({
+                "apiVersion": "v1", "kind": "Config", "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {
+                    "server": f"https://127.0.0.1:{self.port}",
+                    "certificate-authority-data": base64.b64encode(self.ca.read_bytes()).decode()}}],
+                "users": [{"name": "u", "user": {"tokenFile": os.environ["JOBSET_TEST_CONTROLLER_TOKEN_FILE"]}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u",
+                                                       "namespace": e2e.SYSTEM_NS}}]}, f)
         return path
 
     def call(self, method, path, body=None):
@@ -410,12 +406,10 @@ class Controller(e2e.Controller):
     proxy, leader election on (a Lease of its own per scenario). The probes
     and /metrics come from the e2e tests' Controller."""
 
-    def __init__(self, workdir, name, kubeconfig, lease_ns, lease_name, lease=None, env=None, extra=()):
-        super().__init__(None, lease_ns, lease_name, workdir)
+    def __init__(self, kube, workdir, name, kubeconfig, lease_name, lease=None, env=None, extra=()):
+        super().__init__(kube, e2e.SYSTEM_NS, lease_name, workdir, kubeconfig=kubeconfig)
         self.dir = Path(workdir)
         self.name = name
-        self.kubeconfig = kubeconfig
-        self.lease_ns, self.lease_name = lease_ns, lease_name
         self.identity = f"{name}-{uuid.uuid4().hex[:6]}"
         self.log = self.dir / f"{name}.log"
         self.env = env
@@ -452,7 +446,7 @@ class Controller(e2e.Controller):
         return parse_metrics(super().metrics())
 
     def leads(self):
-        code, body = self.http("metrics", self.metrics_port)
+        code, body = e2e.https_get(self.metrics_port, "metrics", e2e.metrics_token(self.kube))
         return code == 200 and f'leader_election_master_status{{name="{self.lease_name}"}} 1' in body
 
     def alive(self):

@@ -101,7 +101,7 @@ class Run:
 
     def controller(self, proxy, name, wait_leader=True):
         env = faketime_env(self.dir / "faketime") if self.sc.faketime else None
-        c = Controller(self.dir, name, proxy.kubeconfig(self.dir / f"{name}.kubeconfig"), self.ns,
+        c = Controller(self.kube, self.dir, name, proxy.kubeconfig(self.dir / f"{name}.kubeconfig"),
                        self.lease_name, lease=self.sc.lease, env=env)
         proxy.mark(name)
         c.start(wait_leader=wait_leader)

@@ -5,12 +5,22 @@ These fixtures install the JobSet CRD, run build/jobset-controller out of
 cluster as a subprocess, and give each test its own namespace. Everything is
 asserted with kubectl, an independent client. Waits poll a condition with a
 deadline; nothing sleeps in place of a condition.
+
+The controller runs as deploy/'s ServiceAccount with deploy/'s RBAC and
+nothing more ($JOBSET_TEST_CONTROLLER_KUBECONFIG: a token minted by
+`hack/cluster up` through the TokenRequest API), so its Lease, and the
+Secret of internal certificate management, live in the namespace deploy/'s
+Roles grant: jobset-system. A verb the RBAC lacks fails a test. /metrics is
+HTTPS behind TokenReview and SubjectAccessReview, as upstream's: the tests
+scrape it with the token of a ServiceAccount bound to deploy/'s
+jobset-metrics-reader ClusterRole.
 """
 import json
 import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -23,6 +33,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 POLL_S = 0.25
+# deploy/'s namespace: its Roles (leases, secrets) hold only there.
+SYSTEM_NS = "jobset-system"
+CONTROLLER_SA = "jobset-controller-manager"
+# The scraper: a ServiceAccount bound to deploy/'s metrics-reader ClusterRole,
+# outside jobset-system (whose ServiceAccounts the audit log records).
+METRICS_NS = "jobset-e2e-metrics"
+METRICS_SA = "metrics-reader"
 
 
 def _need_env():
@@ -108,23 +125,31 @@ def kube():
     return Kube()
 
 
-def _crd_path():
-    """Our generated CRD once deploy/ has it; until then upstream's from the Go
-    module cache (downloaded through the module proxy, never committed)."""
-    for p in [ROOT / "deploy" / "crd" / "jobset.x-k8s.io_jobsets.yaml",
-              ROOT / "deploy" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"]:
-        if p.exists():
-            return p
+UPSTREAM_VERSION = "v0.12.0"
+
+
+def upstream_module_dir():
+    """sigs.k8s.io/jobset at UPSTREAM_VERSION from the Go module cache
+    (downloaded through the module proxy, never committed): upstream's CRD
+    and config/ for the comparisons."""
     cache = Path(os.environ.get("JOBSET_CACHE", Path.home() / ".cache" / "jobset"))
     env = dict(os.environ, GOPATH=str(cache / "go"), GOMODCACHE=str(cache / "go" / "pkg" / "mod"),
                GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
     with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run(["go", "mod", "download", "-json", "sigs.k8s.io/jobset@v0.12.0"], cwd=tmp,
+        p = subprocess.run(["go", "mod", "download", "-json", f"sigs.k8s.io/jobset@{UPSTREAM_VERSION}"], cwd=tmp,
                            capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
-        raise AssertionError(f"go mod download sigs.k8s.io/jobset@v0.12.0: {p.stderr or p.stdout}")
-    d = Path(json.loads(p.stdout)["Dir"])
-    return d / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
+        raise AssertionError(f"go mod download sigs.k8s.io/jobset@{UPSTREAM_VERSION}: {p.stderr or p.stdout}")
+    return Path(json.loads(p.stdout)["Dir"])
+
+
+def _crd_path():
+    """Our generated CRD once deploy/ has it; until then upstream's."""
+    for p in [ROOT / "deploy" / "crd" / "jobset.x-k8s.io_jobsets.yaml",
+              ROOT / "deploy" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"]:
+        if p.exists():
+            return p
+    return upstream_module_dir() / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
 
 
 def wait_crd_served(kube, timeout=60):
@@ -168,6 +193,65 @@ def crd(kube):
     return path
 
 
+def controller_kubeconfig():
+    """deploy/'s ServiceAccount (hack/cluster up), else the admin's."""
+    return os.environ.get("JOBSET_TEST_CONTROLLER_KUBECONFIG") or os.environ["JOBSET_TEST_KUBECONFIG"]
+
+
+def mint_token(kube, sa, ns, duration="1h"):
+    """A bearer token for ServiceAccount ns/sa from the TokenRequest API.
+    With $JOBSET_TEST_TOKEN_RECORD set (scripts/test), the token is also
+    appended to that file (0600), so that tests/e2e/scan_secrets.py can
+    look for every token of the run in every log afterwards."""
+    tok = kube.run("create", "token", sa, "-n", ns, f"--duration={duration}").stdout.strip()
+    assert tok.startswith("eyJ"), "TokenRequest gave no token"
+    record = os.environ.get("JOBSET_TEST_TOKEN_RECORD")
+    if record:
+        fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a") as f:
+            f.write(tok + "\n")
+    return tok
+
+
+def ensure_sa(kube, sa, ns, cluster_role=None):
+    """ServiceAccount ns/sa, bound cluster-wide to `cluster_role` when given."""
+    kube.run("create", "namespace", ns, check=False)
+    kube.run("create", "serviceaccount", sa, "-n", ns, check=False)
+    if cluster_role:
+        kube.run("create", "clusterrolebinding", f"{ns}-{sa}", f"--clusterrole={cluster_role}",
+                 f"--serviceaccount={ns}:{sa}", check=False)
+
+
+_metrics_token = {}
+
+
+def metrics_token(kube):
+    """The scraper's token (minted once per session)."""
+    if "t" not in _metrics_token:
+        ensure_sa(kube, METRICS_SA, METRICS_NS, "jobset-metrics-reader")
+        _metrics_token["t"] = mint_token(kube, METRICS_SA, METRICS_NS, "2h")
+    return _metrics_token["t"]
+
+
+def https_get(port, path, token=None, timeout=5):
+    """GET https://127.0.0.1:port/path (the server's certificate is not
+    checked: the metrics server's is self-signed, as upstream's, whose
+    ServiceMonitor skips verification). Returns (code, body); (0, error)
+    when no HTTP answer came."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    req = urllib.request.Request(f"https://127.0.0.1:{port}/{path}",
+                                 headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError as e:
+        return 0, str(e)
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -191,23 +275,24 @@ def controller_binary():
 class Controller:
     """One jobset-controller process, out of cluster."""
 
-    def __init__(self, kube, lease_ns, lease_name, logdir, webhooks=False):
+    def __init__(self, kube, lease_ns, lease_name, logdir, webhooks=False, kubeconfig=None):
         self.kube = kube
         self.webhooks = webhooks
+        self.kubeconfig = kubeconfig or controller_kubeconfig()
         self.lease_ns = lease_ns
         self.lease_name = lease_name
         self.logdir = logdir
         self.proc = None
         self.n = 0
 
-    def start(self, *extra, wait_leader=True, wait_ready=True):
+    def start(self, *extra, wait_leader=True, wait_ready=True, umask=None):
+        """Start it with `extra` flags; `umask` for the process (None: ours)."""
         self.metrics_port = _free_port()
         self.health_port = _free_port()
         self.n += 1
         self.log = Path(self.logdir) / f"controller-{self.n}.log"
         self.identity = f"e2e-{self.n}-{uuid.uuid4().hex[:6]}"
-        args = [controller_binary(),
-                f"--kubeconfig={os.environ.get('JOBSET_TEST_CONTROLLER_KUBECONFIG') or os.environ['JOBSET_TEST_KUBECONFIG']}",
+        args = [controller_binary(), f"--kubeconfig={self.kubeconfig}",
                 f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
                 f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
                 f"--leader-elect-namespace={self.lease_ns}", f"--leader-elect-name={self.lease_name}",
@@ -216,7 +301,9 @@ class Controller:
                 # test_controller_webhooks.py; the controller tests run
                 # without them, so they need no certificates or Secret.
                 *([] if self.webhooks else ["--enable-webhooks=false"]), *extra]
-        self.proc = subprocess.Popen(args, stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
+                                         **({} if umask is None else {"umask": umask}))
         if wait_ready:
             wait_for("controller /readyz", lambda: self.http("readyz")[0] == 200 or self._died(), 30)
         if wait_leader:
@@ -238,8 +325,9 @@ class Controller:
             return 0, str(e)
 
     def metrics(self):
-        code, body = self.http("metrics", self.metrics_port)
-        assert code == 200, body
+        """/metrics over HTTPS with the scraper's token (SPEC §12.7)."""
+        code, body = https_get(self.metrics_port, "metrics", metrics_token(self.kube))
+        assert code == 200, (code, body)
         return body
 
     def leader(self):
@@ -266,7 +354,7 @@ class Controller:
 
 @pytest.fixture(scope="session")
 def controller(kube, crd, tmp_path_factory):
-    ns = "jobset-e2e-system"
+    ns = SYSTEM_NS
     kube.run("create", "namespace", ns, check=False)
     c = Controller(kube, ns, f"jobset-e2e-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("controller"))
     c.start()

@@ -6,23 +6,27 @@ The test registers deploy/webhook/manifests.yaml's two configurations under
 names of its own, rewritten from the in-cluster Service to
 `url: https://127.0.0.1:<port>/...` with an empty caBundle, and scoped to
 namespaces labelled with this run's id (nothing else on the cluster goes
-through them). The controller runs with --cert-management=internal: it must
-create the Secret, write the serving pair to its cert dir, fill both
-caBundles, and then admit, default, reject and reconcile JobSets itself.
-kubectl is the independent client; every wait polls with a deadline.
+through them). The controller runs with --cert-management=internal and
+deploy/'s RBAC: as deploy/ does, the test creates the empty Secret in
+jobset-system (the Role grants get/list/update/watch on secrets there, not
+create), and the controller must fill it, write the serving pair to its cert
+dir (0700, files 0600, under umask 0), fill both caBundles, and then admit,
+default, reject and reconcile JobSets itself. kubectl is the independent
+client; every wait polls with a deadline.
 """
 import base64
 import json
 import os
 import socket
 import ssl
+import stat
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import Controller, condition, wait_for, wait_terminal
+from conftest import SYSTEM_NS, Controller, condition, wait_for, wait_terminal
 from webhook_common import api_post
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -43,8 +47,8 @@ class Setup:
         self.kube = kube
         self.id = uuid.uuid4().hex[:6]
         self.label = ("jobset-controller-webhooks-e2e", self.id)
-        self.system_ns = f"whc-system-{self.id}"
-        self.secret = "jobset-webhook-server-cert"
+        self.system_ns = SYSTEM_NS
+        self.secret = f"jobset-webhook-server-cert-{self.id}"
         self.service = "jobset-webhook-service"
         self.port = _free_port()
         self.cert_dir = Path(tmp) / "certs"
@@ -74,10 +78,16 @@ class Setup:
         wait_for(f"ServiceAccount {name}/default", lambda: self.kube.get("serviceaccount", "default", name))
         return name
 
+    def create_secret(self):
+        """The empty Secret, as deploy/webhook/secret.yaml has it."""
+        sec = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+               "metadata": {"name": self.secret, "namespace": self.system_ns}}
+        self.kube.run("create", "-f", "-", input=json.dumps(sec))
+
     def cleanup(self):
         for kind, name in self.configs.items():
             self.kube.run("delete", kind, name, "--ignore-not-found", check=False)
-        self.kube.run("delete", "namespace", self.system_ns, "--wait=false", check=False)
+        self.kube.run("delete", "secret", self.secret, "-n", self.system_ns, "--ignore-not-found", check=False)
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +97,17 @@ def setup(kube, crd, controller, tmp_path_factory):
     controller.stop()
     tmp = tmp_path_factory.mktemp("controller-webhooks")
     s = Setup(kube, tmp)
-    kube.run("create", "namespace", s.system_ns)
+    kube.run("create", "namespace", s.system_ns, check=False)
+    s.create_secret()
     s.register()
     c = Controller(kube, s.system_ns, f"jobset-whc-{s.id}", tmp, webhooks=True)
-    s.args = ("--cert-management=internal", f"--cert-namespace={s.system_ns}",
+    s.args = ("--cert-management=internal", f"--cert-namespace={s.system_ns}", f"--webhook-secret-name={s.secret}",
               f"--webhook-host=127.0.0.1", f"--webhook-port={s.port}", f"--webhook-cert-dir={s.cert_dir}",
               f"--mutating-webhook-configuration={s.configs['MutatingWebhookConfiguration']}",
               f"--validating-webhook-configuration={s.configs['ValidatingWebhookConfiguration']}",
               "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
-    s.ctl = c.start(*s.args)
+    # umask 0: the modes of what it writes are its own, not the umask's.
+    s.ctl = c.start(*s.args, umask=0)
     yield s
     rc = c.stop()
     s.cleanup()
@@ -116,6 +128,10 @@ def test_secret_cert_dir_and_ca_bundles(kube, setup):
     # /readyz was 200 (Controller.start waited), so the pair is in the cert dir.
     assert (s.cert_dir / "tls.crt").read_text() == certs["tls.crt"]
     assert (s.cert_dir / "tls.key").read_text() == certs["tls.key"]
+    # Created by the controller under umask 0: the dir 0700, every file 0600.
+    assert stat.S_IMODE(s.cert_dir.stat().st_mode) == 0o700, oct(s.cert_dir.stat().st_mode)
+    for f in ("tls.crt", "tls.key", "ca.crt"):
+        assert stat.S_IMODE((s.cert_dir / f).stat().st_mode) == 0o600, (f, oct((s.cert_dir / f).stat().st_mode))
     want = base64.b64encode(certs["ca.crt"].encode()).decode()
 
     def bundles():

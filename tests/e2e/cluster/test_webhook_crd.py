@@ -12,19 +12,17 @@ control plane) are reported, and the known ones are listed below.
 Also: the committed CRD is exactly what tools/crdgen makes from this control
 plane's OpenAPI documents, and the API server accepts it.
 """
-import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 
+from conftest import UPSTREAM_VERSION, upstream_module_dir
 from webhook_common import ROOT, binary
 
 OURS = ROOT / "deploy" / "crd" / "jobset.x-k8s.io_jobsets.yaml"
-UPSTREAM_VERSION = "v0.12.0"
 
 # Deliberate differences in JobSet-owned fields (path, keyword): ours is
 # stricter where SPEC §5.2 says the schema checks it.
@@ -36,15 +34,7 @@ KNOWN = {
 
 
 def upstream_crd():
-    cache = Path(os.environ.get("JOBSET_CACHE", Path.home() / ".cache" / "jobset"))
-    env = dict(os.environ, GOPATH=str(cache / "go"), GOMODCACHE=str(cache / "go" / "pkg" / "mod"),
-               GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
-    with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run(["go", "mod", "download", "-json", f"sigs.k8s.io/jobset@{UPSTREAM_VERSION}"], cwd=tmp,
-                           capture_output=True, text=True, env=env, timeout=600)
-    if p.returncode != 0:
-        pytest.fail(f"go mod download sigs.k8s.io/jobset@{UPSTREAM_VERSION}: {p.stderr or p.stdout}")
-    return Path(json.loads(p.stdout)["Dir"]) / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
+    return upstream_module_dir() / "config" / "components" / "crd" / "bases" / "jobset.x-k8s.io_jobsets.yaml"
 
 
 def load(path):

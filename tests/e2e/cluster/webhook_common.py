@@ -28,7 +28,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from conftest import Controller, _free_port
+from conftest import SYSTEM_NS, Controller, _free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 POLL_S = 0.2
@@ -66,9 +66,10 @@ def binary(name, env_var):
     return p
 
 
-# The standby's Lease: in the session controller's namespace, held by a
-# placeholder for longer than any run.
-LEASE_NS = "jobset-e2e-system"
+# The standby's Lease: in the session controller's namespace (deploy/'s
+# leader-election Role holds there only), held by a placeholder for longer
+# than any run.
+LEASE_NS = SYSTEM_NS
 LEASE_HOLDER = "webhook-e2e-placeholder"
 
 

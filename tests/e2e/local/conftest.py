@@ -142,12 +142,14 @@ def have_cc():
     return shutil.which("cc") is not None
 
 
-def jobset_yaml(name, command, *, replicas=1, completions=1, restart="Never", grace=None, job_extra=""):
+def jobset_yaml(name, command, *, replicas=1, completions=1, restart="Never", grace=None, job_extra="", env=None):
     """A JobSet of one ReplicatedJob `w` (`replicas` Indexed Jobs of
-    `completions` pods each) whose container `main` runs `sh -c command`.
+    `completions` pods each) whose container `main` runs `sh -c command`
+    with the variables of `env` (a dict) set.
     `job_extra` is YAML added to the Job spec, indented 8 spaces."""
     grace_line = f"            terminationGracePeriodSeconds: {grace}\n" if grace is not None else ""
     cmd = command.replace("'", "''")
+    env_lines = "".join(f"              - {{name: {k}, value: \"{v}\"}}\n" for k, v in (env or {}).items())
     return f"""
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -167,4 +169,4 @@ spec:
             - name: main
               image: busybox
               command: [sh, -c, '{cmd}']
-"""
+""" + ("              env:\n" + env_lines if env_lines else "")

@@ -11,15 +11,17 @@ likely.
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import Run, wait_for
+from conftest import Run, jobset_yaml, processes_with_env, wait_for
 
 # Shared by the pods below: wait for a file with a deadline.
 PRELUDE = """
@@ -302,3 +304,46 @@ def _unprivileged(jobset_bin, demo_dir, tmp_path):
     assert r.rc == 0, (r.stdout, r.stderr, r.events())
     assert "inside a user namespace of the runner" in r.events()
     assert r.logs("solo-cli-0-0", "main").strip() == "client of solo got: I am solo"
+
+
+def _local_addresses(fib_trie):
+    """The addresses fib_trie lists as this namespace's own (/32 host LOCAL)."""
+    lines = fib_trie.splitlines()
+    return {lines[i - 1].split()[-1] for i, l in enumerate(lines) if "/32 host LOCAL" in l and i > 0}
+
+
+# More pods than the makers make ahead (32): the rest are made on request
+# while the runner goes on starting the others, and each pod's containers
+# start once its own network is made. Every pod records the addresses its
+# namespace holds (/proc/net/fib_trie is per network namespace).
+def test_many_pods_each_in_their_own_network(run, tmp_path):
+    d = tmp_path / "seen"
+    d.mkdir()
+    r = run(jobset_yaml("many", 'cat /proc/net/fib_trie > "$D/$HOSTNAME"', replicas=3, completions=16,
+                        env={"D": d}), timeout=180)
+    assert r.rc == 0, (r.stdout, r.stderr, r.events())
+    ips = {p["spec"]["hostname"]: p["status"]["podIP"] for p in r.items if p["kind"] == "Pod"}
+    assert len(ips) == 48 and len(set(ips.values())) == 48, ips
+    for host, ip in ips.items():
+        # Its own loopback and its own address, nobody else's.
+        assert _local_addresses((d / host).read_text()) == {"127.0.0.1", ip}, host
+    # Position p of the JobSet has 10.244.0.(2+p), made ahead or not.
+    assert ips["many-w-0-0"] == "10.244.0.2" and ips["many-w-2-15"] == "10.244.0.49"
+
+
+# An interrupt while pods wait for their networks: the pods waiting are
+# stopped before they ever start, the requests for them are given up, and
+# the run ends as after any interrupt.
+def test_interrupt_while_networks_are_made(jobset_bin, tmp_path):
+    marker = "m" + uuid.uuid4().hex
+    p, d = _start(jobset_bin, tmp_path, "int", jobset_yaml("sleepy", "exec sleep 600", replicas=4, completions=16,
+                                                           grace=1, env={"JS_E2E_MARKER": marker}))
+    wait_for(lambda: processes_with_env(marker), what="a first container process")
+    p.send_signal(signal.SIGINT)
+    r = _finish(p, d, timeout=60)
+    assert r.rc == 130, (r.stdout, r.stderr)
+    assert not processes_with_env(marker)
+    conds = {c["type"]: c for c in r.status.get("conditions", [])}
+    assert conds["Interrupted"]["status"] == "True", r.status
+    pods = [i for i in r.items if i["kind"] == "Pod"]
+    assert len(pods) >= 16 and all(p["status"]["phase"] in ("Succeeded", "Failed") for p in pods), r.items

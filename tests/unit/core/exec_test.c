@@ -35,12 +35,14 @@ static int call(struct fake *f)
 	return f->calls++ == f->fail_call ? f->fail_err : 0;
 }
 
-static int f_create(void *self, const struct js_action *acts, json_t *const *bodies, size_t n)
+static int f_create(void *self, const struct js_action *acts, size_t n, const struct js_exec_run *run)
 {
 	struct fake *f = self;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = json_string_value(json_object_get(json_object_get(bodies[i], "metadata"), "name"));
+		json_t *body = js_exec_render(run, i);
+		const char *name = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
 		f->rendered += name && strcmp(name, acts[i].name) == 0;
+		json_decref(body);
 		logf_(f, "%s%s", i ? "," : " create(", acts[i].name);
 	}
 	logf_(f, ")");

@@ -347,6 +347,66 @@ static void test_flags_and_precedence(void **state)
 	}
 }
 
+/* The metrics server's security and the TLS settings of both servers
+ * (SPEC §12.2, §12.7): upstream's `tls` and `metrics.certDir` in the file,
+ * our flags for them, flags beating the file, and upstream's refusals. */
+static void test_tls_and_metrics(void **state)
+{
+	(void)state;
+	static const char file[] = "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n"
+				   "metrics:\n  certDir: /m\n"
+				   "tls:\n  minVersion: VersionTLS12\n"
+				   "  cipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n";
+	static const struct {
+		const char *name;
+		const char *args[4];
+		bool with_file;
+		const char *msg; /* NULL = accepted */
+		bool secure;
+		const char *cert_dir, *minv, *ciphers;
+	} cases[] = {
+		{"defaults", {NULL}, false, NULL, true, NULL, NULL, NULL},
+		{"file", {NULL}, true, NULL, true, "/m", "VersionTLS12",
+		 "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"},
+		{"flags beat the file",
+		 {"--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "--metrics-cert-dir", "/n"},
+		 true, NULL, true, "/n", "VersionTLS12", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
+		{"plain metrics", {"--metrics-secure=false"}, false, NULL, false, NULL, NULL, NULL},
+		{"TLS 1.3 only", {"--tls-min-version=VersionTLS13"}, false, NULL, true, NULL, "VersionTLS13", NULL},
+		{"TLS 1.1 flag", {"--tls-min-version=VersionTLS11"}, false, "invalid minVersion: VersionTLS11", true, NULL,
+		 NULL, NULL},
+		/* The file's ciphers and a TLS 1.3 minimum from a flag: refused once merged. */
+		{"TLS 1.3 with the file's ciphers", {"--tls-min-version=VersionTLS13"}, true, "may not be specified", true,
+		 NULL, NULL, NULL},
+		{"bad secure flag", {"--metrics-secure=maybe"}, false, "invalid boolean", true, NULL, NULL, NULL},
+	};
+	char path[] = "/tmp/js-config-tls-XXXXXX", cfgflag[128];
+	temp_config(path, file, cfgflag, sizeof(cfgflag));
+	for (size_t i = 0; i < JS_ARRAY_SIZE(cases); i++) {
+		struct js_config c;
+		char *err = NULL;
+		int r = parse(&c, cases[i].with_file ? cfgflag : NULL, cases[i].args, 4, &err);
+		if (cases[i].msg) {
+			if (r == 0 || !err || !strstr(err, cases[i].msg))
+				fail_msg("%s: r=%d err=%s, want '%s'", cases[i].name, r, err ? err : "-", cases[i].msg);
+		} else {
+			if (r < 0)
+				fail_msg("%s: %s", cases[i].name, err);
+			assert_int_equal(c.metrics_secure, cases[i].secure);
+#define SAME(field, want)                                                                                        \
+	if (((want) == NULL) != (c.field == NULL) || ((want) && strcmp(c.field, (want)) != 0))                    \
+	fail_msg("%s: " #field " %s, want %s", cases[i].name, c.field ? c.field : "-", (want) ? (want) : "-")
+			SAME(metrics_cert_dir, cases[i].cert_dir);
+			SAME(tls_min_version, cases[i].minv);
+			SAME(tls_cipher_suites, cases[i].ciphers);
+#undef SAME
+		}
+		free(err);
+		js_config_done(&c);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_flags_and_precedence),
 		cmocka_unit_test(test_cert_management),
+		cmocka_unit_test(test_tls_and_metrics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,12 @@
  * pod gets an address above the positions, and the run's namespace is left
  * again at the end (by root: an unprivileged runner stays in its user
  * namespace, see net.h). The pods' sockets are made by threads that join a pod's
- * namespace (setns affects only the calling thread).
+ * namespace (setns affects only the calling thread). Networks are made
+ * after js_net_pod_new returns; the tests wait for them as the runner does
+ * (the wake fd). Many pods asked for at once all get their own namespace
+ * and address; a pod cancelled before its network is made, replaced while
+ * it holds its address, or restarted leaves the address answering once,
+ * from the newest pod.
  *
  * Degraded mode: two runs at once claim different loopback blocks from the
  * registry, and the second run after the first ends gets a fresh one.
@@ -85,6 +90,20 @@ static ino_t netns_ino(int fd)
 
 /* ---- pod mode ---- */
 
+/** Wait until the pod's network is made, as the runner does: poll the wake
+ * fd, collect, until the pod is no longer pending (10 s at most). */
+static void wait_made(struct js_net *net, const struct js_net_pod *p)
+{
+	struct pollfd pfd = {.fd = js_net_wake_fd(net), .events = POLLIN};
+	assert_true(pfd.fd >= 0);
+	for (int i = 0; js_net_pod_pending(p); i++) {
+		assert_true(i < 1000);
+		int n = poll(&pfd, 1, 10);
+		assert_true(n >= 0);
+		(void)js_net_poll(net);
+	}
+}
+
 struct peer {
 	int netns_fd;          /* -1: stay in the caller's namespace */
 	const char *listen_ip; /* listen here, or NULL to connect */
@@ -147,6 +166,10 @@ static void test_pod_mode(void **state)
 	assert_int_equal(js_net_pod_new(net, 0, &a), 0);
 	assert_int_equal(js_net_pod_new(net, 1, &b), 0);
 	assert_int_equal(js_net_pod_new(net, -1, &dyn), 0);
+	wait_made(net, a);
+	wait_made(net, b);
+	wait_made(net, dyn);
+	assert_int_equal(js_net_n_pending(net), 0);
 	assert_string_equal(js_net_pod_ip(a), "10.244.0.2");
 	assert_string_equal(js_net_pod_ip(b), "10.244.0.3");
 	assert_string_equal(js_net_pod_ip(dyn), "10.244.0.6"); /* above the 4 positions */
@@ -179,6 +202,132 @@ static void test_pod_mode(void **state)
 	js_net_free(net);
 	if (!userns)
 		assert_true(netns_ino(-1) == host); /* back where it started */
+	js_jobset_free(js);
+}
+
+/* 48 Indexed pods: more than the makers make ahead (32), so some are made
+ * on request. */
+static const char *const MANY_YAML =
+	"apiVersion: jobset.x-k8s.io/v1alpha2\n"
+	"kind: JobSet\n"
+	"metadata: {name: many}\n"
+	"spec:\n"
+	"  replicatedJobs:\n"
+	"  - name: w\n"
+	"    replicas: 3\n"
+	"    template:\n"
+	"      spec:\n"
+	"        completions: 16\n"
+	"        parallelism: 16\n"
+	"        template:\n"
+	"          spec:\n"
+	"            restartPolicy: Never\n"
+	"            containers: [{name: c, image: x, command: ['true']}]\n";
+#define MANY 48
+
+/** Start a pod-mode network for MANY_YAML, or skip. */
+static struct js_net *many_net(struct js_jobset **ret_js)
+{
+	json_t *j = tu_yaml(MANY_YAML);
+	*ret_js = tu_decode(j);
+	json_decref(j);
+	struct js_net_opts o = {.js = *ret_js};
+	struct js_net *net = NULL;
+	assert_int_equal(js_net_new(&o, &net), 0);
+	if (js_net_mode(net) != JS_NET_PODS) {
+		print_message("no network namespaces here (%s): pod mode not tested\n", js_net_why(net));
+		js_net_free(net);
+		js_jobset_free(*ret_js);
+		skip();
+	}
+	return net;
+}
+
+/** A listener on the pod's own address, port 7000, inside its namespace:
+ * binds only where that address is up. */
+static int listen_in(const struct js_net_pod *p, struct peer *ret)
+{
+	int fd = -1;
+	int r = js_net_pod_netns(p, &fd);
+	if (r < 0)
+		return r;
+	*ret = (struct peer){.netns_fd = fd, .listen_ip = js_net_pod_ip(p)};
+	return in_thread(ret);
+}
+
+/* Every pod is asked for at once, without waiting: each gets its own
+ * namespace with its own address up, ready or not in any order. */
+static void test_many_at_once(void **state)
+{
+	(void)state;
+	struct js_jobset *js = NULL;
+	struct js_net *net = many_net(&js);
+	struct js_net_pod *pods[MANY];
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(js_net_pod_new(net, i, &pods[i]), 0);
+	for (int i = 0; i < MANY; i++)
+		wait_made(net, pods[i]);
+	assert_int_equal(js_net_n_pending(net), 0);
+	ino_t seen[MANY];
+	for (int i = 0; i < MANY; i++) {
+		int fd = -1;
+		assert_int_equal(js_net_pod_netns(pods[i], &fd), 0);
+		seen[i] = netns_ino(fd);
+		for (int k = 0; k < i; k++)
+			assert_true(seen[k] != seen[i]);
+		struct peer l;
+		assert_int_equal(listen_in(pods[i], &l), 0);
+		close(l.listen_fd);
+	}
+	for (int i = 0; i < MANY; i++)
+		js_net_pod_free(pods[i]);
+	js_net_free(net);
+	js_jobset_free(js);
+}
+
+/* A pod that goes before its network is made (cancelled while queued or
+ * being made), a pod replaced while it holds its address (evicted), a pod
+ * released and restarted: the address answers once, from the newest pod. */
+static void test_cancel_and_replace(void **state)
+{
+	(void)state;
+	struct js_jobset *js = NULL;
+	struct js_net *net = many_net(&js);
+	/* Positions beyond the ones made ahead first: made on request. */
+	struct js_net_pod *gone = NULL, *late = NULL;
+	assert_int_equal(js_net_pod_new(net, MANY - 1, &gone), 0);
+	js_net_pod_free(gone); /* pending or not, it goes */
+	assert_int_equal(js_net_pod_new(net, MANY - 1, &late), 0);
+	wait_made(net, late);
+	struct peer l;
+	assert_int_equal(listen_in(late, &l), 0);
+	struct peer dial = {.netns_fd = -1, .dial_ip = js_net_pod_ip(late)};
+	assert_int_equal(in_thread(&dial), 0);
+	close(l.listen_fd);
+
+	/* Replaced while live: the old holder loses its network at once. */
+	struct js_net_pod *old = NULL, *now = NULL;
+	assert_int_equal(js_net_pod_new(net, 0, &old), 0);
+	wait_made(net, old);
+	int fd = -1;
+	assert_int_equal(js_net_pod_netns(old, &fd), 0);
+	ino_t old_ino = netns_ino(fd);
+	assert_int_equal(js_net_pod_new(net, 0, &now), 0);
+	assert_int_equal(js_net_pod_netns(old, &fd), -ENETDOWN);
+	wait_made(net, now);
+	assert_int_equal(js_net_pod_netns(now, &fd), 0);
+	assert_true(netns_ino(fd) != old_ino);
+	assert_string_equal(js_net_pod_ip(now), js_net_pod_ip(old));
+	/* No SO_REUSEADDR, a fresh namespace: the port is free. */
+	assert_int_equal(listen_in(now, &l), 0);
+	dial = (struct peer){.netns_fd = -1, .dial_ip = js_net_pod_ip(now)};
+	assert_int_equal(in_thread(&dial), 0);
+	close(l.listen_fd);
+	js_net_pod_free(old);
+	js_net_pod_free(now);
+	js_net_pod_free(late);
+	assert_int_equal(js_net_n_pending(net), 0);
+	js_net_free(net);
 	js_jobset_free(js);
 }
 
@@ -226,6 +375,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pod_mode),
+		cmocka_unit_test(test_many_at_once),
+		cmocka_unit_test(test_cancel_and_replace),
 		cmocka_unit_test(test_degraded_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,9 @@
 /*
  * rundir_test.c - run directories: fresh or reused (which files go, which
  * stay), the runner lock as liveness, the control FIFO, the per-user root
- * (created private, refused when others can write to it), `latest`.
+ * (created private, refused when others can write to it), `latest`; the
+ * modes of what is created, under umask 0 (so they are ours, not the
+ * umask's): the root and run directories 0700, the control FIFO 0600.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -184,12 +186,56 @@ static void test_root_and_latest(void **state)
 	free(xdg);
 }
 
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_mode & 07777;
+}
+
+static void test_modes(void **state)
+{
+	struct fixture *f = *state;
+	mode_t old = umask(0);
+	char *xdg = js_buf_format("%s/xdg", f->dir);
+	assert_int_equal(mkdir(xdg, 0700), 0);
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	char *root = NULL, *err = NULL;
+	assert_int_equal(js_rundir_root(&root, &err), 0);
+	assert_int_equal(mode_of(root), 0700);
+	char *run = js_buf_format("%s/new/run", f->dir);
+	assert_int_equal(js_rundir_prepare(run, JS_RUNDIR_FRESH, &err), 0);
+	assert_int_equal(mode_of(run), 0700);
+	char *parent = js_buf_format("%s/new", f->dir);
+	assert_int_equal(mode_of(parent), 0755);
+	char *ctl = js_buf_format("%s/control", run);
+	int rd = -1, wr = -1;
+	assert_int_equal(js_rundir_control_open(run, &rd, &wr), 0);
+	assert_int_equal(mode_of(ctl), 0600);
+	close(rd);
+	close(wr);
+	/* An existing directory is the user's choice: left as it is. */
+	char *mine = js_buf_format("%s/mine", f->dir);
+	assert_int_equal(mkdir(mine, 0750), 0);
+	assert_int_equal(js_rundir_prepare(mine, JS_RUNDIR_FRESH, &err), 0);
+	assert_int_equal(mode_of(mine), 0750);
+	unsetenv("XDG_RUNTIME_DIR");
+	umask(old);
+	free(mine);
+	free(ctl);
+	free(parent);
+	free(run);
+	free(root);
+	free(xdg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fresh_and_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_and_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_and_latest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,10 @@
  * running server, stop waits for a running handler and refuses to be called
  * from one.
  *
+ * TLS settings: TLS 1.0/1.1 refused and 1.2/1.3 served, a 1.3-only
+ * server, a configured TLS 1.2 cipher list honoured (a cipher outside it
+ * refused), upstream's cipher names translated; a pair in memory.
+ *
  * The client is OpenSSL, like the server; certificates are generated per
  * run, nothing is read from the tree.
  */
@@ -21,6 +25,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,13 +577,185 @@ static void test_lifecycle(void **state)
 	assert_int_equal(js_webhook_server_free(g.s), 0);
 }
 
+/* ---- TLS settings: versions and ciphers (SPEC §12.6, upstream `tls`) ---- */
+
+/* One handshake to 127.0.0.1:port with the client limited to [min, max]
+ * and, when not NULL, to the TLS 1.2 cipher list `ciphers`. Returns 0 with
+ * the negotiated version and cipher (OpenSSL names), or the OpenSSL reason
+ * of the failure: a refusal by the server is an alert the client received
+ * (SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE),
+ * so it cannot be mistaken for this client declining to try. */
+static int handshake(uint16_t port, int min, int max, const char *ciphers, char *ret_version, char *ret_cipher)
+{
+	int fd = connect_to(port);
+	assert_true(fd >= 0);
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	assert_non_null(ctx);
+	/* Level 0: this client offers TLS 1.0 and 1.1 when asked to. */
+	SSL_CTX_set_security_level(ctx, 0);
+	assert_int_equal(SSL_CTX_set_min_proto_version(ctx, min), 1);
+	assert_int_equal(SSL_CTX_set_max_proto_version(ctx, max), 1);
+	if (ciphers)
+		assert_int_equal(SSL_CTX_set_cipher_list(ctx, ciphers), 1);
+	SSL *ssl = SSL_new(ctx);
+	assert_non_null(ssl);
+	assert_int_equal(SSL_set_fd(ssl, fd), 1);
+	ERR_clear_error();
+	int rc = 0;
+	if (SSL_connect(ssl) == 1) {
+		snprintf(ret_version, 32, "%s", SSL_get_version(ssl));
+		snprintf(ret_cipher, 64, "%s", SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)));
+		(void)SSL_shutdown(ssl);
+	} else {
+		rc = ERR_GET_REASON(ERR_peek_last_error());
+		assert_true(rc != 0);
+	}
+	ERR_clear_error();
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	close(fd);
+	return rc;
+}
+
+static void test_tls_versions_and_ciphers(void **state)
+{
+	(void)state;
+	struct pem pair = make_pair("tls");
+	const char *only[] = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"};
+	char *list = NULL, *err = NULL;
+	assert_int_equal(js_webhook_tls_ciphers(only, JS_ARRAY_SIZE(only), &list, &err), 0);
+	assert_string_equal(list, "ECDHE-ECDSA-AES128-GCM-SHA256");
+	struct js_webhook_route routes[] = {{"/metrics", hello, NULL}};
+	/* The pair in memory, as the metrics server's self-signed one. */
+	struct js_webhook_opts o = {.bind_address = "127.0.0.1",
+				    .cert_pem = pair.cert,
+				    .key_pem = pair.key,
+				    .tls_ciphers = list,
+				    .routes = routes,
+				    .n_routes = 1};
+	struct js_webhook_server *s = NULL, *s13 = NULL;
+	assert_int_equal(js_webhook_server_new(&o, &s), 0);
+	o.tls_min = JS_WEBHOOK_TLS_MIN_1_3;
+	o.tls_ciphers = NULL;
+	assert_int_equal(js_webhook_server_new(&o, &s13), 0);
+	uint16_t port = js_webhook_server_port(s), port13 = js_webhook_server_port(s13);
+
+	static const struct {
+		bool min13;         /* the server with tls_min 1.3 */
+		int lo, hi;         /* client versions */
+		const char *ciphers; /* client's TLS 1.2 list, NULL = OpenSSL's */
+		int reason;         /* 0 = accepted */
+		const char *version, *cipher;
+	} rows[] = {
+		{false, TLS1_VERSION, TLS1_VERSION, NULL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, NULL, NULL},
+		{false, TLS1_1_VERSION, TLS1_1_VERSION, NULL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, NULL, NULL},
+		{false, TLS1_VERSION, TLS1_1_VERSION, NULL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, NULL, NULL},
+		{false, TLS1_2_VERSION, TLS1_2_VERSION, NULL, 0, "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256"},
+		{false, TLS1_3_VERSION, TLS1_3_VERSION, NULL, 0, "TLSv1.3", NULL},
+		/* The configured list is honoured: a cipher outside it is refused
+		 * although the certificate could serve it... */
+		{false, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES256-GCM-SHA384",
+		 SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE, NULL, NULL},
+		{false, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305",
+		 SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE, NULL, NULL},
+		/* ...and the one in it is taken even when offered last. */
+		{false, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256", 0,
+		 "TLSv1.2", "ECDHE-ECDSA-AES128-GCM-SHA256"},
+		/* The 1.3-only server refuses 1.2 and serves 1.3. */
+		{true, TLS1_2_VERSION, TLS1_2_VERSION, NULL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, NULL, NULL},
+		{true, TLS1_VERSION, TLS1_3_VERSION, NULL, 0, "TLSv1.3", NULL},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
+		char version[32] = "", cipher[64] = "";
+		int got = handshake(rows[i].min13 ? port13 : port, rows[i].lo, rows[i].hi, rows[i].ciphers, version,
+				    cipher);
+		if (got != rows[i].reason)
+			fail_msg("row %zu: reason %d (%s), want %d", i, got, ERR_reason_error_string(ERR_PACK(
+				 ERR_LIB_SSL, 0, got)) ? ERR_reason_error_string(ERR_PACK(ERR_LIB_SSL, 0, got)) : "?",
+				 rows[i].reason);
+		if (rows[i].version)
+			assert_string_equal(version, rows[i].version);
+		if (rows[i].cipher)
+			assert_string_equal(cipher, rows[i].cipher);
+	}
+	/* A request over the in-memory pair works end to end. */
+	struct answer a;
+	assert_int_equal(request(port, TLS_1_2, "GET /metrics HTTP/1.1", NULL, &a), 0);
+	assert_int_equal(a.code, 200);
+	assert_string_equal(a.cn, "tls");
+	stop_and_free(s);
+	stop_and_free(s13);
+	s = NULL;
+
+	/* Half a pair in memory, and a cipher list OpenSSL refuses. */
+	struct js_webhook_opts bad = {.bind_address = "127.0.0.1", .cert_pem = pair.cert};
+	assert_int_equal(js_webhook_server_new(&bad, &s), JS_EINVALID);
+	bad.key_pem = pair.key;
+	bad.tls_ciphers = "NO-SUCH-CIPHER";
+	assert_int_equal(js_webhook_server_new(&bad, &s), JS_EINVALID);
+	assert_null(s);
+	free(list);
+	pem_done(&pair);
+}
+
+static void test_tls_cipher_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *names[3];
+		size_t n;
+		int r;
+		const char *want; /* the list, or a part of the message */
+	} rows[] = {
+		{{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
+		 2,
+		 0,
+		 "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"},
+		/* Go's short CHACHA20 names. */
+		{{"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305"}, 1, 0, "ECDHE-ECDSA-CHACHA20-POLY1305"},
+		{{"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"}, 1, 0, "ECDHE-ECDSA-CHACHA20-POLY1305"},
+		/* TLS 1.3 names are skipped; only them leaves no TLS 1.2 suite. */
+		{{"TLS_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, 2, 0, "ECDHE-RSA-AES128-GCM-SHA256"},
+		{{"TLS_AES_128_GCM_SHA256"}, 1, JS_EINVALID, "none of them is a TLS 1.2 cipher suite"},
+		{{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256"},
+		 2,
+		 JS_EINVALID,
+		 "\"ECDHE-RSA-AES128-GCM-SHA256\""},
+		{{"TLS_NOPE"}, 1, JS_EINVALID, "invalid cipher suites: unknown or unsupported cipher suite \"TLS_NOPE\""},
+		{{""}, 1, JS_EINVALID, "\"\""},
+		{{NULL}, 0, JS_EINVALID, "none of them"},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
+		char *list = NULL, *err = NULL;
+		int r = js_webhook_tls_ciphers(rows[i].names, rows[i].n, &list, &err);
+		if (r != rows[i].r)
+			fail_msg("row %zu: %d (%s), want %d", i, r, err ? err : "-", rows[i].r);
+		if (r == 0) {
+			assert_string_equal(list, rows[i].want);
+			assert_null(err);
+		} else {
+			assert_null(list);
+			assert_non_null(err);
+			if (!strstr(err, rows[i].want))
+				fail_msg("row %zu: '%s' lacks '%s'", i, err, rows[i].want);
+		}
+		free(list);
+		free(err);
+	}
+}
+
 int main(void)
 {
+	/* As jobset-controller does: a peer that closed (a refused handshake
+	 * the client still writes to) is an error return, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tls_routes_reload),
 		cmocka_unit_test(test_plain_http),
 		cmocka_unit_test(test_connection_limit),
 		cmocka_unit_test(test_lifecycle),
+		cmocka_unit_test(test_tls_versions_and_ciphers),
+		cmocka_unit_test(test_tls_cipher_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
