@@ -340,12 +340,13 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Wait for one submitted create/delete (`body` for a create), repeating it
+/* Wait for one submitted create/delete (action `i` of `run`), repeating it
  * when the answer asks to with Retry-After (client.h, as client-go does for
  * every verb), and apply the AlreadyExists/NotFound rules. Returns 0 or the
  * error; appends a message to `msgs` on error. */
-static int finish_one(struct js_controller *c, struct observed *o, const struct js_action *a, const json_t *body,
-		      struct js_client_xfer *x, int submit_err, struct js_buf *msgs)
+static int finish_one(struct js_controller *c, struct observed *o, const struct js_action *a,
+		      const struct js_exec_run *run, size_t i, struct js_client_xfer *x, int submit_err,
+		      struct js_buf *msgs)
 {
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
 	int r = submit_err;
@@ -367,7 +368,7 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 		if (!again || js_client_pause(c->client, again) < 0)
 			break;
 		js_apierr_done(&err);
-		r = submit_one(c, o, a, body, &x);
+		r = submit_one(c, o, a, run, i, &x);
 		if (r < 0)
 			js_apierr_set_transport(&err, r, "submitting again after Retry-After");
 		else
@@ -407,7 +408,7 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
 	for (size_t i = 0; i < sent; i++) {
-		int r = finish_one(c, o, &acts[i], create ? bodies[i] : NULL, x[i], submit_err[i], &msgs);
+		int r = finish_one(c, o, &acts[i], run, i, x[i], submit_err[i], &msgs);
 		/* Answers come back about in order: the oldest one frees a slot.
 		 * After a failure nothing more is sent (the pass stops, SPEC
 		 * §11.2); what is in flight is still waited for. */
