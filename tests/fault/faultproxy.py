@@ -21,7 +21,8 @@ test can prove a fault was real. A rule:
     {"name": "r429",                      # counters are kept by name
      "match": {"method": ["POST"],        # any of; omitted = any method
                "path": "/jobs$",          # regex searched in the path (no query)
-               "watch": false},           # true: only watches, false: no watches
+               "watch": false,            # true: only watches, false: no watches
+               "body": "\"restarts\":"},  # regex searched in the request body
      "skip": 0, "every": 1, "limit": 5,   # skip the first N matches, then every
                                           # Nth match injects, at most `limit` times
      "action": "status", ...}             # and the action's parameters:
@@ -127,13 +128,16 @@ class Rule:
         self.methods = set(m.get("method") or [])
         self.path = re.compile(m["path"]) if m.get("path") else None
         self.watch = m.get("watch")
+        self.body = re.compile(m["body"].encode()) if m.get("body") else None
         self.skip = int(spec.get("skip", 0))
         self.every = max(1, int(spec.get("every", 1)))
         self.limit = spec.get("limit")
         self.seen = 0
 
-    def matches(self, method, path, watch):
+    def matches(self, method, path, watch, body):
         if self.methods and method not in self.methods:
+            return False
+        if self.body and not self.body.search(body):
             return False
         if self.path and not self.path.search(path):
             return False
@@ -527,7 +531,7 @@ class Downstream(H2Endpoint):
         delay = 0.0
         rule = None
         for ru in p.rules:
-            if not ru.matches(r.method, r.path, r.watch):
+            if not ru.matches(r.method, r.path, r.watch, r.body):
                 continue
             if ru.action == "count":
                 ru.fire(p.rule_stats)

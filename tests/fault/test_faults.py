@@ -514,9 +514,14 @@ SCENARIOS = [
     Scenario("create-reset-stream", rules=[{"name": "create-reset", "match": {"method": ["POST"], "path": JOBS},
                                             "action": "reset", "reset": "stream", "every": 30, "limit": 6}],
              injected={"create-reset": 6}),
+    # The status write that carries the restart (its merge patch sets
+    # restarts), and then every 3rd other one.
     Scenario("status-reset-connection", rules=[
-        {"name": "status-reset", "match": {"method": ["PATCH"], "path": STATUS}, "action": "reset",
-         "reset": "connection", "every": 3, "limit": 2}], injected={"status-reset": 2}, lossy=True),
+        {"name": "status-reset", "match": {"method": ["PATCH"], "path": STATUS, "body": '"restarts":1[,}]'},
+         "action": "reset", "reset": "connection", "limit": 1},
+        {"name": "status-reset-more", "match": {"method": ["PATCH"], "path": STATUS}, "action": "reset",
+         "reset": "connection", "every": 3, "limit": 2}],
+        injected={"status-reset": 1, "status-reset-more": 2}, lossy=True),
     Scenario("watch-reset-connection", rules=[
         {"name": "watch-reset", "match": {"path": WATCH_JOBS, "watch": True}, "action": "reset", "reset": "connection",
          "after_events": 50, "limit": 2}], injected={"watch-reset": 2}, lossy=True),
