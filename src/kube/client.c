@@ -1062,7 +1062,7 @@ int js_client_create(struct js_client *c, const struct js_resource *res, const c
 	if (r == 0)
 		r = add_write_query(&p, wo, &first);
 	if (r == 0)
-		r = js_client_call(c, "POST", js_buf_str(&p), "application/json", obj, ret, err);
+		r = call_json(c, "POST", js_buf_str(&p), "application/json", obj, wo && wo->once, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -1082,7 +1082,7 @@ int js_client_update(struct js_client *c, const struct js_resource *res, const c
 	if (r == 0)
 		r = add_write_query(&p, wo, &first);
 	if (r == 0)
-		r = js_client_call(c, "PUT", js_buf_str(&p), "application/json", obj, ret, err);
+		r = call_json(c, "PUT", js_buf_str(&p), "application/json", obj, wo && wo->once, ret, err);
 	js_buf_done(&p);
 	return r;
 }
