@@ -935,6 +935,10 @@ def main():
             json.dump(raw_list(args.jobs, args.pods, args.cli), f)
         return
     scale_timeouts(args)
+    # SIGTERM (suite.sh stopped) must still run run_one's cleanup, which
+    # stops the controller under test: it runs in its own session and would
+    # otherwise be left running against a cluster that is gone.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     res = run_one(args, args.mode)
     s = json.dumps(res, indent=1)
     print(s)

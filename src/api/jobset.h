@@ -54,6 +54,19 @@
 #define JS_ANN_DISABLE_IN_PLACE_RESTART "jobset.sigs.k8s.io/disable-in-place-restart"
 #define JS_MANAGED_BY_SELF "jobset.sigs.k8s.io/jobset-controller"
 #define JS_ANN_JOB_COMPLETION_INDEX "batch.kubernetes.io/job-completion-index"
+/* Exclusive placement through scheduling gates (ours, not upstream's: upstream
+ * has no gate; docs/differences.md). The pod webhook puts the label on every
+ * pod of an exclusive Job using the affinity strategy, so the controller's pod
+ * cache holds those pods only, and the gate on each follower until the
+ * controller pins it to its leader's domain. */
+#define JS_GATE_EXCLUSIVE_PLACEMENT "jobset.sigs.k8s.io/exclusive-placement"
+#define JS_LABEL_EXCLUSIVE_PLACEMENT "jobset.sigs.k8s.io/exclusive-placement"
+#define JS_LABEL_EXCLUSIVE_PLACEMENT_VALUE "gated"
+/* Pod condition written before a follower on the wrong domain is deleted, and
+ * its reason (SPEC §2.4, §10). */
+#define JS_POD_CONDITION_DISRUPTION_TARGET "DisruptionTarget"
+#define JS_REASON_EXCLUSIVE_PLACEMENT_VIOLATION "ExclusivePlacementViolation"
+#define JS_MESSAGE_EXCLUSIVE_PLACEMENT_VIOLATION "Pod violated JobSet exclusive placement policy"
 
 /* ---- Enums: each has one string table in api/enums.c ---- */
 
@@ -334,6 +347,17 @@ struct js_gates {
 	bool restart_job;      /* "RestartJob" */
 	bool in_place_restart; /* "InPlaceRestart" */
 	bool elastic_jobset;   /* "ElasticJobSet" */
+};
+
+/** How followers of an exclusive Job (affinity strategy) wait for their
+ * leader (jobset-controller --exclusive-placement; docs/differences.md). */
+enum js_placement_mode {
+	/* Ours, the default: the pod webhook gates each follower and the
+	 * controller lifts the gate with the leader's domain as nodeSelector. */
+	JS_PLACEMENT_GATES = 0,
+	/* Upstream's: followers are refused at admission until the leader is
+	 * bound, then pinned by the mutating webhook (SPEC §9). */
+	JS_PLACEMENT_WEBHOOK,
 };
 
 #endif

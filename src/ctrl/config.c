@@ -398,7 +398,7 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 
 /* ---- flags (SPEC §12.1 plus ours) ---- */
 
-enum fkind { FL_STR, FL_BOOL, FL_INT, FL_FLOAT, FL_GATES, FL_LEVEL, FL_DURATION };
+enum fkind { FL_STR, FL_BOOL, FL_INT, FL_FLOAT, FL_GATES, FL_LEVEL, FL_DURATION, FL_PLACEMENT };
 
 struct flag {
 	const char *name;
@@ -439,6 +439,7 @@ static const struct flag flags[] = {
 	FL("cert-extra-sans", FL_STR, cert_extra_sans, 0, 0),
 	FL("cert-check-interval", FL_DURATION, cert_interval_ms, 1000, 24 * 3600 * 1000),
 	FL("reconcile-fold-window", FL_DURATION, fold_window_ms, 0, 10000),
+	FL("exclusive-placement", FL_PLACEMENT, placement, 0, 0),
 	FL("zap-log-level", FL_LEVEL, verbosity, 0, 0),
 	FL("v", FL_INT, verbosity, 0, 10),
 	FL("help", FL_BOOL, help, 0, 0),
@@ -493,6 +494,14 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 		return 0;
 	case FL_GATES:
 		return js_gates_parse(v, (struct js_gates *)(base + f->off), reterr_msg);
+	case FL_PLACEMENT:
+		if (strcmp(v, "gates") == 0)
+			*(enum js_placement_mode *)(base + f->off) = JS_PLACEMENT_GATES;
+		else if (strcmp(v, "webhook") == 0)
+			*(enum js_placement_mode *)(base + f->off) = JS_PLACEMENT_WEBHOOK;
+		else
+			return fail(reterr_msg, "--%s: expected gates or webhook, got '%s'", f->name, v);
+		return 0;
 	case FL_LEVEL: {
 		static const struct {
 			const char *name;
@@ -683,6 +692,9 @@ const char *js_config_usage(void)
 	       "  --cert-check-interval DURATION    how often certificates and CA bundles are checked (1m)\n"
 	       "  --reconcile-fold-window DURATION  child Job events of one JobSet within this window fold\n"
 	       "                                    into one reconcile (250ms; 0 = reconcile at once; <= 10s)\n"
+	       "  --exclusive-placement gates|webhook  followers of an exclusive Job wait behind a scheduling\n"
+	       "                                    gate the controller lifts (gates), or are refused at\n"
+	       "                                    admission until their leader is bound (webhook: upstream's)\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

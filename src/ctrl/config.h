@@ -92,6 +92,10 @@ struct js_config {
 	char *cert_extra_sans;  /* --cert-extra-sans "127.0.0.1,host.example" */
 	int cert_interval_ms;   /* --cert-check-interval (1m) */
 	int fold_window_ms;     /* --reconcile-fold-window (JS_CONFIG_FOLD_WINDOW_MS; 0..10 s) */
+	/* --exclusive-placement gates|webhook (gates): how followers of an
+	 * exclusive Job wait for their leader (api/jobset.h js_placement_mode,
+	 * docs/differences.md). */
+	enum js_placement_mode placement;
 
 	/* TLS of the webhook and metrics servers (SPEC §12.2, §12.6): upstream's
 	 * Configuration `tls` section, also as flags (k8s component names). */

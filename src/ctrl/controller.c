@@ -17,6 +17,7 @@
 
 #define QUEUE_NAME "jobset"
 #define CONTROLLER_NAME "jobset"
+#define PLACEMENT_CONTROLLER_NAME "pod"
 
 /* ---- metrics (docs/controller.md lists them) ---- */
 
@@ -138,10 +139,10 @@ static void count_event(struct js_controller *c, const char *resource, const cha
 	(void)js_metrics_add(c->metrics, JS__M_WATCH_EVENTS, v, 1);
 }
 
-/* Queue `key` now, or after the fold window (`fold`): every event of the
+/* js__ctrl_enqueue: queue `key` now, or after the fold window (`fold`): every event of the
  * window then ends in the one reconcile that runs when it closes
  * (workqueue.h add_after). */
-static void enqueue(struct js_controller *c, const char *key, bool fold, const char *resource)
+void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const char *resource)
 {
 	if (!key)
 		return;
@@ -159,7 +160,7 @@ static void enqueue(struct js_controller *c, const char *key, bool fold, const c
 static void jobset_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	enqueue(user, js_cache_jobset_of(rec)->key, false, "jobsets");
+	js__ctrl_enqueue(user, js_cache_jobset_of(rec)->key, false, "jobsets");
 }
 
 static void jobset_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
@@ -174,7 +175,7 @@ static void jobset_update(void *user, const void *old_rec, const void *rec, cons
 	bool changed = js_cache_jobset_changed(js_cache_jobset_of(old_rec), cur, w ? &cw : NULL);
 	pthread_mutex_unlock(&c->mu);
 	if (changed)
-		enqueue(c, cur->key, false, "jobsets");
+		js__ctrl_enqueue(c, cur->key, false, "jobsets");
 	else
 		count_event(c, "jobsets", "filtered");
 }
@@ -188,7 +189,7 @@ static void jobset_delete(void *user, const void *rec, const json_t *obj, bool u
 	pthread_mutex_lock(&c->mu);
 	js_hmap_del(c->written, key, NULL);
 	pthread_mutex_unlock(&c->mu);
-	enqueue(c, key, false, "jobsets");
+	js__ctrl_enqueue(c, key, false, "jobsets");
 }
 
 /* The key of the JobSet whose uid is `uid`, or NULL (caller frees). */
@@ -208,7 +209,7 @@ static char *jobset_key_by_uid(struct js_controller *c, const char *uid)
 static void enqueue_job_owner(struct js_controller *c, const struct js_obsjob *j, const json_t *obj)
 {
 	char *key = obj ? js_owner_jobset_key(obj) : jobset_key_by_uid(c, j->owner_uid);
-	enqueue(c, key, true, "jobs");
+	js__ctrl_enqueue(c, key, true, "jobs");
 	free(key);
 }
 
@@ -241,7 +242,7 @@ static void job_delete(void *user, const void *rec, const json_t *obj, bool unkn
  * struct js__ctrl_child. */
 static void child_event(const struct js__ctrl_child *ch, const void *rec)
 {
-	enqueue(ch->c, ((const struct js_cache_child *)rec)->jobset_key, true, ch->resource);
+	js__ctrl_enqueue(ch->c, ((const struct js_cache_child *)rec)->jobset_key, true, ch->resource);
 }
 
 static void child_add(void *user, const void *rec, const json_t *obj)
@@ -301,9 +302,14 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 {
 	uint64_t t0 = js__ctrl_now_ns();
 	struct js__sync_result res = {0};
-	js__sync_key(c, key, arena, &res);
+	size_t pl = strlen(JS__CTRL_PLACEMENT_PREFIX);
+	bool placement = strncmp(key, JS__CTRL_PLACEMENT_PREFIX, pl) == 0;
+	if (placement)
+		js__placement_sync(c, key + pl, &res);
+	else
+		js__sync_key(c, key, arena, &res);
 	js_arena_reset(arena);
-	const char *ctl[] = {CONTROLLER_NAME};
+	const char *ctl[] = {placement ? PLACEMENT_CONTROLLER_NAME : CONTROLLER_NAME};
 	const char *qn[] = {QUEUE_NAME};
 	double dt = since_s(t0);
 	(void)js_metrics_observe(c->metrics, JS__M_RECONCILE_TIME, ctl, dt);
@@ -316,7 +322,11 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 		uint64_t d = js_workqueue_add_rate_limited(c->q, key);
 		if (!atomic_load(&c->abort))
 			js__ctrl_logf(c, res.conflict ? JS_CONTROLLER_LOG_DEBUG : JS_CONTROLLER_LOG_INFO,
-				      "jobset '%s': retry in %.3f s", key, (double)d / 1e9);
+				      "%s '%s': retry in %.3f s", placement ? "pods of Job" : "jobset", key,
+				      (double)d / 1e9);
+	} else if (res.backoff) {
+		result = "requeue";
+		(void)js_workqueue_add_rate_limited(c->q, key);
 	} else {
 		js_workqueue_forget(c->q, key);
 		if (res.has_requeue_after) {
@@ -327,14 +337,15 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 			result = "success";
 		}
 	}
-	const char *rv[] = {CONTROLLER_NAME, result};
+	const char *rv[] = {ctl[0], result};
 	(void)js_metrics_add(c->metrics, JS__M_RECONCILE_TOTAL, rv, 1);
 }
 
 static bool caches_synced(struct js_controller *c)
 {
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
-	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs);
+	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs) &&
+	       (!c->pods || js_informer_has_synced(c->pods));
 }
 
 static void *worker(void *arg)
@@ -347,8 +358,9 @@ static void *worker(void *arg)
 	/* Never act on a partial view: a missing Job would be created twice. */
 	while (!atomic_load(&c->stopping) && !caches_synced(c)) {
 		if (js_informer_wait_synced(c->jobsets, 200) == 0 && js_informer_wait_synced(c->jobs, 200) == 0 &&
-		    js_informer_wait_synced(c->services, 200) == 0)
-			(void)!js_informer_wait_synced(c->pvcs, 200);
+		    js_informer_wait_synced(c->services, 200) == 0 && js_informer_wait_synced(c->pvcs, 200) == 0 &&
+		    c->pods)
+			(void)!js_informer_wait_synced(c->pods, 200);
 	}
 	for (;;) {
 		char *key = NULL;
@@ -490,6 +502,8 @@ static int make_informers(struct js_controller *c)
 	if (r == 0)
 		r = make_informer(c, &js_client_res_pvcs, &js_cache_pvc_type, JS_LABEL_JOBSET_NAME, &ch,
 				  &c->pvc_events, &c->pvcs);
+	if (r == 0 && c->o.placement == JS_PLACEMENT_GATES)
+		r = js__placement_informer(c);
 	return r;
 }
 
@@ -520,6 +534,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	pthread_condattr_destroy(&ca);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
+	c->waits = js_hmap_new(NULL);
 	atomic_init(&c->abort, false);
 
 	int r = js_metrics_new(families, JS__M__COUNT, &c->metrics);
@@ -560,8 +575,8 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs) && infs[i]; i++) {
 		int r = js_informer_start(infs[i]);
 		if (r < 0)
 			return r; /* js_controller_stop stops what did start */
@@ -649,8 +664,8 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
 		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs) && infs[i]; i++)
 		(void)js_informer_stop(infs[i]);
 	c->stop_result = r;
 	atomic_store(&c->stopped, true);
@@ -669,7 +684,7 @@ int js_controller_free(struct js_controller *c)
 	}
 	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
 	c->le = NULL;
-	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs};
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
 		*infs[i] = NULL;
@@ -679,6 +694,7 @@ int js_controller_free(struct js_controller *c)
 	c->metrics = js_metrics_free(c->metrics);
 	js_hmap_free(c->enqueued);
 	js_hmap_free(c->written);
+	js_hmap_free(c->waits);
 	free(c->threads);
 	free(c->lease_namespace);
 	free(c->lease_name);
@@ -729,4 +745,6 @@ void js_controller_refresh_metrics(struct js_controller *c)
 	informer_metrics(c, c->jobs, "jobs");
 	informer_metrics(c, c->services, "services");
 	informer_metrics(c, c->pvcs, "persistentvolumeclaims");
+	if (c->pods)
+		informer_metrics(c, c->pods, "pods");
 }

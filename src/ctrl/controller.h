@@ -3,7 +3,8 @@
  * informer caches it owns, the work queue, N reconcile workers, leader
  * election and the event recorder, wired around the reconcile core.
  *
- * Caches (never a cluster-wide Pod cache, upstream #778): every JobSet; Jobs,
+ * Caches (never a cluster-wide Pod cache, upstream #778; in gates mode the
+ * pods the pod webhook labelled, ctrl/placement.c): every JobSet; Jobs,
  * Services and PVCs carrying label jobset.sigs.k8s.io/jobset-name (the
  * Service we create gets that label too, see docs/controller.md). Each
  * keeps a compact record made at ingest (ctrl/cache.h), never the JSON.
@@ -62,6 +63,10 @@ struct js_controller_opts {
 	int cache_wait_ms;           /* read-your-writes wait after a write; 0 = 3000, < 0 = none */
 	int fold_window_ms;          /* child events of one JobSet within this window fold into one
 					reconcile; 0 = reconcile at once (ctrl/config.h default) */
+	/* JS_PLACEMENT_GATES also runs the placement controller (ctrl/placement.c,
+	 * docs/controller.md "Exclusive placement"): a cache of the pods the pod
+	 * webhook labelled, and the lifting of their scheduling gates. */
+	enum js_placement_mode placement;
 	js_controller_log_fn *log;   /* may be NULL */
 	void *log_user;
 };

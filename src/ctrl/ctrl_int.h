@@ -24,6 +24,10 @@
 /* Index of JobSets by metadata.uid (an orphaned Job's former owner). */
 #define JS__CTRL_INDEX_UID "uid"
 
+/* Work-queue keys of the placement controller (ctrl/placement.c):
+ * prefix + "<namespace>/<Job uid>". */
+#define JS__CTRL_PLACEMENT_PREFIX "placement:"
+
 /* Metric families, in the order of the table in controller.c. */
 enum {
 	JS__M_FAILED,            /* jobset_failed_total{jobset_name,namespace} */
@@ -62,6 +66,7 @@ struct js_controller {
 	struct js_client *client;
 	struct js_metrics *metrics;
 	struct js_informer *jobsets, *jobs, *services, *pvcs;
+	struct js_informer *pods;    /* placement: labelled pods only; NULL in webhook mode */
 	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
@@ -75,6 +80,7 @@ struct js_controller {
 	int alive;                   /* worker threads not yet exited */
 	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
 	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
+	struct js_hmap *waits;       /* pod uid -> 1 + the js_placement_why last said (placement.c) */
 	int stop_result;             /* what the first js_controller_stop returned */
 
 	atomic_bool started, workers_started, stopping, stopped, lost;
@@ -88,6 +94,7 @@ struct js_controller {
 struct js__sync_result {
 	bool error;             /* retry with backoff */
 	bool conflict;          /* (error) status write conflicted: do not log */
+	bool backoff;           /* not an error: look again with the queue's backoff */
 	bool has_requeue_after; /* reconcile again after ... */
 	int64_t requeue_after;  /* ... seconds */
 };
@@ -97,6 +104,18 @@ struct js_arena;
 /* Reconcile key "ns/name" once (SPEC §11.2), with scratch memory from
  * `arena` (the caller resets it afterwards). sync.c. */
 void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res);
+
+/* Create c->pods, the placement controller's pod cache with its index.
+ * Returns 0 or an informer error. placement.c. */
+int js__placement_informer(struct js_controller *c);
+
+/* Place the followers of one Job: `key` without JS__CTRL_PLACEMENT_PREFIX,
+ * "<namespace>/<Job uid>". placement.c. */
+void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res);
+
+/* Queue `key` now, or (`fold`) after the fold window; counts the event of
+ * `resource`. controller.c. */
+void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const char *resource);
 
 /* Log a formatted line through the user's callback. controller.c. */
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...) JS_PRINTF(3, 4);

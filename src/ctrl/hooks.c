@@ -153,6 +153,7 @@ static int try_start(struct js_hooks *h, int *last_err)
 		.admission = true,
 		.admit = {.gates = h->o.gates,
 			  .strict = h->o.strict,
+			  .placement = h->o.placement,
 			  .lookups = {h, pvc_lookup, list_pods, get_node}},
 		.log = server_log,
 		.log_ctx = h,

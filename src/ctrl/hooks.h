@@ -14,12 +14,14 @@
  * reloads rotated files by itself. js_hooks_ready() is what /readyz adds:
  * false ("certificates are not ready") until the server serves them.
  *
- * Lookups (webhook.h): PVC GET (SPEC §5.3.3), pods of one JobSet by LIST with
- * the follower's label selector in its namespace (SPEC §9.1), Node GET. They
- * are direct API reads, not a cache: the controller keeps no Pod or Node
- * cache (never a cluster-wide Pod cache, upstream #778), and a follower pod
- * checked against a stale view of its leader would be refused once more and
- * wait out another Job controller backoff.
+ * Lookups (webhook.h): PVC GET (SPEC §5.3.3), and, with
+ * --exclusive-placement=webhook only, pods of one JobSet by LIST with the
+ * follower's label selector in its namespace (SPEC §9.1) and Node GET. They
+ * are direct API reads, not a cache: the controller keeps no Node cache and
+ * never a cluster-wide Pod cache (upstream #778; its placement cache holds
+ * labelled pods only, ctrl/placement.c), and a follower pod checked against
+ * a stale view of its leader would be refused once more and wait out another
+ * Job controller backoff.
  *
  * Threading: new/start/free from one owner thread; ready/port from any.
  */
@@ -46,6 +48,7 @@ struct js_hooks_opts {
 	const char *cert_dir;     /* required: tls.crt, tls.key */
 	struct js_gates gates;
 	bool strict;              /* our extra checks (api/validate.h); the controller sets it */
+	enum js_placement_mode placement; /* pod webhooks: gates (ours) or upstream's rejections */
 	/* TLS settings (webhook.h; SPEC §12.6): minimum version, TLS 1.2
 	 * ciphers (OpenSSL list, copied; NULL = OpenSSL's). */
 	enum js_webhook_tls_min tls_min;

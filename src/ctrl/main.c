@@ -373,6 +373,7 @@ static int start_hooks(struct js_client *client, const struct tls_setup *tls, st
 		.cert_dir = dir,
 		.gates = arg_cfg.gates,
 		.strict = true,
+		.placement = arg_cfg.placement,
 		.tls_min = tls->min,
 		.tls_ciphers = tls->ciphers,
 		.internal = internal,
@@ -482,6 +483,7 @@ int main(int argc, char **argv)
 		.renew_deadline_ms = arg_cfg.renew_deadline_ms,
 		.retry_period_ms = arg_cfg.retry_period_ms,
 		.fold_window_ms = arg_cfg.fold_window_ms,
+		.placement = arg_cfg.placement,
 		.log = ctrl_log,
 	};
 	r = js_controller_new(&o, &ctl);

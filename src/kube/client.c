@@ -610,6 +610,11 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	js_ratelimit_init(&c->rl, c->opts.qps, c->opts.burst, js__kutil_now_ns());
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	/* libcurl's default of 100 streams per connection is less than a
+	 * controller's window of writes plus its watches; past it libcurl
+	 * would open a second TLS connection. The server's own limit (the
+	 * kube-apiserver advertises 250 or more) still applies. */
+	curl_multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 200L);
 	r = -pthread_create(&c->io, NULL, io_main, c);
 	if (r < 0)
 		goto fail;

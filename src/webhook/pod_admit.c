@@ -2,11 +2,18 @@
  * pod_admit.c - the pod admission webhooks mpod.kb.io and vpod.kb.io
  * (SPEC §9): exclusive placement of one child Job per topology domain.
  *
- * No scheduling gates: the leader pod (completion index 0) gets a pod
- * affinity to its own Job and an anti-affinity to every other Job of the same
- * priority; followers are rejected until the leader is bound to a node, then
- * pinned to the leader's domain with a nodeSelector. The Job controller
- * retries rejected pod creations with its own backoff.
+ * The leader pod (completion index 0) gets a pod affinity to its own Job and
+ * an anti-affinity to every other Job of the same priority, in both modes.
+ * Followers:
+ *  - gates (ours, the default): every pod of the Job is labelled
+ *    JS_LABEL_EXCLUSIVE_PLACEMENT (the controller's pod cache selects on it)
+ *    and each follower gets the scheduling gate JS_GATE_EXCLUSIVE_PLACEMENT;
+ *    the controller lifts the gate and adds the leader's domain as
+ *    nodeSelector once the leader is bound (ctrl/placement.c). No lookups,
+ *    no rejections for a leader that is not scheduled yet.
+ *  - webhook (upstream's): followers are rejected until the leader is bound
+ *    to a node, then pinned to the leader's domain with a nodeSelector; the
+ *    Job controller retries rejected pod creations with its own backoff.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +267,37 @@ out:
 	return ok;
 }
 
+static bool has_gate(const json_t *pod)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i, g)
+	{
+		const char *name = js_json_str(g, "name");
+		if (name && strcmp(name, JS_GATE_EXCLUSIVE_PLACEMENT) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Gates mode (see the top): label the pod; gate a follower. A pod created
+ * with spec.nodeName is left alone: the API server refuses scheduling gates
+ * on a bound pod, and its placement is already decided. */
+static void gate_follower(json_t *pod, bool leader)
+{
+	json_t *spec = require_obj(pod, "spec");
+	const char *node = js_json_str(spec, "nodeName");
+	if (node && node[0])
+		return;
+	json_object_set_new(require_obj(require_obj(pod, "metadata"), "labels"), JS_LABEL_EXCLUSIVE_PLACEMENT,
+			    json_string(JS_LABEL_EXCLUSIVE_PLACEMENT_VALUE));
+	if (leader || has_gate(pod))
+		return;
+	json_t *gate = json_object();
+	json_object_set_new(gate, "name", json_string(JS_GATE_EXCLUSIVE_PLACEMENT));
+	json_array_append_new(require_arr(spec, "schedulingGates"), gate);
+}
+
 void js__pod_admit_mutate(const struct js_webhook_admit_cfg *cfg, const struct js_admission_req *req,
 			  struct js_admission_resp *resp)
 {
@@ -282,9 +320,12 @@ void js__pod_admit_mutate(const struct js_webhook_admit_cfg *cfg, const struct j
 	bool ok = true;
 	if (topology) { /* PM4 */
 		char *topo = js_xstrdup(topology);
-		if (is_leader(pod))
+		bool leader = is_leader(pod);
+		if (leader)
 			leader_affinity(pod, topo); /* PM5 */
-		else
+		if (cfg->placement == JS_PLACEMENT_GATES)
+			gate_follower(pod, leader);
+		else if (!leader)
 			ok = follower_selector(cfg, req, pod, topo, resp); /* PM6 */
 		free(topo);
 	}
@@ -314,7 +355,16 @@ void js__pod_admit_validate(const struct js_webhook_admit_cfg *cfg, const struct
 	const json_t *sel = json_object_get(json_object_get(pod, "spec"), "nodeSelector");
 	struct js_buf msg;
 	js_buf_init(&msg, 8192);
-	if (!json_is_object(sel)) { /* PV5 */
+	if (cfg->placement == JS_PLACEMENT_GATES) {
+		/* A follower waits behind the gate, or was placed some other
+		 * way; never refused for a leader that is not scheduled yet. */
+		const char *node = js_json_str(json_object_get(pod, "spec"), "nodeName");
+		if (!has_gate(pod) && !json_object_get(sel, topology) && !(node && node[0]))
+			best_effort(js_buf_printf(&msg,
+						  "follower pod has neither the scheduling gate %s nor a node selector for "
+						  "%s: the pod mutating webhook (mpod.kb.io) did not run for it",
+						  JS_GATE_EXCLUSIVE_PLACEMENT, topology));
+	} else if (!json_is_object(sel)) { /* PV5 */
 		best_effort(js_buf_puts(&msg, "follower pod node selector not set"));
 	} else if (!json_object_get(sel, topology)) { /* PV6 */
 		best_effort(js_buf_printf(&msg, "follower pod node selector for topology domain not found. missing selector: %s",

@@ -97,6 +97,10 @@ struct js_webhook_admit_cfg {
 	/* Also run the checks upstream does not make (embedded Job template,
 	 * hostnames, ...; api/validate.h). The server turns it on by default. */
 	bool strict;
+	/* Pod webhooks (SPEC §9; docs/differences.md): JS_PLACEMENT_GATES (0)
+	 * labels exclusive pods and gates followers, with no lookups;
+	 * JS_PLACEMENT_WEBHOOK is upstream's lookup-and-reject behaviour. */
+	enum js_placement_mode placement;
 	struct js_webhook_lookups lookups;
 };
 

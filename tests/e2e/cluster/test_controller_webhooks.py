@@ -257,3 +257,171 @@ def test_readyz_waits_for_certificates(kube, setup, tmp_path):
         assert s.ctl.leader() == s.ctl.identity
     finally:
         assert other.stop() == 0
+
+
+# ---- exclusive placement through scheduling gates (docs/controller.md
+# "Exclusive placement"; the controller runs with the default
+# --exclusive-placement=gates) ----
+
+GATE = "jobset.sigs.k8s.io/exclusive-placement"
+
+
+def _events(kube, ns, reason):
+    items = json.loads(kube.run("get", "events.v1.events.k8s.io", "-n", ns, "-o", "json").stdout)["items"]
+    return [e for e in items if e.get("reason") == reason]
+
+
+def _gates(pod):
+    return [g["name"] for g in pod["spec"].get("schedulingGates") or []]
+
+
+def _index(pod):
+    return pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+
+
+def _live(pods):
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")
+            and p["status"].get("phase") not in ("Succeeded", "Failed")]
+
+
+def _node_label(kube, node, key, value):
+    arg = f"{key}={value}" if value is not None else f"{key}-"
+    kube.run("label", "node", node, arg, "--overwrite")
+
+
+def _exclusive_jobset(name, topo, pods, selector):
+    rj = {"name": "workers", "replicas": 1,
+          "template": {"spec": {"parallelism": pods, "completions": pods, "backoffLimit": 10,
+                                "template": {"metadata": {"annotations": {
+                                    "alpha.jobset.sigs.k8s.io/exclusive-topology": topo,
+                                    "jobset-test/run-for": "1h"}},
+                                    "spec": {"nodeSelector": selector,
+                                             "containers": [{"name": "c", "image": "busybox"}]}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
+            "spec": {"replicatedJobs": [rj]}}
+
+
+def test_placement_gates_wait_follow_and_repair(kube, setup):
+    """Followers are created at once (no admission rejection), wait behind the
+    gate with an Event saying why (#1187), follow the leader once it is bound,
+    and are repaired once they no longer match the leader's domain (#1269):
+    here the leader's Node is relabelled, and the next pod event of the Job
+    (a follower deleted by hand) makes the controller look again."""
+    s = setup
+    ns = s.namespace(f"place-{s.id}")
+    pin, key, node = f"jobset-test/place-{s.id}", f"jobset-test/domain-{s.id}", "kwok-node-0"
+    sel = "jobset.sigs.k8s.io/jobset-name=gated"
+    try:
+        # No node carries `pin` yet: the leader cannot be scheduled.
+        kube.run("create", "-n", ns, "-f", "-", input=json.dumps(_exclusive_jobset("gated", key, 4, {pin: "yes"})))
+        pods = wait_for("all four pods created", lambda: (lambda p: p if len(p) == 4 else None)(
+            kube.list("pods", ns, sel)), 60)
+        for p in pods:
+            assert p["metadata"]["labels"].get(GATE) == "gated", p["metadata"]
+            if _index(p) == "0":
+                leader = p["metadata"]["name"]
+                assert GATE not in _gates(p)
+            else:
+                assert GATE in _gates(p), p["spec"]
+                assert key not in (p["spec"].get("nodeSelector") or {})
+
+        def waiting():
+            ev = [e for e in _events(kube, ns, "ExclusivePlacementWaiting")
+                  if f"waiting for leader pod {leader} to be scheduled" in e.get("note", "")]
+            return ev if len({e["regarding"]["name"] for e in ev}) == 3 else None
+        wait_for("an ExclusivePlacementWaiting event on each follower", waiting, 60)
+        # The Job controller never saw a refusal.
+        assert not _events(kube, ns, "FailedCreate"), _events(kube, ns, "FailedCreate")
+
+        def placed(domain):
+            def check():
+                live = _live(kube.list("pods", ns, sel))
+                ok = len(live) == 4 and all(
+                    p["spec"].get("nodeName") == node and GATE not in _gates(p) and
+                    (_index(p) == "0" or p["spec"]["nodeSelector"].get(key) == domain) for p in live)
+                return live if ok else None
+            return check
+
+        # Let the leader in: the followers follow it into domain a.
+        kube.run("label", "node", node, f"{pin}=yes", f"{key}=a", "--overwrite")
+        live = wait_for(f"all four pods on {node}, followers pinned to {key}=a", placed("a"), 90)
+        followers = sorted(p["metadata"]["name"] for p in live if _index(p) != "0")
+
+        # The leader's domain becomes b; the next pod event of the Job (one
+        # follower deleted) repairs the two followers still pinned to a.
+        _node_label(kube, node, key, "b")
+        kube.run("delete", "pod", "-n", ns, followers[0], "--wait=false")
+        wait_for(f"all four pods on {node}, followers pinned to {key}=b", placed("b"), 120)
+        repaired = {e["regarding"]["name"] for e in _events(kube, ns, "ExclusivePlacementViolation")}
+        assert set(followers[1:]) <= repaired, (followers, repaired)
+        assert not _events(kube, ns, "FailedCreate")
+    finally:
+        _node_label(kube, node, pin, None)
+        _node_label(kube, node, key, None)
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def test_placement_empty_domain_never_injected(kube, setup):
+    """A leader on a Node whose topology label is empty gives no domain: the
+    followers stay gated and say so (#1088); once the label has a value they
+    follow (the controller looks again with backoff: Nodes are not watched)."""
+    s = setup
+    ns = s.namespace(f"place-empty-{s.id}")
+    key = f"jobset-test/domain-{s.id}"
+    node = f"place-empty-{s.id}"
+    spec = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                         "labels": {"type": "kwok", "kubernetes.io/hostname": node, key: ""}},
+            "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+                       "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
+    kube.run("create", "-f", "-", input=json.dumps(spec))
+    try:
+        kube.run("create", "-n", ns, "-f", "-",
+                 input=json.dumps(_exclusive_jobset("empty", key, 2, {"kubernetes.io/hostname": node})))
+
+        def said():
+            ev = [e for e in _events(kube, ns, "ExclusivePlacementWaiting")
+                  if f"node {node} of leader pod" in e.get("note", "") and
+                  f"has an empty value for label {key}" in e.get("note", "")]
+            return ev or None
+        wait_for("the follower saying its leader's node has an empty domain", said, 90)
+        follower = [p for p in kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=empty") if _index(p) == "1"]
+        assert follower and GATE in _gates(follower[0]), follower
+        assert key not in (follower[0]["spec"].get("nodeSelector") or {}), follower[0]["spec"]
+
+        _node_label(kube, node, key, "d1")
+
+        def followed():
+            f = [p for p in _live(kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=empty")) if _index(p) == "1"]
+            return f if f and GATE not in _gates(f[0]) and f[0]["spec"]["nodeSelector"].get(key) == "d1" else None
+        wait_for(f"the follower pinned to {key}=d1", followed, 90)
+    finally:
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+        kube.run("delete", "node", node, "--ignore-not-found", "--wait=false", check=False)
+
+
+def test_placement_webhook_mode_is_upstreams(kube, setup):
+    """--exclusive-placement=webhook: no label, no gate, no pod cache; the
+    follower is pinned by mpod.kb.io at admission, as upstream."""
+    s = setup
+    s.ctl.restart(*s.args, "--exclusive-placement=webhook")
+    ns = s.namespace(f"place-wh-{s.id}")
+    try:
+        js = _exclusive_jobset("upstream", TOPO, 2, {})
+        del js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"][
+            "jobset-test/run-for"]
+        kube.run("create", "-n", ns, "-f", "-", input=json.dumps(js))
+        done = wait_terminal(kube, "upstream", ns, "Completed", timeout=150)
+        assert condition(done, "Completed")
+        pods = [p for p in kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=upstream")
+                if p["status"].get("phase") == "Succeeded"]
+        by_index = {_index(p): p for p in pods}
+        assert set(by_index) == {"0", "1"}, [p["metadata"]["name"] for p in pods]
+        for p in pods:
+            assert GATE not in p["metadata"]["labels"] and GATE not in _gates(p), p["metadata"]
+        node = json.loads(kube.run("get", "node", by_index["0"]["spec"]["nodeName"], "-o", "json").stdout)
+        assert by_index["1"]["spec"]["nodeSelector"] == {TOPO: node["metadata"]["labels"][TOPO]}
+        assert 'jobset_controller_cache_objects{resource="pods"}' not in s.ctl.metrics()
+    finally:
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+        s.ctl.restart(*s.args)

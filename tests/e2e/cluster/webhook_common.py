@@ -91,14 +91,21 @@ class WebhookHost:
         self.ctl = Controller(self.kube, LEASE_NS, self.lease, self.logdir, webhooks=True)
         # Controller.start waits for /readyz: caches synced and the webhook
         # server serving the certificate.
-        self.ctl.start("--cert-management=none", f"--webhook-cert-dir={cert_dir}", "--webhook-host=127.0.0.1",
-                       f"--webhook-port={self.port}", wait_leader=False)
+        self.args = ("--cert-management=none", f"--webhook-cert-dir={cert_dir}", "--webhook-host=127.0.0.1",
+                     f"--webhook-port={self.port}")
+        self.ctl.start(*self.args, wait_leader=False)
         self.log = self.ctl.log
         assert self.ctl.leader() == LEASE_HOLDER, "the webhook host must stand by, not reconcile"
         ctx = ssl.create_default_context(cafile=os.environ["JOBSET_TEST_CA"])
         wait_until("webhook TLS handshake verified with the cluster CA", lambda: self._handshake(ctx), 30)
         self.register()
         return self
+
+    def restart(self, *extra):
+        """The same host on the same port, with `extra` flags (e.g.
+        --exclusive-placement=webhook); the registrations stay."""
+        self.ctl.stop()
+        self.ctl.start(*self.args, *extra, wait_leader=False)
 
     def hold_lease(self):
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -318,6 +318,14 @@ static void test_flags_and_precedence(void **state)
 	assert_string_equal(c.mutating_name, JS_CONFIG_MUTATING_NAME);
 	assert_string_equal(c.validating_name, JS_CONFIG_VALIDATING_NAME);
 	assert_int_equal(c.cert_interval_ms, 60000);
+	assert_int_equal(c.placement, JS_PLACEMENT_GATES);
+	js_config_done(&c);
+
+	/* Upstream's exclusive placement behind a flag (docs/differences.md). */
+	char *argvp[] = {"jobset-controller", "--exclusive-placement", "webhook", NULL};
+	js_config_defaults(&c);
+	assert_int_equal(js_config_parse_args(&c, 3, argvp, &err), 0);
+	assert_int_equal(c.placement, JS_PLACEMENT_WEBHOOK);
 	js_config_done(&c);
 
 	static const struct {
@@ -336,6 +344,7 @@ static void test_flags_and_precedence(void **state)
 		{{"--webhook-secret-name=-bad"}, "DNS-1123 subdomain"},
 		{{"--cert-check-interval=100ms"}, "--cert-check-interval"},
 		{{"--webhook-port=0"}, "--webhook-port"},
+		{{"--exclusive-placement=admission"}, "--exclusive-placement: expected gates or webhook, got 'admission'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = NULL;

@@ -74,6 +74,8 @@ enum world {
 	W_NODE_NO_LABEL = 32,
 	W_RESTART_JOB_GATE = 64,
 	W_NODE_GONE = 128,        /* the leader's node cannot be read */
+	W_UPSTREAM = 256,         /* --exclusive-placement=webhook; else gates, where pod
+				     webhooks must make no lookup at all */
 };
 
 struct expect_at {
@@ -185,11 +187,11 @@ static const struct rcase cases[] = {
 	  {"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.namespaceSelector", "{}"}}},
 	{"pod-priority-label", PDM, "CREATE", true, "{\"spec\":{\"priority\":100}}", NULL, W_LEADER_PENDING, true, 0,
 	 NULL, NULL, true, {{"metadata.labels.jobset.sigs.k8s.io/priority", "\"100\""}, {"spec.nodeSelector", NULL}}},
-	{"pod-follower-pinned", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED, true, 0, NULL, NULL, true,
+	{"pod-follower-pinned", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_UPSTREAM, true, 0, NULL, NULL, true,
 	 {{"spec.nodeSelector", "{\"topology.kubernetes.io/zone\":\"zone-1\"}"}}},
-	{"pod-follower-leader-pending", PDM, "CREATE", true, NULL, NULL, W_LEADER_PENDING, true, 0, NULL, NULL, false,
+	{"pod-follower-leader-pending", PDM, "CREATE", true, NULL, NULL, W_LEADER_PENDING | W_UPSTREAM, true, 0, NULL, NULL, false,
 	 {{0}}},
-	{"pod-follower-node-unlabelled", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_NO_LABEL, false,
+	{"pod-follower-node-unlabelled", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_NO_LABEL | W_UPSTREAM, false,
 	 403, "node does not have topology label: topology.kubernetes.io/zone", NULL, false, {{0}}},
 	{"pod-not-exclusive", PDM, "CREATE", true, NO_EXCLUSIVE, NULL, 0, true, 0, NULL, NULL, false, {{0}}},
 	{"pod-not-jobset", PDM, "CREATE", true, "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/jobset-name\":null}},"
@@ -205,22 +207,58 @@ static const struct rcase cases[] = {
 	  {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.0", "{\"topologyKey\":\"t\"}"},
 	  {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.1.topologyKey",
 	   "\"topology.kubernetes.io/zone\""}}}, /* PWH-006 */
-	{"pod-follower-node-missing", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_GONE, false, 404,
+	{"pod-follower-node-missing", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_GONE | W_UPSTREAM, false, 404,
 	 "not found", NULL, false, {{0}}},
 	/* vpod.kb.io (SPEC §9.3). */
-	{"vpod-no-selector", PDV, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED, false, 403,
+	{"vpod-no-selector", PDV, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_UPSTREAM, false, 403,
 	 "follower pod node selector not set", NULL, false, {{0}}},
-	{"vpod-selector-missing-key", PDV, "CREATE", true, "{\"spec\":{\"nodeSelector\":{\"a\":\"b\"}}}", NULL,
-	 W_LEADER_SCHEDULED, false, 403, "missing selector: topology.kubernetes.io/zone", NULL, false, {{0}}},
-	{"vpod-leader-pending", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_LEADER_PENDING, false, 403,
+	{"vpod-selector-missing-key", PDV, "CREATE", true, "{\"spec\":{\"nodeSelector\":{\"a\":\"b\"}}}", NULL, W_LEADER_SCHEDULED | W_UPSTREAM, false, 403, "missing selector: topology.kubernetes.io/zone", NULL, false, {{0}}},
+	{"vpod-leader-pending", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_LEADER_PENDING | W_UPSTREAM, false, 403,
 	 "leader pod not yet scheduled", NULL, false, {{0}}},
-	{"vpod-no-leader", PDV, "CREATE", true, WITH_SELECTOR, NULL, 0, false, 403,
+	{"vpod-no-leader", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_UPSTREAM, false, 403,
 	 "expected 1 leader pod (js-rj-0-0), but got 0", NULL, false, {{0}}},
-	{"vpod-two-leaders", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_TWO_LEADERS, false, 403, "but got 2", NULL,
+	{"vpod-two-leaders", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_TWO_LEADERS | W_UPSTREAM, false, 403, "but got 2", NULL,
 	 false, {{0}}},
-	{"vpod-other-owner", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_LEADER_SCHEDULED | W_LEADER_OTHER_OWNER, false,
+	{"vpod-other-owner", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_LEADER_SCHEDULED | W_LEADER_OTHER_OWNER | W_UPSTREAM, false,
 	 403, "follower pod owner UID (job-uid) != leader pod owner UID (other)", NULL, false, {{0}}},
-	{"vpod-ok", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_LEADER_SCHEDULED, true, 0, NULL, NULL, false, {{0}}},
+	{"vpod-ok", PDV, "CREATE", true, WITH_SELECTOR, NULL, W_LEADER_SCHEDULED | W_UPSTREAM, true, 0, NULL, NULL, false, {{0}}},
+	/* Gates mode (docs/differences.md): the follower is labelled and gated
+	 * whatever its leader's state, with no lookup; never refused for it. */
+	{"gates-follower-gated", PDM, "CREATE", true, NULL, NULL, W_LEADER_PENDING, true, 0, NULL, NULL, true,
+	 {{"spec.schedulingGates", "[{\"name\":\"jobset.sigs.k8s.io/exclusive-placement\"}]"},
+	  {"metadata.labels.jobset.sigs.k8s.io/exclusive-placement", "\"gated\""},
+	  {"spec.nodeSelector", NULL}}},
+	{"gates-follower-leader-bound", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED, true, 0, NULL, NULL, true,
+	 {{"spec.schedulingGates", "[{\"name\":\"jobset.sigs.k8s.io/exclusive-placement\"}]"},
+	  {"spec.nodeSelector", NULL}}},
+	{"gates-follower-keeps-user-gates", PDM, "CREATE", true,
+	 "{\"spec\":{\"schedulingGates\":[{\"name\":\"example.com/quota\"}]}}", NULL, 0, true, 0, NULL, NULL, true,
+	 {{"spec.schedulingGates",
+	   "[{\"name\":\"example.com/quota\"},{\"name\":\"jobset.sigs.k8s.io/exclusive-placement\"}]"}}},
+	{"gates-follower-gate-once", PDM, "CREATE", true,
+	 "{\"metadata\":{\"labels\":{\"jobset.sigs.k8s.io/exclusive-placement\":\"gated\"}},"
+	 "\"spec\":{\"schedulingGates\":[{\"name\":\"jobset.sigs.k8s.io/exclusive-placement\"}]}}",
+	 NULL, 0, true, 0, NULL, NULL, false, {{0}}},
+	{"gates-leader-labelled-not-gated", PDM, "CREATE", true, LEADER, NULL, 0, true, 0, NULL, NULL, true,
+	 {{"metadata.labels.jobset.sigs.k8s.io/exclusive-placement", "\"gated\""},
+	  {"spec.schedulingGates", NULL},
+	  {"spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.topologyKey",
+	   "\"topology.kubernetes.io/zone\""}}},
+	{"gates-bound-pod-untouched", PDM, "CREATE", true, "{\"spec\":{\"nodeName\":\"n1\"}}", NULL, 0, true, 0,
+	 NULL, NULL, false, {{0}}},
+	{"gates-node-selector-strategy-unlabelled", PDM, "CREATE", true,
+	 "{\"metadata\":{\"annotations\":{\"alpha.jobset.sigs.k8s.io/node-selector\":\"true\"}}}", NULL, 0, true, 0,
+	 NULL, NULL, false, {{0}}},
+	{"gates-vpod-gated-allowed", PDV, "CREATE", true,
+	 "{\"spec\":{\"schedulingGates\":[{\"name\":\"jobset.sigs.k8s.io/exclusive-placement\"}]}}", NULL,
+	 W_LEADER_PENDING, true, 0, NULL, NULL, false, {{0}}},
+	{"gates-vpod-no-leader-allowed", PDV, "CREATE", true,
+	 "{\"spec\":{\"schedulingGates\":[{\"name\":\"jobset.sigs.k8s.io/exclusive-placement\"}]}}", NULL, 0,
+	 true, 0, NULL, NULL, false, {{0}}},
+	{"gates-vpod-selector-allowed", PDV, "CREATE", true, WITH_SELECTOR, NULL, 0, true, 0, NULL, NULL, false, {{0}}},
+	{"gates-vpod-ungated-refused", PDV, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED, false, 403,
+	 "neither the scheduling gate jobset.sigs.k8s.io/exclusive-placement nor a node selector for "
+	 "topology.kubernetes.io/zone", NULL, false, {{0}}},
 	{"vpod-leader-always-ok", PDV, "CREATE", true, LEADER, NULL, 0, true, 0, NULL, NULL, false, {{0}}},
 };
 
@@ -271,6 +309,21 @@ static int fake_get_node(void *ctx, const char *name, json_t **ret, int *ret_cod
 						  : "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"topology.kubernetes.io/zone\":\"zone-1\"}}}",
 			  0, NULL);
 	return 0;
+}
+
+/* Gates mode: the pod webhooks must answer without looking anything up. */
+static int no_list_pods(void *ctx, const char *ns, const json_t *match, json_t **ret, char **ret_err)
+{
+	(void)ctx, (void)ns, (void)match, (void)ret, (void)ret_err;
+	fail_msg("gates mode listed pods");
+	return -1;
+}
+
+static int no_get_node(void *ctx, const char *name, json_t **ret, int *ret_code, char **ret_err)
+{
+	(void)ctx, (void)name, (void)ret, (void)ret_code, (void)ret_err;
+	fail_msg("gates mode read a node");
+	return -1;
 }
 
 static enum js_pvc_lookup fake_pvc(void *ctx, const char *ns, const char *name, json_t **ret_spec, char **ret_err)
@@ -385,8 +438,13 @@ static void run_case(const struct rcase *c)
 	struct js_webhook_admit_cfg cfg = {
 		.strict = true,
 		.gates = {.restart_job = (c->world & W_RESTART_JOB_GATE) != 0},
+		.placement = c->world & W_UPSTREAM ? JS_PLACEMENT_WEBHOOK : JS_PLACEMENT_GATES,
 		.lookups = {&world, fake_pvc, fake_list_pods, fake_get_node},
 	};
+	if (c->pod && !(c->world & W_UPSTREAM)) {
+		cfg.lookups.list_pods = no_list_pods;
+		cfg.lookups.get_node = no_get_node;
+	}
 	json_t *review = review_for(c);
 	char *body = json_dumps(review, 0);
 	json_t *out = NULL;

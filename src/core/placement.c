@@ -1,0 +1,113 @@
+/*
+ * placement.c - exclusive placement decisions. See placement.h.
+ */
+#include "core/placement.h"
+
+#include <string.h>
+
+static bool same(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+bool js_placement_is_leader(const struct js_placement_pod *p)
+{
+	return same(p->completion_index, "0");
+}
+
+/* Finished or going: it counts neither as a leader nor as a follower to
+ * place (#1276, #1021). */
+static bool gone(const struct js_placement_pod *p)
+{
+	return p->terminal || p->deleting;
+}
+
+enum js_placement_why js_placement_find_leader(const struct js_placement_pod *pods, size_t n, const char *job_uid,
+					       size_t *ret_leader, size_t *ret_count)
+{
+	size_t count = 0, found = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct js_placement_pod *p = &pods[i];
+		/* Another incarnation of the Job is a stale leader (#433). */
+		if (!js_placement_is_leader(p) || gone(p) || !same(p->owner_uid, job_uid))
+			continue;
+		if (count++ == 0)
+			found = i;
+	}
+	if (ret_count)
+		*ret_count = count;
+	if (count == 0)
+		return JS_PLACEMENT_NO_LEADER;
+	if (count > 1)
+		return JS_PLACEMENT_LEADERS;
+	*ret_leader = found;
+	const char *node = pods[found].node_name;
+	return node && node[0] ? JS_PLACEMENT_READY : JS_PLACEMENT_LEADER_UNBOUND;
+}
+
+enum js_placement_why js_placement_domain(bool node_found, const char *value, const char **ret_domain)
+{
+	*ret_domain = NULL;
+	if (!node_found)
+		return JS_PLACEMENT_NODE_GONE;
+	if (!value)
+		return JS_PLACEMENT_NODE_NO_LABEL;
+	if (!value[0])
+		return JS_PLACEMENT_NODE_EMPTY;
+	*ret_domain = value;
+	return JS_PLACEMENT_READY;
+}
+
+enum js_placement_act js_placement_follower(const struct js_placement_pod *p, const char *job_uid,
+					    const char *domain)
+{
+	if (js_placement_is_leader(p) || gone(p) || !same(p->owner_uid, job_uid))
+		return JS_PLACEMENT_KEEP;
+	if (!domain)
+		return p->gated ? JS_PLACEMENT_WAIT : JS_PLACEMENT_KEEP;
+	if (p->gated)
+		return !p->selector || strcmp(p->selector, domain) == 0 ? JS_PLACEMENT_UNGATE : JS_PLACEMENT_REPAIR;
+	return same(p->selector, domain) ? JS_PLACEMENT_KEEP : JS_PLACEMENT_REPAIR;
+}
+
+static const char *or_unknown(const char *s)
+{
+	return s && s[0] ? s : "(unknown)";
+}
+
+int js_placement_explain(enum js_placement_why why, const char *leader, const char *node, const char *topology_key,
+			 struct js_buf *out)
+{
+	const char *l = or_unknown(leader), *nd = or_unknown(node), *k = or_unknown(topology_key);
+	switch (why) {
+	case JS_PLACEMENT_READY:
+		return js_buf_printf(out, "leader pod %s is on node %s; this pod joins its %s domain", l, nd, k);
+	case JS_PLACEMENT_NO_LEADER:
+		return js_buf_puts(out, "waiting for the leader pod (completion index 0) of this Job: none is running or "
+					"pending (a leader that finished or is being deleted does not count)");
+	case JS_PLACEMENT_LEADERS:
+		return js_buf_puts(out, "waiting: this Job has more than one live leader pod (completion index 0); "
+					"placement goes on once only one is left");
+	case JS_PLACEMENT_LEADER_UNBOUND:
+		return js_buf_printf(out,
+				     "waiting for leader pod %s to be scheduled; this pod then follows it into its %s "
+				     "domain",
+				     l, k);
+	case JS_PLACEMENT_NODE_GONE:
+		return js_buf_printf(out,
+				     "waiting: node %s of leader pod %s does not exist, so the leader's %s domain is "
+				     "unknown",
+				     nd, l, k);
+	case JS_PLACEMENT_NODE_NO_LABEL:
+		return js_buf_printf(out,
+				     "waiting: node %s of leader pod %s has no label %s, so the leader's domain is "
+				     "unknown",
+				     nd, l, k);
+	case JS_PLACEMENT_NODE_EMPTY:
+		return js_buf_printf(out,
+				     "waiting: node %s of leader pod %s has an empty value for label %s, so the "
+				     "leader's domain is unknown",
+				     nd, l, k);
+	}
+	return js_buf_puts(out, "waiting for the leader pod");
+}

@@ -1,0 +1,107 @@
+/*
+ * placement.h - the decisions of exclusive placement through scheduling
+ * gates (docs/controller.md "Exclusive placement", docs/differences.md):
+ * which pod of a Job is its usable leader, whether the leader's topology
+ * domain is known, and what to do with each follower. Pure: no I/O, no
+ * clock; the controller (ctrl/placement.c) feeds it the pods of one Job as
+ * its cache sees them and the leader's Node as the API returned it.
+ *
+ * The known failure modes of upstream's webhook design are rules here:
+ *  - a terminal leader (Succeeded/Failed, kept by the Job controller after a
+ *    retry) is not a leader (upstream #1276);
+ *  - a deleted Node, a Node without the topology label or with an empty
+ *    value gives no domain, so nothing is injected (#1088);
+ *  - a terminating leader, or one of another incarnation of the Job (another
+ *    owner uid), is never used (#1021, #433);
+ *  - a follower pinned to another domain than the leader's is repaired:
+ *    deleted, so the Job controller makes a new, gated one (#1269);
+ *  - the reason a follower waits is one of enum js_placement_why, which
+ *    js_placement_explain() puts in plain words (#1187).
+ *
+ * Threading: every function is reentrant.
+ */
+#ifndef JS_CORE_PLACEMENT_H
+#define JS_CORE_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/buf.h"
+#include "base/common.h"
+
+/** One pod of a Job as the decisions read it. Strings are borrowed. */
+struct js_placement_pod {
+	const char *name;
+	const char *owner_uid;        /* uid of the controller owner (the Job); NULL = none */
+	const char *completion_index; /* batch.kubernetes.io/job-completion-index; NULL = absent */
+	const char *node_name;        /* spec.nodeName; NULL or "" = not bound */
+	const char *selector;         /* spec.nodeSelector[topologyKey]; NULL = absent */
+	bool terminal;                /* status.phase Succeeded or Failed */
+	bool deleting;                /* metadata.deletionTimestamp set */
+	bool gated;                   /* spec.schedulingGates holds JS_GATE_EXCLUSIVE_PLACEMENT */
+};
+
+/** Why followers cannot be placed yet (JS_PLACEMENT_READY: they can). */
+enum js_placement_why {
+	JS_PLACEMENT_READY = 0,      /* leader bound, its domain known */
+	JS_PLACEMENT_NO_LEADER,      /* no live leader pod of this Job */
+	JS_PLACEMENT_LEADERS,        /* more than one live leader pod */
+	JS_PLACEMENT_LEADER_UNBOUND, /* the leader is not scheduled yet */
+	JS_PLACEMENT_NODE_GONE,      /* the leader's Node does not exist */
+	JS_PLACEMENT_NODE_NO_LABEL,  /* the leader's Node lacks the topology label */
+	JS_PLACEMENT_NODE_EMPTY,     /* the label's value is empty */
+};
+
+/** What to do with one pod. */
+enum js_placement_act {
+	JS_PLACEMENT_KEEP = 0, /* nothing (the leader, a finished or terminating pod, a placed follower) */
+	JS_PLACEMENT_WAIT,     /* a gated follower stays gated: say why */
+	JS_PLACEMENT_UNGATE,   /* add nodeSelector[topologyKey] = domain, remove the gate */
+	JS_PLACEMENT_REPAIR,   /* pinned elsewhere: DisruptionTarget condition, then delete */
+};
+
+/** True for a leader pod: completion index "0" (SPEC §9). */
+bool js_placement_is_leader(const struct js_placement_pod *p);
+
+/**
+ * Find the usable leader among `pods` (n of them), the pods of the Job whose
+ * uid is `job_uid`: completion index "0", owned by that Job, neither terminal
+ * nor terminating. Returns JS_PLACEMENT_LEADER_UNBOUND or JS_PLACEMENT_READY
+ * (bound; the caller then reads its Node) with *ret_leader its index, else
+ * JS_PLACEMENT_NO_LEADER or JS_PLACEMENT_LEADERS. *ret_count (may be NULL)
+ * gets the number of live leaders.
+ */
+enum js_placement_why js_placement_find_leader(const struct js_placement_pod *pods, size_t n, const char *job_uid,
+					       size_t *ret_leader, size_t *ret_count);
+
+/**
+ * The leader's domain from its Node: `node_found` false when the Node does
+ * not exist (GET answered NotFound), else `value` is the Node's label
+ * topologyKey (NULL = absent). Returns JS_PLACEMENT_READY with *ret_domain =
+ * value (borrowed), or JS_PLACEMENT_NODE_GONE / _NODE_NO_LABEL / _NODE_EMPTY
+ * with *ret_domain NULL: an empty or unknown domain is never injected.
+ */
+enum js_placement_why js_placement_domain(bool node_found, const char *value, const char **ret_domain);
+
+/**
+ * What to do with pod `p` of the Job whose uid is `job_uid`, given the
+ * leader's domain (NULL while unknown). The leader, pods of another owner
+ * and terminal or terminating pods are kept. A gated follower is ungated
+ * when its selector is absent or already the domain, repaired when it names
+ * another domain, and waits while the domain is unknown. An ungated follower
+ * is kept when its selector is the domain, repaired otherwise (also with no
+ * selector: upstream's rule), and kept while the domain is unknown.
+ */
+enum js_placement_act js_placement_follower(const struct js_placement_pod *p, const char *job_uid,
+					    const char *domain);
+
+/**
+ * Append to `out` one plain sentence saying why a follower waits: `why` with
+ * the leader pod's name, its Node's name and the topology key (each may be
+ * NULL where `why` does not use it). Returns 0 or the js_buf error
+ * (JS_ETOOLARGE at the buffer's ceiling). Source: upstream #1187.
+ */
+JS_WARN_UNUSED int js_placement_explain(enum js_placement_why why, const char *leader, const char *node,
+					const char *topology_key, struct js_buf *out);
+
+#endif

@@ -1,0 +1,489 @@
+/*
+ * placement.c - the placement controller of --exclusive-placement=gates
+ * (docs/controller.md "Exclusive placement"; the decisions are
+ * core/placement.h): a cache of the pods the pod webhook labelled
+ * JS_LABEL_EXCLUSIVE_PLACEMENT (the pods of exclusive Jobs, nothing else),
+ * one work-queue key per Job, and per Job: find its usable leader, read the
+ * leader's Node, then lift the gate of each waiting follower with the
+ * leader's domain as nodeSelector, repair followers pinned elsewhere, and
+ * say in an Event why a follower still waits.
+ *
+ * Keys are JS__CTRL_PLACEMENT_PREFIX "<namespace>/<Job uid>", in the same
+ * queue as the JobSets: a namespace never holds ':', so they cannot clash
+ * with a JobSet's "<namespace>/<name>".
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/jobset.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/time.h"
+#include "core/placement.h"
+#include "ctrl/ctrl_int.h"
+
+/* Index of the pod cache: uid of the pod's controller owner (its Job). */
+#define INDEX_JOB "job-owner"
+/* Event reasons (ours; upstream's pod controller records none). */
+#define REASON_WAITING "ExclusivePlacementWaiting"
+
+/* ---- the pod record ---- */
+
+struct podrec {
+	atomic_int refs;
+	char *ns, *name, *uid, *owner_uid, *index, *node, *topology, *selector;
+	bool terminal, deleting, gated, has_selector_map;
+	int gate_at; /* index of our gate in spec.schedulingGates, -1 none */
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? js_xstrdup(s) : NULL;
+}
+
+/* uid of the controller owner reference, or NULL. Borrowed. */
+static const char *controller_uid(const json_t *obj)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+	{
+		if (json_is_true(json_object_get(ref, "controller")))
+			return js_json_str(ref, "uid");
+	}
+	return NULL;
+}
+
+static int gate_index(const json_t *spec)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
+	{
+		const char *name = js_json_str(g, "name");
+		if (name && strcmp(name, JS_GATE_EXCLUSIVE_PLACEMENT) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static const void *pod_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+	const char *phase = js_json_str(json_object_get(obj, "status"), "phase");
+	const char *topology = js_json_str(json_object_get(md, "annotations"), JS_ANN_EXCLUSIVE_TOPOLOGY);
+	const json_t *sel = json_object_get(spec, "nodeSelector");
+	struct podrec *r = js_xcalloc(1, sizeof *r);
+	atomic_init(&r->refs, 1);
+	r->ns = dup_or_null(js_json_str(md, "namespace"));
+	r->name = dup_or_null(js_json_str(md, "name"));
+	r->uid = dup_or_null(js_json_str(md, "uid"));
+	r->owner_uid = dup_or_null(controller_uid(obj));
+	r->index = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_JOB_COMPLETION_INDEX));
+	r->node = dup_or_null(js_json_str(spec, "nodeName"));
+	r->topology = dup_or_null(topology);
+	r->selector = topology ? dup_or_null(js_json_str(sel, topology)) : NULL;
+	r->has_selector_map = json_is_object(sel);
+	r->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	r->deleting = json_object_get(md, "deletionTimestamp") != NULL;
+	r->gate_at = gate_index(spec);
+	r->gated = r->gate_at >= 0;
+	return r;
+}
+
+static const void *pod_ref(const void *p)
+{
+	atomic_fetch_add(&((struct podrec *)(uintptr_t)p)->refs, 1);
+	return p;
+}
+
+static void pod_unref(const void *p)
+{
+	struct podrec *r = (struct podrec *)(uintptr_t)p;
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	char *strs[] = {r->ns, r->name, r->uid, r->owner_uid, r->index, r->node, r->topology, r->selector};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
+		free(strs[i]);
+	free(r);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Equal in everything the decisions read: kubelet status heartbeats and
+ * other updates of a running pod start no reconcile. */
+static bool pod_same(const void *pa, const void *pb)
+{
+	const struct podrec *a = pa, *b = pb;
+	return str_eq(a->uid, b->uid) && str_eq(a->owner_uid, b->owner_uid) && str_eq(a->index, b->index) &&
+	       str_eq(a->node, b->node) && str_eq(a->topology, b->topology) && str_eq(a->selector, b->selector) &&
+	       a->terminal == b->terminal && a->deleting == b->deleting && a->gate_at == b->gate_at &&
+	       a->has_selector_map == b->has_selector_map;
+}
+
+static const struct js_store_type pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
+
+static void index_job(const json_t *obj, js_store_emit_fn *emit, void *ctx)
+{
+	const char *uid = controller_uid(obj);
+	if (uid)
+		emit(ctx, uid);
+}
+
+/* ---- event handlers ---- */
+
+static void pod_event(struct js_controller *c, const struct podrec *r)
+{
+	if (!r->owner_uid || !r->ns)
+		return;
+	char *key = js_buf_format("%s%s/%s", JS__CTRL_PLACEMENT_PREFIX, r->ns, r->owner_uid);
+	js__ctrl_enqueue(c, key, true, "pods");
+	free(key);
+}
+
+static void pod_add(void *user, const void *rec, const json_t *obj)
+{
+	(void)obj;
+	pod_event(user, rec);
+}
+
+static void pod_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
+{
+	(void)obj;
+	(void)old_rec;
+	pod_event(user, rec);
+}
+
+static void pod_delete(void *user, const void *rec, const json_t *obj, bool unknown)
+{
+	(void)obj;
+	(void)unknown;
+	struct js_controller *c = user;
+	const struct podrec *r = rec;
+	if (r->uid) {
+		pthread_mutex_lock(&c->mu);
+		js_hmap_del(c->waits, r->uid, NULL);
+		pthread_mutex_unlock(&c->mu);
+	}
+	pod_event(c, r);
+}
+
+static void pod_cache_error(void *user, const char *verb, int err, const char *msg)
+{
+	struct js_controller *c = user;
+	if (!atomic_load(&c->stopping))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of pods: %s failed: %s (retrying)", verb,
+			      msg ? msg : js_apierr_strerror(err));
+}
+
+int js__placement_informer(struct js_controller *c)
+{
+	struct js_informer_opts io = {
+		.res = &js_client_res_pods,
+		.type = &pod_type,
+		/* Only the pods the pod webhook labelled (api/jobset.h): never a
+		 * cluster-wide pod cache (upstream #778). */
+		.label_selector = JS_LABEL_EXCLUSIVE_PLACEMENT,
+		.handlers = {.on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete,
+			     .on_error = pod_cache_error, .user = c},
+	};
+	int r = js_informer_new(c->client, &io, &c->pods);
+	return r < 0 ? r : js_informer_add_index(c->pods, INDEX_JOB, index_job);
+}
+
+/* ---- one Job ---- */
+
+static void count(struct js_controller *c, const char *method, int r, const struct js_apierr *e)
+{
+	js__ctrl_count_request(c, method, r == 0 ? 200 : e->http_code);
+}
+
+static json_t *regarding(const struct podrec *p)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata", "name", p->name,
+			 "namespace", p->ns, "uid", p->uid ? p->uid : "");
+}
+
+/* Say why `p` waits, once per reason: the recorder folds repeats, but a
+ * reconcile per leader event would still patch the Event each time. */
+static void note_wait(struct js_controller *c, const struct podrec *p, enum js_placement_why why, const char *leader,
+		      const char *node)
+{
+	if (!p->uid || !p->name || !p->ns)
+		return;
+	void *want = (void *)(uintptr_t)(why + 1);
+	pthread_mutex_lock(&c->mu);
+	bool same = js_hmap_get(c->waits, p->uid) == want;
+	if (!same)
+		js_hmap_put(c->waits, p->uid, want, NULL);
+	pthread_mutex_unlock(&c->mu);
+	if (same)
+		return;
+	struct js_buf b;
+	js_buf_init(&b, 2048);
+	(void)!js_placement_explain(why, leader, node, p->topology, &b);
+	json_t *reg = regarding(p);
+	int r = js_recorder_eventf(c->rec, reg, "Normal", REASON_WAITING, "Wait", "%s", js_buf_str(&b));
+	if (r < 0) {
+		/* Said next pass instead. */
+		pthread_mutex_lock(&c->mu);
+		js_hmap_del(c->waits, p->uid, NULL);
+		pthread_mutex_unlock(&c->mu);
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "pod %s/%s: event %s: %s", p->ns, p->name, REASON_WAITING,
+			      js_strerror(r));
+	}
+	json_decref(reg);
+	js_buf_done(&b);
+}
+
+/* RFC 6901: '~' as "~0", '/' as "~1". */
+static char *pointer_token(const char *s)
+{
+	struct js_buf b;
+	js_buf_init(&b, 4096);
+	for (; *s; s++)
+		(void)!(*s == '~' ? js_buf_puts(&b, "~0") : *s == '/' ? js_buf_puts(&b, "~1")
+								      : js_buf_printf(&b, "%c", *s));
+	return js_buf_take(&b);
+}
+
+/* Pin `p` to `domain` and lift our gate, in one JSON patch whose tests make
+ * it apply only to the pod as the cache saw it (same incarnation, the gate
+ * still where it was). */
+static int ungate(struct js_controller *c, const struct podrec *p, const char *domain)
+{
+	char gate_path[64];
+	snprintf(gate_path, sizeof(gate_path), "/spec/schedulingGates/%d", p->gate_at);
+	char gate_name[96];
+	snprintf(gate_name, sizeof(gate_name), "%s/name", gate_path);
+	json_t *patch = json_array();
+	json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "test", "path", "/metadata/uid", "value", p->uid));
+	json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "test", "path", gate_name, "value",
+					       JS_GATE_EXCLUSIVE_PLACEMENT));
+	json_array_append_new(patch, json_pack("{s:s,s:s}", "op", "remove", "path", gate_path));
+	if (p->has_selector_map) {
+		char *tok = pointer_token(p->topology);
+		char *path = js_buf_format("/spec/nodeSelector/%s", tok);
+		json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path", path, "value", domain));
+		free(path);
+		free(tok);
+	} else {
+		json_array_append_new(patch, json_pack("{s:s,s:s,s:{s:s}}", "op", "add", "path", "/spec/nodeSelector",
+						       "value", p->topology, domain));
+	}
+	struct js_apierr e = {0};
+	int r = js_client_patch(c->client, &js_client_res_pods, p->ns, p->name, JS_PATCH_JSON, patch, NULL, NULL, &e);
+	count(c, "PATCH", r, &e);
+	if (r < 0 && r != JS_ENOTFOUND)
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "pod %s/%s: lifting gate %s: %s", p->ns, p->name,
+			      JS_GATE_EXCLUSIVE_PLACEMENT, e.message ? e.message : js_strerror(r));
+	else if (r == 0)
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "pod %s/%s: gate lifted, nodeSelector %s=%s", p->ns, p->name,
+			      p->topology, domain);
+	js_apierr_done(&e);
+	json_decref(patch);
+	return r == JS_ENOTFOUND ? 0 : r;
+}
+
+/* Ensure DisruptionTarget=True (reason ExclusivePlacementViolation) on the
+ * pod's status, so a podFailurePolicy can ignore the deletion (SPEC §10).
+ * Returns 0, or the client error. */
+static int mark_disrupted(struct js_controller *c, const struct podrec *p)
+{
+	struct js_apierr e = {0};
+	json_t *pod = NULL;
+	int r = js_client_get(c->client, &js_client_res_pods, p->ns, p->name, NULL, &pod, &e);
+	count(c, "GET", r, &e);
+	js_apierr_done(&e);
+	if (r < 0)
+		return r;
+	if (!str_eq(js_json_str(json_object_get(pod, "metadata"), "uid"), p->uid)) {
+		json_decref(pod);
+		return JS_ENOTFOUND; /* another incarnation: nothing to repair */
+	}
+	json_t *status = json_object_get(pod, "status");
+	if (!json_is_object(status)) {
+		status = json_object();
+		json_object_set_new(pod, "status", status);
+	}
+	json_t *conds = json_object_get(status, "conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(status, "conditions", conds);
+	}
+	size_t i;
+	json_t *cond;
+	long at = -1;
+	json_array_foreach(conds, i, cond)
+	{
+		if (str_eq(js_json_str(cond, "type"), JS_POD_CONDITION_DISRUPTION_TARGET))
+			at = (long)i;
+	}
+	if (at >= 0 && str_eq(js_json_str(json_array_get(conds, (size_t)at), "status"), "True")) {
+		json_decref(pod);
+		return 0;
+	}
+	char now[21];
+	js_time_format_rfc3339((int64_t)time(NULL), now);
+	json_t *want = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", JS_POD_CONDITION_DISRUPTION_TARGET, "status", "True",
+				 "reason", JS_REASON_EXCLUSIVE_PLACEMENT_VIOLATION, "message",
+				 JS_MESSAGE_EXCLUSIVE_PLACEMENT_VIOLATION, "lastTransitionTime", now);
+	if (at >= 0)
+		json_array_set_new(conds, (size_t)at, want);
+	else
+		json_array_append_new(conds, want);
+	struct js_write_opts wo = {.subresource = "status"};
+	r = js_client_update(c->client, &js_client_res_pods, p->ns, pod, &wo, NULL, &e);
+	count(c, "PUT", r, &e);
+	js_apierr_done(&e);
+	json_decref(pod);
+	return r;
+}
+
+/* #1269: a follower pinned to another domain than its leader's is deleted
+ * (this incarnation only); the Job controller makes a new, gated one. */
+static int repair(struct js_controller *c, const struct podrec *p, const char *domain)
+{
+	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+		      "pod %s/%s: pinned to %s=%s, its leader is in %s: deleting it so that the Job makes a new one",
+		      p->ns, p->name, p->topology, p->selector ? p->selector : "(none)", domain);
+	int r = mark_disrupted(c, p);
+	if (r == JS_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return r;
+	struct js_delete_opts d = {.propagation = "Background", .precondition_uid = p->uid};
+	struct js_apierr e = {0};
+	r = js_client_delete(c->client, &js_client_res_pods, p->ns, p->name, &d, NULL, &e);
+	count(c, "DELETE", r, &e);
+	js_apierr_done(&e);
+	if (r == 0) {
+		json_t *reg = regarding(p);
+		(void)!js_recorder_eventf(c->rec, reg, "Warning", JS_REASON_EXCLUSIVE_PLACEMENT_VIOLATION, "Delete",
+					  "deleted: pinned to %s=%s while its leader pod is in %s", p->topology,
+					  p->selector ? p->selector : "(none)", domain);
+		json_decref(reg);
+	}
+	return r == JS_ENOTFOUND || r == JS_ECONFLICT ? 0 : r;
+}
+
+/* The leader as the API has it now, checked against the cache's view: a
+ * cache that lags must not pin followers to where a deleted or replaced
+ * leader was (#1021, #433). Returns true when it still holds. */
+static bool leader_current(struct js_controller *c, const struct podrec *l, bool *ret_error)
+{
+	struct js_apierr e = {0};
+	json_t *pod = NULL;
+	int r = js_client_get(c->client, &js_client_res_pods, l->ns, l->name, NULL, &pod, &e);
+	count(c, "GET", r, &e);
+	js_apierr_done(&e);
+	*ret_error = r < 0 && r != JS_ENOTFOUND;
+	if (r < 0)
+		return false;
+	const json_t *md = json_object_get(pod, "metadata");
+	const char *phase = js_json_str(json_object_get(pod, "status"), "phase");
+	bool ok = str_eq(js_json_str(md, "uid"), l->uid) && !json_object_get(md, "deletionTimestamp") &&
+		  str_eq(js_json_str(json_object_get(pod, "spec"), "nodeName"), l->node) &&
+		  !(phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0));
+	json_decref(pod);
+	return ok;
+}
+
+/* The leader's Node: its label `key` into *ret_value (malloc'd, NULL when
+ * absent); *ret_found false on NotFound. Returns 0 or the client error. */
+static int leader_node(struct js_controller *c, const char *node, const char *key, bool *ret_found, char **ret_value)
+{
+	static const struct js_resource res_nodes = {"", "v1", "nodes", false};
+	struct js_apierr e = {0};
+	json_t *obj = NULL;
+	int r = js_client_get(c->client, &res_nodes, NULL, node, NULL, &obj, &e);
+	count(c, "GET", r, &e);
+	js_apierr_done(&e);
+	*ret_found = r == 0;
+	*ret_value = NULL;
+	if (r == 0)
+		*ret_value = dup_or_null(js_json_str(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+	json_decref(obj);
+	return r == JS_ENOTFOUND ? 0 : r;
+}
+
+void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res)
+{
+	const char *slash = strchr(key, '/');
+	if (!slash)
+		return;
+	const char *job_uid = slash + 1;
+	const void **recs = NULL;
+	size_t n = js_informer_by_index(c->pods, INDEX_JOB, job_uid, &recs);
+	if (n == 0) {
+		js_informer_release(c->pods, recs, n);
+		return;
+	}
+	struct js_placement_pod *pods = js_xcalloc(n, sizeof *pods);
+	for (size_t i = 0; i < n; i++) {
+		const struct podrec *r = recs[i];
+		pods[i] = (struct js_placement_pod){r->name, r->owner_uid, r->index, r->node,
+						    r->selector,  r->terminal,  r->deleting, r->gated};
+	}
+	size_t li = 0;
+	enum js_placement_why why = js_placement_find_leader(pods, n, job_uid, &li, NULL);
+	const struct podrec *leader = why == JS_PLACEMENT_READY || why == JS_PLACEMENT_LEADER_UNBOUND ? recs[li] : NULL;
+	const char *domain = NULL;
+	char *value = NULL;
+	bool failed = false;
+	if (why == JS_PLACEMENT_READY) {
+		bool found = false;
+		if (!leader_current(c, leader, &failed)) {
+			/* Nothing is decided on a leader that changed under the
+			 * cache; its watch event is on the way and starts the
+			 * next pass. */
+			if (!failed)
+				js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG,
+					      "leader pod %s/%s changed since the cache saw it: waiting for the event",
+					      leader->ns, leader->name);
+			res->error = failed;
+			goto out;
+		}
+		if (leader_node(c, leader->node, leader->topology, &found, &value) < 0) {
+			res->error = true;
+			goto out;
+		}
+		why = js_placement_domain(found, value, &domain);
+	}
+	bool waiting = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct podrec *r = recs[i];
+		int rr = 0;
+		switch (js_placement_follower(&pods[i], job_uid, domain)) {
+		case JS_PLACEMENT_KEEP:
+			break;
+		case JS_PLACEMENT_WAIT:
+			waiting = true;
+			note_wait(c, r, why, leader ? leader->name : NULL, leader ? leader->node : NULL);
+			break;
+		case JS_PLACEMENT_UNGATE:
+			rr = ungate(c, r, domain);
+			break;
+		case JS_PLACEMENT_REPAIR:
+			rr = repair(c, r, domain);
+			break;
+		}
+		if (rr < 0)
+			res->error = true;
+	}
+	/* Nodes are not watched: a Node that is gone, or lacks the label, is
+	 * looked at again with the queue's backoff. */
+	if (waiting && (why == JS_PLACEMENT_NODE_GONE || why == JS_PLACEMENT_NODE_NO_LABEL ||
+			why == JS_PLACEMENT_NODE_EMPTY))
+		res->backoff = true;
+out:
+	free(value);
+	free(pods);
+	js_informer_release(c->pods, recs, n);
+}

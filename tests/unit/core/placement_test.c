@@ -1,0 +1,183 @@
+/*
+ * placement_test.c - exclusive placement decisions (core/placement.h), one
+ * table per function; each known upstream failure mode is a row named after
+ * its issue.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/placement.h"
+#include "support/testutil.h"
+
+#define JOB "job-uid"
+
+/* Pods by shorthand. */
+#define LEADER_BOUND {"l", JOB, "0", "n1", NULL, false, false, false}
+#define LEADER_PENDING {"l", JOB, "0", NULL, NULL, false, false, false}
+#define LEADER_FAILED {"lf", JOB, "0", "n0", NULL, true, false, false}
+#define LEADER_TERMINATING {"lt", JOB, "0", "n0", NULL, false, true, false}
+#define LEADER_OLD_JOB {"lo", "old-job-uid", "0", "n0", NULL, false, false, false}
+#define LEADER_NO_INDEX {"lx", JOB, NULL, "n0", NULL, false, false, false}
+#define FOLLOWER_GATED {"f", JOB, "1", NULL, NULL, false, false, true}
+
+struct leader_case {
+	const char *id;
+	struct js_placement_pod pods[4];
+	size_t n;
+	enum js_placement_why want;
+	size_t leader; /* index, when READY or LEADER_UNBOUND */
+	size_t count;
+};
+
+static const struct leader_case leader_cases[] = {
+	{"bound", {LEADER_BOUND, FOLLOWER_GATED}, 2, JS_PLACEMENT_READY, 0, 1},
+	{"pending", {FOLLOWER_GATED, LEADER_PENDING}, 2, JS_PLACEMENT_LEADER_UNBOUND, 1, 1},
+	{"none", {FOLLOWER_GATED}, 1, JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"no-pods", {{0}}, 0, JS_PLACEMENT_NO_LEADER, 0, 0},
+	/* #1276: the Job controller keeps a failed leader next to its retry. */
+	{"1276-terminal-leader-ignored", {LEADER_FAILED, LEADER_PENDING, FOLLOWER_GATED}, 3,
+	 JS_PLACEMENT_LEADER_UNBOUND, 1, 1},
+	{"1276-only-terminal-leader", {LEADER_FAILED, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
+	/* #1021: a terminating leader is never used, even when bound. */
+	{"1021-terminating-leader-ignored", {LEADER_TERMINATING, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"1021-terminating-and-new", {LEADER_TERMINATING, LEADER_PENDING}, 2, JS_PLACEMENT_LEADER_UNBOUND, 1, 1},
+	/* #433: a leader of an earlier incarnation of the Job (same job-key,
+	 * other uid) is stale. */
+	{"433-stale-leader-of-old-job", {LEADER_OLD_JOB, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"433-stale-and-current", {LEADER_OLD_JOB, LEADER_BOUND}, 2, JS_PLACEMENT_READY, 1, 1},
+	{"two-live-leaders", {LEADER_BOUND, LEADER_PENDING}, 2, JS_PLACEMENT_LEADERS, 0, 2},
+	{"no-index-is-no-leader", {LEADER_NO_INDEX}, 1, JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"empty-node-name-is-unbound", {{"l", JOB, "0", "", NULL, false, false, false}}, 1, JS_PLACEMENT_LEADER_UNBOUND,
+	 0, 1},
+};
+
+static void test_find_leader(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(leader_cases); i++) {
+		const struct leader_case *c = &leader_cases[i];
+		size_t leader = 99, count = 99;
+		enum js_placement_why got = js_placement_find_leader(c->pods, c->n, JOB, &leader, &count);
+		if (got != c->want || count != c->count)
+			fail_msg("%s: why %d count %zu, want %d count %zu", c->id, got, count, c->want, c->count);
+		if ((got == JS_PLACEMENT_READY || got == JS_PLACEMENT_LEADER_UNBOUND) && leader != c->leader)
+			fail_msg("%s: leader %zu, want %zu", c->id, leader, c->leader);
+	}
+}
+
+struct domain_case {
+	const char *id;
+	bool found;
+	const char *value;
+	enum js_placement_why want;
+};
+
+static const struct domain_case domain_cases[] = {
+	{"labelled", true, "zone-1", JS_PLACEMENT_READY},
+	/* #1088: never inject an empty or unknown domain. */
+	{"1088-node-deleted", false, NULL, JS_PLACEMENT_NODE_GONE},
+	{"1088-deleted-even-with-value", false, "zone-1", JS_PLACEMENT_NODE_GONE},
+	{"1088-no-label", true, NULL, JS_PLACEMENT_NODE_NO_LABEL},
+	{"1088-empty-value", true, "", JS_PLACEMENT_NODE_EMPTY},
+};
+
+static void test_domain(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(domain_cases); i++) {
+		const struct domain_case *c = &domain_cases[i];
+		const char *domain = "sentinel";
+		enum js_placement_why got = js_placement_domain(c->found, c->value, &domain);
+		if (got != c->want)
+			fail_msg("%s: why %d, want %d", c->id, got, c->want);
+		if (got == JS_PLACEMENT_READY ? strcmp(domain, c->value) != 0 : domain != NULL)
+			fail_msg("%s: domain '%s'", c->id, domain ? domain : "(null)");
+	}
+}
+
+struct follower_case {
+	const char *id;
+	struct js_placement_pod pod;
+	const char *domain;
+	enum js_placement_act want;
+};
+
+static const struct follower_case follower_cases[] = {
+	{"gated-ungated", FOLLOWER_GATED, "zone-1", JS_PLACEMENT_UNGATE},
+	{"gated-same-selector-ungated", {"f", JOB, "1", NULL, "zone-1", false, false, true}, "zone-1",
+	 JS_PLACEMENT_UNGATE},
+	{"gated-waits-without-domain", FOLLOWER_GATED, NULL, JS_PLACEMENT_WAIT},
+	{"placed-kept", {"f", JOB, "2", "n1", "zone-1", false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"placed-kept-without-domain", {"f", JOB, "2", "n1", "zone-1", false, false, false}, NULL, JS_PLACEMENT_KEEP},
+	/* #1269: pinned to another domain than the leader's: repaired. */
+	{"1269-placed-elsewhere-repaired", {"f", JOB, "1", "n9", "zone-9", false, false, false}, "zone-1",
+	 JS_PLACEMENT_REPAIR},
+	{"1269-gated-elsewhere-repaired", {"f", JOB, "1", NULL, "zone-9", false, false, true}, "zone-1",
+	 JS_PLACEMENT_REPAIR},
+	{"1269-ungated-no-selector-repaired", {"f", JOB, "1", "n9", NULL, false, false, false}, "zone-1",
+	 JS_PLACEMENT_REPAIR},
+	{"leader-kept", LEADER_BOUND, "zone-1", JS_PLACEMENT_KEEP},
+	{"terminal-follower-kept", {"f", JOB, "1", "n9", "zone-9", true, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"terminating-follower-kept", {"f", JOB, "1", NULL, NULL, false, true, true}, "zone-1", JS_PLACEMENT_KEEP},
+	{"other-job-kept", {"f", "old-job-uid", "1", NULL, NULL, false, false, true}, "zone-1", JS_PLACEMENT_KEEP},
+};
+
+static void test_follower(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(follower_cases); i++) {
+		const struct follower_case *c = &follower_cases[i];
+		enum js_placement_act got = js_placement_follower(&c->pod, JOB, c->domain);
+		if (got != c->want)
+			fail_msg("%s: act %d, want %d", c->id, got, c->want);
+	}
+}
+
+struct explain_case {
+	enum js_placement_why why;
+	const char *want; /* substring */
+};
+
+/* #1187: every reason in plain words, naming what the user should look at. */
+static const struct explain_case explain_cases[] = {
+	{JS_PLACEMENT_NO_LEADER, "none is running or pending"},
+	{JS_PLACEMENT_LEADERS, "more than one live leader pod"},
+	{JS_PLACEMENT_LEADER_UNBOUND, "waiting for leader pod js-rj-0-0-abcde to be scheduled"},
+	{JS_PLACEMENT_NODE_GONE, "node n1 of leader pod js-rj-0-0-abcde does not exist"},
+	{JS_PLACEMENT_NODE_NO_LABEL, "node n1 of leader pod js-rj-0-0-abcde has no label topology.kubernetes.io/zone"},
+	{JS_PLACEMENT_NODE_EMPTY, "has an empty value for label topology.kubernetes.io/zone"},
+	{JS_PLACEMENT_READY, "joins its topology.kubernetes.io/zone domain"},
+};
+
+static void test_explain(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(explain_cases); i++) {
+		struct js_buf b;
+		js_buf_init(&b, 1024);
+		assert_int_equal(js_placement_explain(explain_cases[i].why, "js-rj-0-0-abcde", "n1",
+						      "topology.kubernetes.io/zone", &b),
+				 0);
+		if (!strstr(js_buf_str(&b), explain_cases[i].want))
+			fail_msg("why %d: '%s' lacks '%s'", explain_cases[i].why, js_buf_str(&b), explain_cases[i].want);
+		js_buf_done(&b);
+	}
+	/* Unknown names never print "(null)". */
+	struct js_buf b;
+	js_buf_init(&b, 1024);
+	assert_int_equal(js_placement_explain(JS_PLACEMENT_NODE_GONE, NULL, NULL, NULL, &b), 0);
+	assert_null(strstr(js_buf_str(&b), "(null)"));
+	js_buf_done(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_find_leader),
+		cmocka_unit_test(test_domain),
+		cmocka_unit_test(test_follower),
+		cmocka_unit_test(test_explain),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
