@@ -48,15 +48,43 @@ foreach(src ${JS_UNIT_TESTS})
     ENVIRONMENT "JS_SOURCE_DIR=${CMAKE_SOURCE_DIR};JS_SHARED_DIR=${CMAKE_SOURCE_DIR}/../shared;JS_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endforeach()
 
-# Fuzz targets (clang + libFuzzer), built only with -DJS_FUZZ=ON.
-if(JS_FUZZ)
-  file(GLOB JS_FUZZ_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/*_fuzz.c)
-  foreach(src ${JS_FUZZ_SRC})
-    get_filename_component(name ${src} NAME_WE)
+# Fuzz targets: one per tests/fuzz/<name>_fuzz.c, linked with the layers
+# its parser lives in (_fuzz_libs_<name>; api and base when not listed).
+# With -DJS_FUZZ=ON (clang) the libFuzzer executable <name>_fuzz, which
+# scripts/fuzz runs; otherwise <name>_replay, a unit test that feeds it the
+# seed corpus tests/fuzz/corpus/<name>/ once (docs/reliability.md
+# "Fuzzing").
+set(_fuzz_libs_watch "ctrl;webhook;kube;core;api")
+set(_fuzz_libs_admission "webhook;api")
+set(_fuzz_libs_kubeconfig "kube")
+set(_fuzz_libs_execcred "kube")
+set(_fuzz_libs_config "ctrl;webhook;kube;core;api")
+set(_fuzz_libs_pod "local;core;api")
+file(GLOB JS_FUZZ_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/*_fuzz.c)
+foreach(src ${JS_FUZZ_SRC})
+  get_filename_component(name ${src} NAME_WE)
+  string(REGEX REPLACE "_fuzz$" "" short ${name})
+  set(_libs)
+  if(DEFINED _fuzz_libs_${short})
+    foreach(dep ${_fuzz_libs_${short}})
+      list(APPEND _libs js_${dep})
+    endforeach()
+  else()
+    set(_libs js_api)
+  endif()
+  if(JS_FUZZ)
     add_executable(${name} ${src})
-    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_compile_options(${name} PRIVATE ${JS_WARNINGS} -fsanitize=fuzzer,address,undefined)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${name} PRIVATE js_api js_base)
-    set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-  endforeach()
-endif()
+  else()
+    # Without libFuzzer: replay the seed corpus once (tests/fuzz/replay.c),
+    # a unit test of the quick tier (and so of asan and tsan builds).
+    set(name ${short}_replay)
+    add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/fuzz/replay.c)
+    target_compile_options(${name} PRIVATE ${JS_WARNINGS})
+    add_test(NAME fuzz/${name} COMMAND ${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${short})
+    set_tests_properties(fuzz/${name} PROPERTIES LABELS "quick;fuzz")
+  endif()
+  target_link_libraries(${name} PRIVATE ${_libs} js_base)
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
+endforeach()

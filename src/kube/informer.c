@@ -492,6 +492,21 @@ static int on_line(void *user, const char *line, size_t len)
 	return r;
 }
 
+int js_informer_replay(struct js_informer *inf, const char *const *chunks, const size_t *lens, size_t n)
+{
+	if (inf->started)
+		return -EBUSY;
+	/* The same framer and line handler as do_watch, minus the transfer. */
+	struct js_watch_framer fr;
+	js_watch_framer_init(&fr, 0);
+	struct line_ctx lc = {.inf = inf};
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = js_watch_framer_feed(&fr, chunks[i], lens[i], on_line, &lc);
+	js_watch_framer_done(&fr);
+	return r;
+}
+
 /* One watch stream. Returns 0 when the server ended it cleanly, JS_EGONE to
  * relist, -ECANCELED when stopping, another negative code on failure;
  * *healthy tells whether the stream delivered anything. */

@@ -109,6 +109,21 @@ int js_informer_stop(struct js_informer *inf);
  * reflector runs: call js_informer_stop first. */
 JS_WARN_UNUSED int js_informer_free(struct js_informer *inf);
 
+/**
+ * Apply a recorded watch stream, delivered in `n` slices (chunks[i] of
+ * lens[i] bytes, split anywhere), to an informer that was never started:
+ * the reflector's own framing, decoding, transform, store writes and
+ * handler calls, on the caller's thread, without a request. For tests and
+ * fuzzing (tests/fuzz/watch_fuzz.c); the client is not used. Returns 0
+ * once every complete line is applied (an unfinished last line is dropped,
+ * as when a stream breaks), the ERROR event's code (JS_EGONE for 410, ...),
+ * JS_EINVALID for a line that is not a watch event, JS_ETOOLARGE for a line
+ * over the event ceiling, or -EBUSY after js_informer_start; the lines
+ * before the one that stopped it stay applied.
+ */
+JS_WARN_UNUSED int js_informer_replay(struct js_informer *inf, const char *const *chunks, const size_t *lens,
+				      size_t n);
+
 /** Wait until the first LIST has been stored. Returns 0 or -ETIMEDOUT. */
 JS_WARN_UNUSED int js_informer_wait_synced(struct js_informer *inf, int timeout_ms);
 

@@ -3,8 +3,8 @@
 # (src/ctrl/hooks.c, src/ctrl/main.c). Needs libevent (evhttp) with its
 # OpenSSL bufferevents, and OpenSSL itself, the product's one TLS library,
 # on top of the base and api layers; lookups are callbacks its host fills
-# in, so it does not link kube. Also builds tools that need api alone
-# (crdgen, a fuzz target).
+# in, so it does not link kube. Also builds a tool that needs api alone
+# (crdgen).
 if(NOT TARGET js_webhook)
   pkg_check_modules(EVENT REQUIRED IMPORTED_TARGET libevent libevent_openssl)
   find_package(Threads REQUIRED)
@@ -18,15 +18,5 @@ if(NOT TARGET js_webhook)
     target_compile_options(jobset-crdgen PRIVATE ${JS_WARNINGS})
     target_link_libraries(jobset-crdgen PRIVATE js_api js_base)
     set_target_properties(jobset-crdgen PROPERTIES LINKER_LANGUAGE CXX)
-  endif()
-
-  # libFuzzer target for AdmissionReview bodies (clang, -DJS_FUZZ=ON);
-  # seeds in tools/fuzz/admission/.
-  if(JS_FUZZ AND EXISTS ${CMAKE_SOURCE_DIR}/tools/fuzz/admission_fuzz.c)
-    add_executable(admission_fuzz ${CMAKE_SOURCE_DIR}/tools/fuzz/admission_fuzz.c)
-    target_compile_options(admission_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_options(admission_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(admission_fuzz PRIVATE js_webhook js_api js_base)
-    set_target_properties(admission_fuzz PROPERTIES LINKER_LANGUAGE CXX)
   endif()
 endif()

@@ -46,7 +46,12 @@ static void test_bucket_holds_qps(void **state)
 {
 	(void)state;
 	const double qps = 20;
-	const int burst = 5, threads = 8, per = 8, n = threads * per;
+	/* 16 threads, each waiting for its answer before its next GET: enough
+	 * requests in flight that the bucket, not the callers, sets the pace
+	 * even when each round trip is slow (under ThreadSanitizer a caller
+	 * with 8 threads sometimes found a token free, and `throttled` fell
+	 * short of n - burst). */
+	const int burst = 5, threads = 16, per = 4, n = threads * per;
 	struct js_client_opts o = {.qps = qps, .burst = burst};
 	struct js_client *c = kt_client(&o); /* its GET /version takes one token */
 	uint64_t ms = run(c, threads, per);
