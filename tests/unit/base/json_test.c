@@ -75,7 +75,7 @@ static void test_controller_uid(void **state)
 	(void)state;
 	static const struct {
 		const char *obj, *want;
-	} cases[] = {
+	} rows[] = {
 		{"{}", NULL},
 		{"{\"metadata\":{}}", NULL},
 		{"{\"metadata\":{\"ownerReferences\":[{\"uid\":\"a\"}]}}", NULL},
@@ -84,13 +84,13 @@ static void test_controller_uid(void **state)
 		{"{\"metadata\":{\"ownerReferences\":[{\"controller\":true}]}}", NULL},
 		{"{\"metadata\":{\"ownerReferences\":{\"uid\":\"a\",\"controller\":true}}}", NULL},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *o = json_loads(cases[i].obj, 0, NULL);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *o = json_loads(rows[i].obj, 0, NULL);
 		assert_non_null(o);
 		const char *got = js_json_controller_uid(o);
-		if (!cases[i].want ? got != NULL : !got || strcmp(got, cases[i].want) != 0)
-			fail_msg("%s: got %s, want %s", cases[i].obj, got ? got : "NULL",
-				 cases[i].want ? cases[i].want : "NULL");
+		if (!rows[i].want ? got != NULL : !got || strcmp(got, rows[i].want) != 0)
+			fail_msg("%s: got %s, want %s", rows[i].obj, got ? got : "NULL",
+				 rows[i].want ? rows[i].want : "NULL");
 		json_decref(o);
 	}
 }
