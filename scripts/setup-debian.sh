@@ -8,6 +8,10 @@
 #                                      (heaptrack, for bench/controller/heap.sh,
 #                                      which runs this itself when missing)
 #
+# python3-h2 runs the fault-injection proxy of tests/fault (HTTP/2 to the
+# controller, Debian's /usr/bin/python3), and faketime (libfaketime) steps
+# the controller's clock in its clock-jump scenario.
+#
 # podman with runc is the container runtime of `jobset run --runtime podman`
 # and its e2e tests (netavark, its network backend, needs iptables; a podman
 # pod's infra image is built locally from catatonit, so nothing is pulled).
@@ -22,6 +26,7 @@ pkgs=(
   valgrind gcovr
   openssl curl ca-certificates procps iproute2 util-linux
   python3 python3-yaml
+  python3-h2 faketime
   podman runc netavark iptables catatonit
 )
 case ${1:-} in

@@ -4,12 +4,15 @@
 #
 # - If any jobset-test/fail-if-* annotation is present, the pod fails when
 #   every present one matches: its value is a comma-separated list and must
-#   contain the pod's restart attempt / job index / completion index.
+#   contain the pod's restart attempt / job restart attempt (RestartJob
+#   gate, default "0") / job index / completion index.
 # - Otherwise it fails when jobset-test/exit-code is present and not "0".
 (.metadata.annotations // {}) as $a
 | (.metadata.labels // {}) as $l
 | [ ["jobset-test/fail-if-restart-attempt",
      ($l["jobset.sigs.k8s.io/restart-attempt"] // $a["jobset.sigs.k8s.io/restart-attempt"] // "0")],
+    ["jobset-test/fail-if-job-restart-attempt",
+     ($l["jobset.sigs.k8s.io/job-restart-attempt"] // $a["jobset.sigs.k8s.io/job-restart-attempt"] // "0")],
     ["jobset-test/fail-if-job-index",
      ($l["jobset.sigs.k8s.io/job-index"] // $a["jobset.sigs.k8s.io/job-index"] // "")],
     ["jobset-test/fail-if-completion-index",

@@ -99,3 +99,15 @@ void js_json_merge_patch(json_t *target, const json_t *patch)
 		}
 	}
 }
+
+const char *js_json_controller_uid(const json_t *obj)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+	{
+		if (json_is_true(json_object_get(ref, "controller")))
+			return js_json_str(ref, "uid");
+	}
+	return NULL;
+}

@@ -25,6 +25,12 @@ static inline const char *js_json_str(const json_t *o, const char *key)
 /** Walk a dotted path of object keys ("spec.template.spec"); NULL if absent. */
 json_t *js_json_path(const json_t *root, const char *dotted);
 
+/** The uid of the ownerReference marked `controller: true` in the
+ *  Kubernetes object `obj`'s metadata.ownerReferences (API conventions:
+ *  at most one controller), or NULL when there is none or it has no uid.
+ *  Borrowed from `obj`. */
+const char *js_json_controller_uid(const json_t *obj);
+
 /** Object at dotted path, creating empty objects along the way (replacing
  * non-objects). Returns a borrowed reference. */
 json_t *js_json_path_make(json_t *root, const char *dotted);

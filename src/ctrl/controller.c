@@ -420,10 +420,15 @@ static void on_stopped(void *user)
 	struct js_controller *c = user;
 	if (atomic_load(&c->stopping))
 		return;
-	/* Lost the lease: stop acting at once; main exits (as upstream). */
+	/* Lost the lease: stop acting at once - cancel what the workers have
+	 * in flight, not only take no new keys: a successor may take the lease
+	 * as soon as it expires, and a reconcile left running would act beside
+	 * it (issue 13, leader-failover). main exits (as upstream). */
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "leader election lost");
 	atomic_store(&c->lost, true);
 	atomic_store(&c->stopping, true);
+	atomic_store(&c->abort, true);
+	js_client_wakeup(c->client);
 	js_workqueue_shutdown(c->q);
 }
 

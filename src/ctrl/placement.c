@@ -43,19 +43,6 @@ static char *dup_or_null(const char *s)
 	return s ? js_xstrdup(s) : NULL;
 }
 
-/* uid of the controller owner reference, or NULL. Borrowed. */
-static const char *controller_uid(const json_t *obj)
-{
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
-	{
-		if (json_is_true(json_object_get(ref, "controller")))
-			return js_json_str(ref, "uid");
-	}
-	return NULL;
-}
-
 static int gate_index(const json_t *spec)
 {
 	size_t i;
@@ -81,7 +68,7 @@ static const void *pod_transform(const json_t *obj, int *ret_err)
 	r->ns = dup_or_null(js_json_str(md, "namespace"));
 	r->name = dup_or_null(js_json_str(md, "name"));
 	r->uid = dup_or_null(js_json_str(md, "uid"));
-	r->owner_uid = dup_or_null(controller_uid(obj));
+	r->owner_uid = dup_or_null(js_json_controller_uid(obj));
 	r->index = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_JOB_COMPLETION_INDEX));
 	r->node = dup_or_null(js_json_str(spec, "nodeName"));
 	r->topology = dup_or_null(topology);
@@ -131,7 +118,7 @@ static const struct js_store_type pod_type = {pod_transform, pod_ref, pod_unref,
 
 static void index_job(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {
-	const char *uid = controller_uid(obj);
+	const char *uid = js_json_controller_uid(obj);
 	if (uid)
 		emit(ctx, uid);
 }

@@ -159,8 +159,11 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 	const struct js_jobset *js = o->rec->js;
 	if (o->rec->uid)
 		o->n_jobs = js_informer_by_index(c->jobs, JS__CTRL_INDEX_OWNER, o->rec->uid, &o->jobs);
-	if (js_jobset_dns_hostnames(js))
-		o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
+	/* Looked up whatever the stored spec says: the core defaults a JobSet
+	 * that never met the webhook (enableDNSHostnames absent means true), so
+	 * deciding here from the raw field made every reconcile of such a
+	 * JobSet create its Service again (answered AlreadyExists; issue 13). */
+	o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
 		observe_pvcs(c, a, o);
 	return 1;
@@ -340,18 +343,22 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Wait for one submitted create/delete and apply the AlreadyExists/NotFound
- * rules. Returns 0 or the error; appends a message to `msgs` on error. */
-static int finish_one(struct js_controller *c, const struct observed *o, const struct js_action *a,
-		      struct js_client_xfer *x, int submit_err, struct js_buf *msgs)
+/* Wait for one submitted create/delete (action `i` of `run`), repeating it
+ * when the answer asks to with Retry-After (client.h, as client-go does for
+ * every verb), and apply the AlreadyExists/NotFound rules. Returns 0 or the
+ * error; appends a message to `msgs` on error. */
+static int finish_one(struct js_controller *c, struct observed *o, const struct js_action *a,
+		      const struct js_exec_run *run, size_t i, struct js_client_xfer *x, int submit_err,
+		      struct js_buf *msgs)
 {
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
 	int r = submit_err;
 	struct js_apierr err = {0};
-	if (r == 0) {
+	for (int tries = 0; r == 0; tries++) {
 		struct js_client_resp resp = {0};
 		char why[256] = "";
 		r = js_client_xfer_wait(x, &resp, why, sizeof(why));
+		uint64_t again = r == 0 ? js_client_retry_after_ms(&resp, tries) : 0;
 		if (r == 0) {
 			js__ctrl_count_request(c, create ? "POST" : "DELETE", resp.code);
 			if (resp.code < 200 || resp.code > 299)
@@ -361,6 +368,14 @@ static int finish_one(struct js_controller *c, const struct observed *o, const s
 			js_apierr_set_transport(&err, r, why);
 		}
 		js_client_resp_done(&resp);
+		if (!again || js_client_pause(c->client, again) < 0)
+			break;
+		js_apierr_done(&err);
+		r = submit_one(c, o, a, run, i, &x);
+		if (r < 0)
+			js_apierr_set_transport(&err, r, "submitting again after Retry-After");
+		else
+			r = 0;
 	}
 	if (create && r == JS_EEXISTS) {
 		r = owned_existing(c, o, a->name);
@@ -396,7 +411,7 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
 	for (size_t i = 0; i < sent; i++) {
-		int r = finish_one(c, o, &acts[i], x[i], submit_err[i], &msgs);
+		int r = finish_one(c, o, &acts[i], run, i, x[i], submit_err[i], &msgs);
 		/* Answers come back about in order: the oldest one frees a slot.
 		 * After a failure nothing more is sent (the pass stops, SPEC
 		 * §11.2); what is in flight is still waited for. */
@@ -515,6 +530,35 @@ static int op_apply_other(void *self, const struct js_action *a)
 
 /* ---- status, events, metrics ---- */
 
+/* Did the status write land although no answer said so? The write is sent
+ * once (js_write_opts.once): a reset connection or a lost answer leaves its
+ * outcome unknown - repeating it would meet its own resourceVersion change
+ * as a conflict, and the restart it carries would then never be counted or
+ * announced (issue 13). So the JobSet is read back: it landed when this
+ * incarnation moved past the resourceVersion we wrote at and its status
+ * already says all we wrote. Returns the object read (caller frees) when it
+ * landed, else NULL. */
+static json_t *status_landed(struct js_controller *c, const struct observed *o, const json_t *want)
+{
+	json_t *cur = NULL;
+	struct js_apierr err = {0};
+	int r = js_client_get(c->client, &js_client_res_jobsets, o->ns, o->name, NULL, &cur, &err);
+	count(c, "GET", r, &err, 200);
+	js_apierr_done(&err);
+	if (r < 0)
+		return NULL;
+	const json_t *md = json_object_get(cur, "metadata");
+	const char *uid = js_json_str(md, "uid"), *rv = js_json_str(md, "resourceVersion");
+	bool landed = uid && o->rec->uid && strcmp(uid, o->rec->uid) == 0 && rv && strcmp(rv, o->rec->rv) != 0;
+	json_t *diff = landed ? js_json_merge_diff(json_object_get(cur, "status"), want) : NULL;
+	if (!landed || diff) {
+		json_decref(diff);
+		json_decref(cur);
+		return NULL;
+	}
+	return cur;
+}
+
 /* Merge patch of the status subresource: only what changed, at the
  * resourceVersion the JobSet was read at. */
 static int op_write_status(void *self, const struct js_plan *plan)
@@ -531,13 +575,22 @@ static int op_write_status(void *self, const struct js_plan *plan)
 	/* Before the write: its watch event may come before its answer. */
 	js__ctrl_note_written(c, o->rec->key, NULL, want);
 	json_t *body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", o->rec->rv, "status", diff);
-	struct js_write_opts wo = {.subresource = "status"};
+	struct js_write_opts wo = {.subresource = "status", .once = true};
 	struct js_apierr err = {0};
 	json_t *got = NULL;
 	int r = js_client_patch(c->client, &js_client_res_jobsets, o->ns, o->name, JS_PATCH_MERGE, body, &wo, &got,
 				&err);
 	count(c, "PATCH", r, &err, 200);
 	json_decref(body);
+	if (r < 0 && err.http_code == 0 && !aborted(c)) {
+		got = status_landed(c, o, want);
+		if (got) {
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+				      "jobset '%s/%s': status write: %s, but it landed (read back)", o->ns, o->name,
+				      why(&err, r));
+			r = 0;
+		}
+	}
 	if (r == JS_ECONFLICT) {
 		b->conflict = true;
 		(void)js_metrics_add(c->metrics, JS__M_STATUS_CONFLICTS, NULL, 1);

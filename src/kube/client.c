@@ -54,6 +54,7 @@ struct js_client_xfer {
 	void *user;
 	int stall_s;
 	bool no_timeout;
+	long timeout_ms;             /* total, when no_timeout is false */
 	atomic_bool *cancel;
 	uint64_t due_ns, queued_ns;
 	/* credentials snapshot */
@@ -96,6 +97,8 @@ struct js_client {
 
 	/* js_client_bind_cancel(): each thread's cancel flag (atomic_bool *) */
 	pthread_key_t cancel_key;
+	/* js_client_bind_deadline(): each thread's deadline (const uint64_t *) */
+	pthread_key_t deadline_key;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -262,7 +265,7 @@ static int setup_easy(struct js_client *c, struct js_client_xfer *x)
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
 	if (!x->no_timeout)
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->opts.timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, x->timeout_ms);
 	if (x->stall_s > 0) {
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)x->stall_s);
@@ -600,6 +603,10 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	if (r < 0)
 		goto fail;
 	stage = 2;
+	r = -pthread_key_create(&c->deadline_key, NULL);
+	if (r < 0)
+		goto fail;
+	stage = 3;
 	js_ratelimit_init(&c->rl, c->opts.qps, c->opts.burst, js__kutil_now_ns());
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
@@ -614,6 +621,8 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	*ret = c;
 	return 0;
 fail:
+	if (stage >= 3)
+		pthread_key_delete(c->deadline_key);
 	if (stage >= 2) {
 		curl_multi_cleanup(c->multi);
 		pthread_key_delete(c->cancel_key);
@@ -641,6 +650,7 @@ struct js_client *js_client_free(struct js_client *c)
 	pthread_join(c->io, NULL);
 	curl_multi_cleanup(c->multi);
 	pthread_key_delete(c->cancel_key);
+	pthread_key_delete(c->deadline_key);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->cred_lock);
 	js_kubeconfig_done(&c->kc);
@@ -661,6 +671,28 @@ void js_client_wakeup(struct js_client *c)
 void js_client_bind_cancel(struct js_client *c, atomic_bool *flag)
 {
 	(void)pthread_setspecific(c->cancel_key, flag);
+}
+
+void js_client_bind_deadline(struct js_client *c, const uint64_t *deadline_ns)
+{
+	(void)pthread_setspecific(c->deadline_key, deadline_ns);
+}
+
+/* The total time a request of the calling thread may take, in ms: the
+ * client's timeout, cut to the thread's deadline; 0 when that has passed. */
+static long timeout_for(struct js_client *c)
+{
+	long ms = c->opts.timeout_ms;
+	const uint64_t *dl = pthread_getspecific(c->deadline_key);
+	if (dl && *dl) {
+		uint64_t now = js__kutil_now_ns();
+		if (now >= *dl)
+			return 0;
+		uint64_t left = (*dl - now) / 1000000u + 1;
+		if (left < (uint64_t)ms)
+			ms = (long)left;
+	}
+	return ms;
 }
 
 /* The cancel flag of a request: its own, else the submitting thread's. */
@@ -716,6 +748,11 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 	x->user = req->user;
 	x->stall_s = req->stall_s;
 	x->no_timeout = req->no_timeout;
+	x->timeout_ms = timeout_for(c);
+	if (!x->no_timeout && x->timeout_ms == 0) {
+		xfer_free(x);
+		return -ETIMEDOUT;
+	}
 	x->cancel = cancel;
 	int r = creds_get(c, refresh, x, why, why_len);
 	if (r == 0)
@@ -821,6 +858,33 @@ int js_client_xfer_wait(struct js_client_xfer *x, struct js_client_resp *ret, ch
 	return r;
 }
 
+uint64_t js_client_retry_after_ms(const struct js_client_resp *r, int tries)
+{
+	if (!(r->code == 429 || r->code >= 500) || r->retry_after_s <= 0 || tries >= 10)
+		return 0;
+	return (uint64_t)(r->retry_after_s > 10 ? 10 : r->retry_after_s) * 1000u;
+}
+
+/* Sleep in slices so that a cancelled caller leaves within 100 ms instead of
+ * after a Retry-After of up to 10 s. */
+static int pause_ms(atomic_bool *cancel, uint64_t ms)
+{
+	while (ms > 0) {
+		if (cancel && atomic_load(cancel))
+			return -ECANCELED;
+		uint64_t d = ms < 100 ? ms : 100;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)d * 1000000L};
+		nanosleep(&ts, NULL);
+		ms -= d;
+	}
+	return cancel && atomic_load(cancel) ? -ECANCELED : 0;
+}
+
+int js_client_pause(struct js_client *c, uint64_t ms)
+{
+	return pause_ms(pthread_getspecific(c->cancel_key), ms);
+}
+
 static bool retryable_transport(int r)
 {
 	return r == -ECONNREFUSED || r == -ECONNRESET;
@@ -841,13 +905,14 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		r = js_client_xfer_wait(x, &resp, why, why_len);
 		bool retry = false;
 		uint64_t delay_ms = 0;
-		if (r < 0 && retryable_transport(r) && !req->on_data && transport_tries < 3) {
+		if (r < 0 && retryable_transport(r) && !req->on_data && !(req->once && r != -ECONNREFUSED) &&
+		    transport_tries < 3) {
 			delay_ms = 100u << transport_tries;
 			transport_tries++;
 			retry = fresh = true;
-		} else if (r == 0 && (resp.code == 429 || resp.code >= 500) && resp.retry_after_s > 0 &&
-			   !req->on_data && retry_after_tries < 10 && req->method && strcmp(req->method, "GET") == 0) {
-			delay_ms = (uint64_t)(resp.retry_after_s > 10 ? 10 : resp.retry_after_s) * 1000u;
+		} else if (r == 0 && !req->on_data && req->method && strcmp(req->method, "GET") == 0 &&
+			   js_client_retry_after_ms(&resp, retry_after_tries) > 0) {
+			delay_ms = js_client_retry_after_ms(&resp, retry_after_tries);
 			retry_after_tries++;
 			retry = true;
 		} else if (r == 0 && resp.code == 401 && !refreshed && (c->kc.exec || c->kc.token_file)) {
@@ -863,27 +928,20 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 		pthread_mutex_lock(&c->lock);
 		c->stats.retries++;
 		pthread_mutex_unlock(&c->lock);
-		if (delay_ms) {
-			/* Slept in slices so that a cancelled caller leaves within
-			 * 100 ms instead of after a Retry-After of up to 10 s. */
-			atomic_bool *cancel = cancel_flag(c, req);
-			while (delay_ms > 0 && !(cancel && atomic_load(cancel))) {
-				uint64_t d = delay_ms < 100 ? delay_ms : 100;
-				struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)d * 1000000L};
-				nanosleep(&ts, NULL);
-				delay_ms -= d;
-			}
-		}
+		/* A cancelled caller leaves within 100 ms, and its next submit
+		 * fails with -ECANCELED. */
+		if (delay_ms)
+			(void)!pause_ms(cancel_flag(c, req), delay_ms);
 	}
 }
 
 /* ------------------------------------------------------------ verbs */
 
 static int call_buf(struct js_client *c, const char *method, const char *path, const char *ctype, const char *body,
-		    size_t blen, json_t **ret, struct js_apierr *err)
+		    size_t blen, bool once, json_t **ret, struct js_apierr *err)
 {
 	struct js_client_req req = {.method = method, .path = path, .content_type = ctype, .body = body,
-				    .body_len = blen};
+				    .body_len = blen, .once = once};
 	struct js_client_resp resp = {0};
 	char why[CURL_ERROR_SIZE + 64] = "";
 	int r = js_client_do(c, &req, &resp, why, sizeof why);
@@ -910,13 +968,19 @@ static int call_buf(struct js_client *c, const char *method, const char *path, c
 	return r;
 }
 
+static int call_json(struct js_client *c, const char *method, const char *path, const char *content_type,
+		     const json_t *body, bool once, json_t **ret, struct js_apierr *err)
+{
+	char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	int r = call_buf(c, method, path, content_type, b, b ? strlen(b) : 0, once, ret, err);
+	free(b);
+	return r;
+}
+
 int js_client_call(struct js_client *c, const char *method, const char *path, const char *content_type,
 		   const json_t *body, json_t **ret, struct js_apierr *err)
 {
-	char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	int r = call_buf(c, method, path, content_type, b, b ? strlen(b) : 0, ret, err);
-	free(b);
-	return r;
+	return call_json(c, method, path, content_type, body, false, ret, err);
 }
 
 static const char *obj_ns(const char *ns, const json_t *obj)
@@ -955,7 +1019,7 @@ int js_client_get(struct js_client *c, const struct js_resource *res, const char
 	js_buf_init(&p, 0);
 	int r = js_client_path(res, ns, name, subresource, &p);
 	if (r == 0)
-		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, ret, err);
+		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, false, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -987,7 +1051,7 @@ int js_client_list(struct js_client *c, const struct js_resource *res, const cha
 	if (r == 0 && lo && lo->limit > 0)
 		r = js_buf_printf(&p, "%climit=%ld", sep, lo->limit);
 	if (r == 0)
-		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, ret, err);
+		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, false, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -1003,7 +1067,7 @@ int js_client_create(struct js_client *c, const struct js_resource *res, const c
 	if (r == 0)
 		r = add_write_query(&p, wo, &first);
 	if (r == 0)
-		r = js_client_call(c, "POST", js_buf_str(&p), "application/json", obj, ret, err);
+		r = call_json(c, "POST", js_buf_str(&p), "application/json", obj, wo && wo->once, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -1023,7 +1087,7 @@ int js_client_update(struct js_client *c, const struct js_resource *res, const c
 	if (r == 0)
 		r = add_write_query(&p, wo, &first);
 	if (r == 0)
-		r = js_client_call(c, "PUT", js_buf_str(&p), "application/json", obj, ret, err);
+		r = call_json(c, "PUT", js_buf_str(&p), "application/json", obj, wo && wo->once, ret, err);
 	js_buf_done(&p);
 	return r;
 }
@@ -1050,7 +1114,7 @@ int js_client_patch(struct js_client *c, const struct js_resource *res, const ch
 	if (r == 0)
 		r = add_write_query(&p, wo, &first);
 	if (r == 0)
-		r = js_client_call(c, "PATCH", js_buf_str(&p), patch_types[type], patch, ret, err);
+		r = call_json(c, "PATCH", js_buf_str(&p), patch_types[type], patch, wo && wo->once, ret, err);
 	js_buf_done(&p);
 	return r;
 }

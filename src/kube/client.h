@@ -15,11 +15,15 @@
  *
  * Retries: a request that fails before any HTTP answer (connection refused
  * or reset, HTTP/2 GOAWAY/stream refusal) is retried up to 3 times with
- * backoff. A GET answered 429/5xx with Retry-After is retried up to 10 times,
- * waiting as asked (at most 10 s each); other verbs return the error with
+ * backoff (a write whose answer was lost too, unless sent `once`). A GET
+ * answered 429/5xx with Retry-After is retried up to 10 times, waiting as
+ * asked (at most 10 s each); other verbs return the error with
  * js_apierr.retry_after_s set, since the caller knows whether repeating the
- * write is safe (an eviction blocked by a budget, for instance). A 401 refreshes exec/token-file
- * credentials once and retries. Streaming requests are never retried.
+ * write is safe (an eviction blocked by a budget, for instance): the
+ * controller repeats its Job creates and deletes the same way
+ * (js_client_retry_after_ms, js_client_pause), as client-go would. A 401
+ * refreshes exec/token-file credentials once and retries. Streaming requests
+ * are never retried.
  *
  * Errors: verbs return 0 or a negative code: JS_ENOTFOUND, JS_EEXISTS,
  * JS_ECONFLICT, JS_EGONE, JS_EINVALID, JS_APIERR_* (apierr.h) for API
@@ -110,6 +114,7 @@ struct js_write_opts {
 	const char *field_manager; /* required for JS_PATCH_APPLY */
 	bool force;                /* apply: take ownership of conflicting fields */
 	bool dry_run;
+	bool once;                 /* never repeated after a transport failure (js_client_req.once) */
 };
 
 enum js_patch_type {
@@ -189,6 +194,9 @@ struct js_client_req {
 	void *user;
 	int stall_s;       /* streaming: abort when under 1 byte/s for this long; 0 = never */
 	bool no_timeout;   /* no total deadline (watches) */
+	bool once;         /* js_client_do: not repeated once it may have reached the server (a
+			      reset or lost answer; a refused connection still is): the server
+			      may have acted on it, and the caller resolves that itself */
 	atomic_bool *cancel; /* caller sets it, then js_client_wakeup(): ends with -ECANCELED */
 };
 
@@ -230,6 +238,33 @@ void js_client_wakeup(struct js_client *c);
  * must outlive the binding; the binding is per client and per thread.
  */
 void js_client_bind_cancel(struct js_client *c, atomic_bool *flag);
+
+/**
+ * How long to wait before repeating a request answered `r` after `tries`
+ * repeats already, by the Retry-After rule above (for any verb the caller
+ * knows to be safe to repeat): the milliseconds (at most 10 s), or 0 when it
+ * is not to be repeated (no Retry-After, another code, or 10 repeats done).
+ * Source: client-go rest.Request (checkWait), which repeats every verb.
+ */
+uint64_t js_client_retry_after_ms(const struct js_client_resp *r, int tries);
+
+/**
+ * Sleep `ms` milliseconds in slices of at most 100 ms, giving up as soon as
+ * the calling thread's bound cancel flag (js_client_bind_cancel) is set.
+ * Returns 0, or -ECANCELED.
+ */
+JS_WARN_UNUSED int js_client_pause(struct js_client *c, uint64_t ms);
+
+/**
+ * Bind a deadline (`*deadline_ns`, CLOCK_MONOTONIC ns; 0 = none; NULL
+ * unbinds) to the calling thread: every non-streaming request it submits on
+ * `c` - the verbs included - must end by then: its total timeout is cut to
+ * what is left, and once the deadline has passed, submitting fails with
+ * -ETIMEDOUT at once. The caller may change *deadline_ns between requests;
+ * the variable must outlive the binding. This is how the leader elector
+ * keeps a hanging renewal from outliving its renew deadline (kube/leader.h).
+ */
+void js_client_bind_deadline(struct js_client *c, const uint64_t *deadline_ns);
 
 /** Submit and wait, with the retry rules above. */
 JS_WARN_UNUSED int js_client_do(struct js_client *c, const struct js_client_req *req, struct js_client_resp *ret,

@@ -203,21 +203,40 @@ static void *run(void *arg)
 	set_leading(le, true);
 	if (le->o.on_started)
 		le->o.on_started(le->o.user);
-	/* Renew until a renewal deadline passes without success, or stop. */
-	uint64_t last_ok = js__kutil_now_ns();
-	bool stopped = false;
-	for (;;) {
+	/* Renew, as client-go does: every retry period a renewal cycle
+	 * starts, which tries every retry period until it succeeds or
+	 * `renew_deadline` has passed since it started; a cycle that fails
+	 * ends our leadership. Every request of a cycle ends by its deadline
+	 * (client-go runs it under a context with that timeout): a request
+	 * left hanging - an API server that holds it, a network that drops the
+	 * answers - must not keep us leading while a successor takes the
+	 * expired lease (issue 13, leader-failover). The last moment we act
+	 * is thus a retry period plus the renew deadline after the last
+	 * renewal, which lease_duration > renew_deadline + retry_period
+	 * keeps before a successor's first (js_leader_new checks the weaker
+	 * client-go rule only). */
+	uint64_t deadline = 0;
+	js_client_bind_deadline(le->c, &deadline);
+	bool stopped = false, renewed = true;
+	while (renewed) {
 		if (wait_ms(le, le->o.retry_period_ms)) {
 			stopped = true;
 			break;
 		}
-		if (try_acquire_or_renew(le)) {
-			last_ok = js__kutil_now_ns();
-			continue;
+		deadline = js__kutil_now_ns() + (uint64_t)le->o.renew_deadline_ms * 1000000u;
+		for (;;) {
+			renewed = try_acquire_or_renew(le);
+			if (renewed || js__kutil_now_ns() >= deadline)
+				break;
+			if (wait_ms(le, le->o.retry_period_ms)) {
+				stopped = true;
+				break;
+			}
 		}
-		if (js__kutil_now_ns() - last_ok >= (uint64_t)le->o.renew_deadline_ms * 1000000u)
+		if (stopped)
 			break;
 	}
+	js_client_bind_deadline(le->c, NULL);
 	set_leading(le, false);
 	if (stopped) {
 		pthread_mutex_lock(&le->lock);

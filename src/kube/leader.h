@@ -8,8 +8,10 @@
  * judged by local observation: the lease is free once `lease_duration` has
  * passed on *our* clock since we last saw its record change, so clock skew
  * between machines does not matter. The leader renews every retry period;
- * if it cannot renew for `renew_deadline` it stops leading (on_stopped) and
- * the elector ends. Settings must satisfy lease_duration > renew_deadline >
+ * if a renewal cycle (tries every retry period) cannot renew within
+ * `renew_deadline` it stops leading (on_stopped) and the elector ends -
+ * also when a renewal hangs: its requests end at the cycle's deadline
+ * (js_client_bind_deadline), as under client-go's context timeout. Settings must satisfy lease_duration > renew_deadline >
  * 1.2 * retry_period (client-go's check). On js_leader_stop() a leader
  * releases the lease (empty holder, 1 s duration) so a successor need not
  * wait for expiry.

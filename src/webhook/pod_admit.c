@@ -48,19 +48,6 @@ static bool is_leader(const json_t *pod)
 	return idx && strcmp(idx, "0") == 0;
 }
 
-/* The controller owner reference's UID, or NULL. */
-static const char *owner_uid(const json_t *pod)
-{
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), i, ref)
-	{
-		if (json_is_true(json_object_get(ref, "controller")))
-			return js_json_str(ref, "uid");
-	}
-	return NULL;
-}
-
 /* Name without its last dash-separated segment equals `leader`, and the
  * name has at least 5 segments (SPEC §9.1 step 2). */
 static bool leader_name_matches(const char *name, const char *leader)
@@ -130,7 +117,7 @@ static json_t *find_leader(const struct js_webhook_admit_cfg *cfg, const char *n
 		found = NULL;
 		goto out;
 	}
-	const char *fuid = owner_uid(pod), *luid = owner_uid(found);
+	const char *fuid = js_json_controller_uid(pod), *luid = js_json_controller_uid(found);
 	if (!fuid)
 		best_effort(js_buf_puts(&b, "follower pod has no owner reference"));
 	else if (!luid)

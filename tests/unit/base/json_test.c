@@ -69,10 +69,37 @@ static void test_merge_diff(void **state)
 	}
 }
 
+/* js_json_controller_uid: the controller reference wins, wherever it is. */
+static void test_controller_uid(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *obj, *want;
+	} rows[] = {
+		{"{}", NULL},
+		{"{\"metadata\":{}}", NULL},
+		{"{\"metadata\":{\"ownerReferences\":[{\"uid\":\"a\"}]}}", NULL},
+		{"{\"metadata\":{\"ownerReferences\":[{\"uid\":\"a\",\"controller\":false}]}}", NULL},
+		{"{\"metadata\":{\"ownerReferences\":[{\"uid\":\"a\"},{\"uid\":\"b\",\"controller\":true}]}}", "b"},
+		{"{\"metadata\":{\"ownerReferences\":[{\"controller\":true}]}}", NULL},
+		{"{\"metadata\":{\"ownerReferences\":{\"uid\":\"a\",\"controller\":true}}}", NULL},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *o = json_loads(rows[i].obj, 0, NULL);
+		assert_non_null(o);
+		const char *got = js_json_controller_uid(o);
+		if (!rows[i].want ? got != NULL : !got || strcmp(got, rows[i].want) != 0)
+			fail_msg("%s: got %s, want %s", rows[i].obj, got ? got : "NULL",
+				 rows[i].want ? rows[i].want : "NULL");
+		json_decref(o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_diff),
+		cmocka_unit_test(test_controller_uid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
