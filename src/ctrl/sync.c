@@ -668,6 +668,7 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
 		.gates = c->o.gates,
+		.drain_previous = c->o.drain_previous,
 		.now = (int64_t)time(NULL),
 	};
 	struct js_plan *plan = NULL;
