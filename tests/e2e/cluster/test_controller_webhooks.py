@@ -457,7 +457,7 @@ def test_kep_gates_in_the_webhook(kube, setup):
         wait_for("JobSet created through the webhooks", lambda: kube.run(
             "create", "-n", ns, "-f", "-", input=json.dumps(js), check=False).returncode == 0, 60)
         ok, err = attempt(*res("1"))
-        assert not ok and "vjobset.kb.io" in err and "spec.replicatedJobs" in err, err
+        assert not ok and "spec.replicatedJobs" in err and "resource" not in err, err
         ok, err = attempt(*deadline("sized", 60))
         assert not ok and "JobSetActiveDeadlineSeconds" in err, err
 

@@ -28,6 +28,14 @@ def patch(kube, name, ns, body):
     kube.run("patch", "jobsets.jobset.x-k8s.io", name, "-n", ns, "--type=merge", "-p", json.dumps(body))
 
 
+def suspended(kube, name, ns):
+    """The Suspended condition's status ("True"/"False"), or None."""
+    for c in ((kube.jobset(name, ns) or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Suspended":
+            return c.get("status")
+    return None
+
+
 def annotations(job):
     return (job["metadata"].get("annotations") or {},
             job["spec"]["template"]["metadata"].get("annotations") or {})
@@ -51,10 +59,10 @@ def test_kep_1282_restart_and_resume_count(kube, controller, ns):
         "executionAttempts") == 0 and len(kube.jobs(ns, "ea-resume")) == 2)
     assert all(annotations(j)[1].get(ATTEMPT) == "0" for j in kube.jobs(ns, "ea-resume"))
     patch(kube, "ea-resume", ns, {"spec": {"suspend": True}})
-    wait_for("Suspended=True", lambda: (condition(kube.jobset("ea-resume", ns), "Suspended") or {}).get("status") == "True")
+    wait_for("Suspended=True", lambda: suspended(kube, "ea-resume", ns) == "True")
     assert kube.jobset("ea-resume", ns)["status"]["executionAttempts"] == 0
     patch(kube, "ea-resume", ns, {"spec": {"suspend": False}})
-    wait_for("Suspended=False", lambda: (condition(kube.jobset("ea-resume", ns), "Suspended") or {}).get("status") == "False")
+    wait_for("Suspended=False", lambda: suspended(kube, "ea-resume", ns) == "False")
     assert kube.jobset("ea-resume", ns)["status"]["executionAttempts"] == 1
     jobs = kube.jobs(ns, "ea-resume")
     assert all(not j["spec"].get("suspend") and annotations(j)[0][ATTEMPT] == "1" and annotations(j)[1][ATTEMPT] == "1"
@@ -99,7 +107,7 @@ def test_kep_1186_suspended_does_not_count(kube, controller, ns):
     suspended, and the deadline does not run."""
     gated(controller, "JobSetActiveDeadlineSeconds=true")
     kube.create(jobset("dl-susp", [rjob("a", 1, annotations=LONG)], activeDeadlineSeconds=2, suspend=True), ns)
-    wait_for("Suspended=True", lambda: (condition(kube.jobset("dl-susp", ns), "Suspended") or {}).get("status") == "True")
+    wait_for("Suspended=True", lambda: suspended(kube, "dl-susp", ns) == "True")
     # Longer than the deadline, as a condition the controller cannot cause: a
     # JobSet created later in the same namespace fails by its own deadline.
     kube.create(jobset("dl-clock", [rjob("a", 1, annotations=LONG)], activeDeadlineSeconds=3), ns)
@@ -130,7 +138,7 @@ def test_kep_1150_resources_on_resume(kube, controller, ns):
     kube.create(jobset("mr", [rjob("a", 1, annotations=LONG)]), ns)
     wait_for("a running Job", lambda: [j for j in kube.jobs(ns, "mr") if (j.get("status") or {}).get("active")])
     patch(kube, "mr", ns, {"spec": {"suspend": True}})
-    wait_for("Suspended=True", lambda: (condition(kube.jobset("mr", ns), "Suspended") or {}).get("status") == "True")
+    wait_for("Suspended=True", lambda: suspended(kube, "mr", ns) == "True")
     kube.run("patch", "jobsets.jobset.x-k8s.io", "mr", "-n", ns, "--type=json", "-p", json.dumps([
         {"op": "add", "path": "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources",
          "value": {"requests": {"cpu": "250m"}}}]))
