@@ -73,6 +73,9 @@ struct observed {
 	const char **pvcs;                 /* arena */
 	size_t n_pvcs;
 	bool service_exists;
+	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
+	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
+	size_t n_ipods;
 	json_t *regarding;                 /* what events are about (built once, lazily) */
 	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
@@ -81,6 +84,8 @@ static void observed_done(struct js_controller *c, struct observed *o)
 {
 	js_informer_unref(c->jobsets, o->rec);
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
+	if (c->ipods)
+		js_informer_release(c->ipods, o->ipod_recs, o->n_ipods);
 	json_decref(o->regarding);
 	js_hmap_free(o->by_name);
 }
@@ -166,6 +171,8 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 	o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
 		observe_pvcs(c, a, o);
+	if (c->ipods && js__inplace_strategy(js))
+		o->n_ipods = js__inplace_observe(c, a, key, &o->ipod_recs, &o->ipods);
 	return 1;
 }
 
@@ -667,6 +674,8 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.service_exists = o.service_exists,
 		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
+		.pods = o.ipods,
+		.n_pods = o.n_ipods,
 		.gates = c->o.gates,
 		.now = (int64_t)time(NULL),
 	};
