@@ -57,18 +57,6 @@ def rejections(text):
     return out
 
 
-def pod_posts(text):
-    out = {}
-    for line in text.splitlines():
-        if (line.startswith("apiserver_request_total{") and 'resource="pods"' in line and 'verb="POST"' in line
-                and 'subresource=""' in line):
-            labels, val = line.rsplit(" ", 1)
-            i = labels.index('code="') + 6
-            code = labels[i:labels.index('"', i)]
-            out[code] = out.get(code, 0) + float(val)
-    return out
-
-
 def diff(a, b):
     return {k: int(b.get(k, 0) - a.get(k, 0)) for k in sorted(set(a) | set(b)) if b.get(k, 0) != a.get(k, 0)}
 
@@ -208,7 +196,7 @@ def main():
         res["create_to_all_bound_s"] = round(t_bound - t0, 2)
         res["admission_rejections"] = diff(rejections(text0), rejections(text1))
         res["admission_rejections_total"] = sum(res["admission_rejections"].values())
-        res["pod_creates_by_code"] = diff(pod_posts(text0), pod_posts(text1))
+        res["pod_creates_by_code"] = diff(m.posts_by_code(text0, "pods"), m.posts_by_code(text1, "pods"))
         res["requests"] = m.req_diff(s0["flows"], s1["flows"])
         res["cpu_s"] = m.cpu_diff(s0, s1)
         res["exclusive"] = exclusive(cl, live, a.topology)

@@ -54,16 +54,7 @@ run_target() {
 		--log "$OUT/$id.log" --out "$OUT/$id.json")
 	case $t in
 	upstream)
-		cat >"$OUT/upstream-config.yaml" <<-EOC
-			apiVersion: config.jobset.x-k8s.io/v1alpha1
-			kind: Configuration
-			leaderElection: {leaderElect: false}
-			internalCertManagement: {enable: false}
-			webhook: {host: 127.0.0.1, port: $wp, certDir: "$JOBSET_CLUSTER_DIR/pki/webhook"}
-			metrics: {bindAddress: "127.0.0.1:$mp"}
-			health: {healthProbeBindAddress: "127.0.0.1:$hp"}
-			clientConnection: {qps: $QPS, burst: $BURST}
-		EOC
+		upstream_config "$OUT/upstream-config.yaml" "$wp" "$mp" "$hp"
 		python3 "$HERE/placement.py" "${common[@]}" -- \
 			"$UPSTREAM" --config="$OUT/upstream-config.yaml" --kubeconfig='{kubeconfig}' >/dev/null
 		;;
