@@ -677,6 +677,7 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.pods = o.ipods,
 		.n_pods = o.n_ipods,
 		.gates = c->o.gates,
+		.drain_previous = c->o.drain_previous,
 		.now = (int64_t)time(NULL),
 	};
 	struct js_plan *plan = NULL;
