@@ -4,7 +4,9 @@ our in-place-restart-agent binary, one agent process per pod.
 
 kwok pods have no containers, so this test stands in for the kubelet: each
 pod's "agent sidecar" is a real in-place-restart-agent process started here
-(out of cluster, $KUBECONFIG, NAMESPACE), and restarting a pod in place is
+(out of cluster, $KUBECONFIG, NAMESPACE) with the KEP's least privilege (a
+ServiceAccount that may patch pods and read JobSets in the namespace), and
+restarting a pod in place is
 starting its agent process again, the pod object untouched - what the
 kubelet does when the agent exits with the code its restartPolicyRules map
 to RestartAllContainers. The barrier is the agent's startup-probe endpoint,
@@ -20,7 +22,7 @@ import urllib.request
 
 import pytest
 
-from conftest import _free_port, condition, wait_for
+from conftest import _free_port, condition, mint_token, wait_for
 from webhook_common import binary
 
 ATTEMPT = "jobset.sigs.k8s.io/in-place-restart-attempt"
@@ -41,18 +43,45 @@ def inplace_jobset(name, replicas=2, pods=2, max_restarts=3, strategy="InPlaceRe
                      "replicatedJobs": [rj]}}
 
 
+AGENT_SA = "jobset-in-place-restart"
+
+
+def agent_kubeconfig(kube, ns, path):
+    """A kubeconfig for the agents with the KEP's least privilege: a
+    ServiceAccount of `ns` that may patch pods and read JobSets there, and
+    nothing else (docs/in-place-restart.md)."""
+    kube.run("create", "serviceaccount", AGENT_SA, "-n", ns)
+    kube.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": AGENT_SA, "namespace": ns},
+                "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]},
+                          {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"],
+                           "verbs": ["get", "list", "watch"]}]}, ns)
+    kube.run("create", "rolebinding", AGENT_SA, "-n", ns, f"--role={AGENT_SA}",
+             f"--serviceaccount={ns}:{AGENT_SA}")
+    token = mint_token(kube, AGENT_SA, ns)
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "agent",
+        "clusters": [{"name": "c", "cluster": {"server": os.environ["JOBSET_TEST_SERVER"],
+                                                "certificate-authority": os.environ["JOBSET_TEST_CA"]}}],
+        "users": [{"name": "agent", "user": {"token": token}}],
+        "contexts": [{"name": "agent", "context": {"cluster": "c", "user": "agent", "namespace": ns}}]}))
+    path.chmod(0o600)
+    return path
+
+
 class Agent:
     """One in-place-restart-agent process for one pod (sidecar mode)."""
 
-    def __init__(self, ns, jobset, pod, logdir):
+    def __init__(self, ns, jobset, pod, logdir, kubeconfig):
         self.ns, self.jobset, self.pod, self.logdir = ns, jobset, pod, logdir
+        self.kubeconfig = kubeconfig
         self.port = _free_port()
         self.proc = None
         self.n = 0
 
     def start(self):
         self.n += 1
-        env = dict(os.environ, KUBECONFIG=os.environ["JOBSET_TEST_KUBECONFIG"], NAMESPACE=self.ns,
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), NAMESPACE=self.ns,
                    JOBSET_NAME=self.jobset, POD_NAME=self.pod, STARTUP_PROBE_PORT=str(self.port),
                    IN_PLACE_RESTART_EXIT_CODE=str(EXIT_CODE))
         self.log = self.logdir / f"agent-{self.pod}-{self.n}.log"
@@ -109,7 +138,8 @@ def test_in_place_restart_bookkeeping_with_agents(kube, gated, ns, tmp_path):
         p["status"].get("phase") == "Running" for p in ps) else None)(pods_of(kube, ns, "ipr")), 90)
     uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods}
     job_uids = {j["metadata"]["name"]: j["metadata"]["uid"] for j in kube.jobs(ns, "ipr")}
-    agents = {n: Agent(ns, "ipr", n, tmp_path) for n in uids}
+    kc = agent_kubeconfig(kube, ns, tmp_path / "agent.kubeconfig")
+    agents = {n: Agent(ns, "ipr", n, tmp_path, kc) for n in uids}
     try:
         # Start-up: nobody has a current attempt yet, every agent writes 0
         # and waits at its barrier until the controller makes 0 current.
@@ -168,7 +198,7 @@ def test_agent_bypass_and_no_bookkeeping_without_in_place(kube, gated, ns, tmp_p
     kube.create(inplace_jobset("rec", replicas=1, pods=1, strategy="Recreate"), ns)
     pod = wait_for("the pod Running", lambda: (lambda ps: ps[0] if len(ps) == 1 and ps[0]["status"].get(
         "phase") == "Running" else None)(pods_of(kube, ns, "rec")), 90)
-    a = Agent(ns, "rec", pod["metadata"]["name"], tmp_path).start()
+    a = Agent(ns, "rec", pod["metadata"]["name"], tmp_path, agent_kubeconfig(kube, ns, tmp_path / "kc")).start()
     try:
         wait_for("the barrier lifted", a.barrier_lifted, 30)
         p = kube.get("pod", pod["metadata"]["name"], ns)
