@@ -72,9 +72,10 @@ def agent_kubeconfig(kube, ns, path):
 class Agent:
     """One in-place-restart-agent process for one pod (sidecar mode)."""
 
-    def __init__(self, ns, jobset, pod, logdir, kubeconfig):
+    def __init__(self, ns, jobset, pod, logdir, kubeconfig, **env):
         self.ns, self.jobset, self.pod, self.logdir = ns, jobset, pod, logdir
         self.kubeconfig = kubeconfig
+        self.extra = env
         self.port = _free_port()
         self.proc = None
         self.n = 0
@@ -83,7 +84,9 @@ class Agent:
         self.n += 1
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), NAMESPACE=self.ns,
                    JOBSET_NAME=self.jobset, POD_NAME=self.pod, STARTUP_PROBE_PORT=str(self.port),
-                   IN_PLACE_RESTART_EXIT_CODE=str(EXIT_CODE))
+                   IN_PLACE_RESTART_EXIT_CODE=str(EXIT_CODE), **self.extra)
+        if "WORKER_COMMAND" in self.extra:
+            del env["STARTUP_PROBE_PORT"]
         self.log = self.logdir / f"agent-{self.pod}-{self.n}.log"
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen([str(binary("in-place-restart-agent", "JOBSET_AGENT_BIN"))], env=env,
@@ -205,6 +208,24 @@ def test_agent_bypass_and_no_bookkeeping_without_in_place(kube, gated, ns, tmp_p
         assert ATTEMPT not in (p["metadata"].get("annotations") or {})
         st = status(kube, "rec", ns)
         assert "currentInPlaceRestartAttempt" not in st and "previousInPlaceRestartAttempt" not in st, st
+    finally:
+        a.stop()
+
+
+def test_agent_main_container_mode(kube, gated, ns, tmp_path):
+    """WORKER_COMMAND: the agent runs the worker once the barrier lifts and
+    exits with its status; in place, only at the current attempt."""
+    kube.create(inplace_jobset("one", replicas=1, pods=1), ns)
+    pod = wait_for("the pod Running", lambda: (lambda ps: ps[0] if len(ps) == 1 and ps[0]["status"].get(
+        "phase") == "Running" else None)(pods_of(kube, ns, "one")), 90)
+    kc = agent_kubeconfig(kube, ns, tmp_path / "kc")
+    a = Agent(ns, "one", pod["metadata"]["name"], tmp_path, kc,
+              WORKER_COMMAND="echo worker ran at attempt $ATTEMPT; exit 7", ATTEMPT="x").start()
+    try:
+        wait_for("the agent to exit with the worker's status", lambda: a.exited() is not None, 60)
+        assert a.exited() == 7, a.log.read_text()
+        assert "worker ran at attempt x" in a.log.read_text()
+        assert status(kube, "one", ns).get("currentInPlaceRestartAttempt") == 0
     finally:
         a.stop()
 
