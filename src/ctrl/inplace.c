@@ -8,11 +8,11 @@
  * core's (js__suspend_in_place); this file only observes.
  *
  * The cache exists only with the gate on (upstream, too, watches and
- * indexes pods only then). It keeps per pod only what §11.16 reads: its
- * JobSet, whether it failed, its largest container restart count and the
- * attempt annotation the agent wrote.
+ * indexes pods only then). Its records (ctrl/cache.h struct js_cache_pod)
+ * keep per pod only what §11.16 reads: its JobSet, whether it failed, its
+ * largest container restart count and the attempt annotation the agent
+ * wrote.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,90 +26,12 @@
 /* Index of the cache: "<namespace>/<value of the jobset-name label>". */
 #define INDEX_JOBSET "jobset"
 
-struct iprec {
-	atomic_int refs;
-	char *key;     /* "<namespace>/<JobSet name>", or NULL without a namespace */
-	char *name;    /* pod name */
-	char *attempt; /* JS_ANN_IN_PLACE_RESTART_ATTEMPT, or NULL */
-	bool failed;
-	int32_t max_restart_count;
-};
-
-static char *dup_or_null(const char *s)
-{
-	return s ? js_xstrdup(s) : NULL;
-}
-
-static int32_t max_restarts(const json_t *statuses, int32_t m)
-{
-	size_t i;
-	json_t *s;
-	json_array_foreach(statuses, i, s)
-	{
-		json_int_t rc = json_integer_value(json_object_get(s, "restartCount"));
-		if (rc > m && rc <= INT32_MAX)
-			m = (int32_t)rc;
-	}
-	return m;
-}
-
-static const void *ip_transform(const json_t *obj, int *ret_err)
-{
-	(void)ret_err;
-	const json_t *md = json_object_get(obj, "metadata"), *st = json_object_get(obj, "status");
-	const char *ns = js_json_str(md, "namespace");
-	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
-	const char *phase = js_json_str(st, "phase");
-	struct iprec *r = js_xcalloc(1, sizeof *r);
-	atomic_init(&r->refs, 1);
-	r->key = ns && js ? js_buf_format("%s/%s", ns, js) : NULL;
-	r->name = dup_or_null(js_json_str(md, "name"));
-	r->attempt = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_IN_PLACE_RESTART_ATTEMPT));
-	r->failed = phase && strcmp(phase, "Failed") == 0;
-	r->max_restart_count = max_restarts(json_object_get(st, "containerStatuses"),
-					    max_restarts(json_object_get(st, "initContainerStatuses"), 0));
-	return r;
-}
-
-static const void *ip_ref(const void *p)
-{
-	atomic_fetch_add(&((struct iprec *)(uintptr_t)p)->refs, 1);
-	return p;
-}
-
-static void ip_unref(const void *p)
-{
-	struct iprec *r = (struct iprec *)(uintptr_t)p;
-	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
-		return;
-	free(r->key);
-	free(r->name);
-	free(r->attempt);
-	free(r);
-}
-
-static bool str_eq(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* Equal in everything §11.16 reads: the kubelet's other status updates
- * start no reconcile. */
-static bool ip_same(const void *pa, const void *pb)
-{
-	const struct iprec *a = pa, *b = pb;
-	return str_eq(a->key, b->key) && str_eq(a->name, b->name) && str_eq(a->attempt, b->attempt) &&
-	       a->failed == b->failed && a->max_restart_count == b->max_restart_count;
-}
-
-static const struct js_store_type ip_type = {ip_transform, ip_ref, ip_unref, ip_same};
-
 static void index_jobset(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {
 	const json_t *md = json_object_get(obj, "metadata");
 	const char *ns = js_json_str(md, "namespace");
 	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
-	if (!ns || !js)
+	if (!ns || !js || !*js)
 		return;
 	char *key = js_buf_format("%s/%s", ns, js);
 	emit(ctx, key);
@@ -120,18 +42,18 @@ static void index_jobset(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 
 /* Enqueue the pod's JobSet, but only when it restarts in place: pods of
  * every other JobSet change nothing the controller reads. */
-static void ip_event(struct js_controller *c, const struct iprec *r)
+static void ip_event(struct js_controller *c, const struct js_cache_pod *r)
 {
-	if (!r->key)
+	if (!r->jobset_key)
 		return;
-	const char *slash = strchr(r->key, '/');
-	char *ns = js_xstrndup(r->key, (size_t)(slash - r->key));
+	const char *slash = strchr(r->jobset_key, '/');
+	char *ns = js_xstrndup(r->jobset_key, (size_t)(slash - r->jobset_key));
 	const struct js_cache_jobset *rec = js_informer_get(c->jobsets, ns, slash + 1);
 	free(ns);
 	bool in_place = rec && js__inplace_strategy(rec->js);
 	js_informer_unref(c->jobsets, rec);
 	if (in_place)
-		js__ctrl_enqueue(c, r->key, true, "pods");
+		js__ctrl_enqueue(c, r->jobset_key, true, "pods");
 }
 
 static void ip_add(void *user, const void *rec, const json_t *obj)
@@ -172,7 +94,7 @@ int js__inplace_informer(struct js_controller *c)
 {
 	struct js_informer_opts io = {
 		.res = &js_client_res_pods,
-		.type = &ip_type,
+		.type = &js_cache_pod_type,
 		/* The pods of JobSets (the Job controller copies the label from
 		 * the pod template), never every pod of the cluster. */
 		.label_selector = JS_LABEL_JOBSET_NAME,
@@ -194,7 +116,7 @@ size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const ch
 	size_t n = js_informer_by_index(c->ipods, INDEX_JOBSET, key, &recs);
 	struct js_obspod *pods = js_arena_calloc(a, n + 1, sizeof *pods);
 	for (size_t i = 0; i < n; i++) {
-		const struct iprec *r = recs[i];
+		const struct js_cache_pod *r = recs[i];
 		pods[i] = (struct js_obspod){.name = r->name, .failed = r->failed,
 					     .max_restart_count = r->max_restart_count, .in_place_attempt = r->attempt};
 	}
