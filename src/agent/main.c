@@ -313,6 +313,7 @@ static pid_t worker_start(const char *cmd)
 	pid_t pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0); /* its own group: an in-place exit takes all of it */
+		signal(SIGPIPE, SIG_DFL); /* ignored here, and an ignored signal stays so across exec */
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
