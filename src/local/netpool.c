@@ -89,6 +89,25 @@ static void close_pod(struct js_netpool_pod *pod)
 	pod->fd = -1;
 }
 
+/** lo up, eth0's address, eth0 up without an IPv6 link-local address
+ * (nl.h), in one batch. */
+static int configure_inside(struct js_nl *in, int eth0, uint32_t addr)
+{
+	js_nl_batch_begin(in);
+	int r = js_nl_link_set(in, 1, NULL, true, NULL);
+	if (!r)
+		r = js_nl_add_addr4(in, eth0, addr, JS_IPAM_BLOCK_BITS);
+	if (!r)
+		r = js_nl_link_up_no_ll(in, eth0);
+	int e = js_nl_batch_end(in);
+	r = r ? r : e;
+	/* A kernel without IPv6 refuses the mode, and only that (the kernel
+	 * carries out every request of a batch): up as it is then. */
+	if (r == -EAFNOSUPPORT)
+		r = js_nl_link_set(in, eth0, NULL, true, NULL);
+	return r;
+}
+
 /** Make a namespace with eth0 at `addr`, its veth `ret->veth` (named by
  * the caller) on the bridge. */
 static int make_one(struct js_netpool *p, struct js_nl *run_nl, uint32_t addr, struct js_netpool_pod *ret)
@@ -114,13 +133,9 @@ static int make_one(struct js_netpool *p, struct js_nl *run_nl, uint32_t addr, s
 	if (!r)
 		r = js_nl_add_veth(run_nl, &v);
 	if (!r)
-		r = js_nl_link_set(in, 1, NULL, true, NULL);
-	if (!r)
 		r = js_nl_ifindex(in, "eth0", &eth0);
 	if (!r)
-		r = js_nl_add_addr4(in, eth0, addr, JS_IPAM_BLOCK_BITS);
-	if (!r)
-		r = js_nl_link_set(in, eth0, NULL, true, NULL);
+		r = configure_inside(in, eth0, addr);
 	js_nl_close(in);
 	/* A half-made namespace goes with its fd, veth and all. */
 	if (r < 0)
