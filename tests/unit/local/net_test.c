@@ -4,7 +4,8 @@
  * Pod mode (needs root or an unprivileged user namespace; says so and
  * skips otherwise): a pod's namespace has its address on eth0, two pods
  * reach each other by address, the run's namespace reaches them, a NonIndexed
- * pod gets an address above the positions, and the run's namespace is left
+ * pod gets an address above the positions, no link but lo has an IPv6
+ * address (no link-local ones), and the run's namespace is left
  * again at the end (by root: an unprivileged runner stays in its user
  * namespace, see net.h). The pods' sockets are made by threads that join a pod's
  * namespace (setns affects only the calling thread). Networks are made
@@ -20,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -134,6 +136,25 @@ static void *peer_main(void *arg)
 	return NULL;
 }
 
+/** Whether any link of namespace `netns_fd` (-1: the thread's own) but
+ * lo has an IPv6 address (getifaddrs reads the thread's namespace). */
+static bool has_v6_beyond_lo(int netns_fd)
+{
+	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	assert_true(home >= 0);
+	if (netns_fd >= 0)
+		assert_int_equal(setns(netns_fd, CLONE_NEWNET), 0);
+	struct ifaddrs *all = NULL;
+	assert_int_equal(getifaddrs(&all), 0);
+	bool v6 = false;
+	for (struct ifaddrs *i = all; i; i = i->ifa_next)
+		v6 |= i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 && strcmp(i->ifa_name, "lo") != 0;
+	freeifaddrs(all);
+	assert_int_equal(setns(home, CLONE_NEWNET), 0);
+	close(home);
+	return v6;
+}
+
 static int in_thread(struct peer *p)
 {
 	pthread_t t;
@@ -191,6 +212,12 @@ static void test_pod_mode(void **state)
 	assert_int_equal(in_thread(&a_to_dyn), -ECONNREFUSED);
 	close(la.listen_fd);
 	close(lb.listen_fd);
+	/* Neither the pods' eth0 nor the bridge and its ports got an IPv6
+	 * link-local address (whose discovery traffic the bridge would flood
+	 * to every port); the links are up and carry traffic by now. */
+	assert_false(has_v6_beyond_lo(fa));
+	assert_false(has_v6_beyond_lo(fb));
+	assert_false(has_v6_beyond_lo(-1));
 
 	/* Released: no more containers may join. */
 	js_net_pod_release(b);
