@@ -337,16 +337,16 @@ int main(int argc, char **argv)
 	double load1 = loadavg();
 	printf("pods=%d rounds=%d settle=%u ms load average (1 min) %.2f at the start, %.2f at the end, %ld CPUs\n", n,
 	       rounds, (unsigned)(settle / 1000), load0, load1, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-28s %28s %24s %26s %18s %14s\n", "mode", "all running min/median/max", "over bare per pod",
+	printf("%-28s %28s %23s %25s %18s %14s\n", "mode", "all running min/median/max", "over bare per pod",
 	       "CPU over bare per pod", "runner CPU/pod", "stop (SIGTERM)");
-	printf("%-28s %28s %24s %26s %18s %14s\n", "", "(ms)", "median (min) ms", "median (min) ms", "median ms",
+	printf("%-28s %28s %23s %25s %18s %14s\n", "", "(ms)", "median (min) ms", "median (min) ms", "median ms",
 	       "median ms");
 	double med[MODES], med_over[MODES];
 	for (int m = 0; m < MODES; m++) {
 		med[m] = median(t[m], rounds);
 		double lo = t[m][0] * 1e3, hi = t[m][rounds - 1] * 1e3;
 		if (m == BARE) {
-			printf("%-28s %8.0f / %7.0f / %7.0f %24s %26s %18s %14s\n", mode_name[m], lo, med[m] * 1e3, hi, "-",
+			printf("%-28s %8.0f / %7.0f / %7.0f %23s %25s %18s %14s\n", mode_name[m], lo, med[m] * 1e3, hi, "-",
 			       "-", "-", "-");
 			continue;
 		}
