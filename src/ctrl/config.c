@@ -650,11 +650,6 @@ int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, cha
 	if (!(cfg->lease_duration_ms > cfg->renew_deadline_ms &&
 	      cfg->renew_deadline_ms * 10 > cfg->retry_period_ms * 12))
 		return fail(reterr_msg, "leader election: need leaseDuration > renewDeadline > 1.2 * retryPeriod");
-	/* Checked once flags and file are merged, so a later InPlaceRestart=false
-	 * wins. Accepting the gate would do nothing: the step it enables
-	 * (SPEC §11.16) needs the Pods, and this controller does not watch them. */
-	if (cfg->gates.in_place_restart)
-		return fail(reterr_msg, "%s", JS_CONFIG_IN_PLACE_REFUSED);
 	r = check_tls(cfg, "--tls-min-version/--tls-cipher-suites: ", reterr_msg);
 	return r < 0 ? r : check_certs(cfg, reterr_msg);
 }
@@ -682,7 +677,7 @@ const char *js_config_usage(void)
 	       "  --tls-min-version V               VersionTLS12 (default) or VersionTLS13, webhooks and metrics\n"
 	       "  --tls-cipher-suites A,B           TLS 1.2 cipher suites (IANA names; default OpenSSL's)\n"
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
-	       "  --feature-gates A=true,...        RestartJob, ElasticJobSet (InPlaceRestart=true is refused)\n"
+	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
 	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"

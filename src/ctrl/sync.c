@@ -73,6 +73,9 @@ struct observed {
 	const char **pvcs;                 /* arena */
 	size_t n_pvcs;
 	bool service_exists;
+	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
+	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
+	size_t n_ipods;
 	json_t *regarding;                 /* what events are about (built once, lazily) */
 	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
@@ -81,6 +84,8 @@ static void observed_done(struct js_controller *c, struct observed *o)
 {
 	js_informer_unref(c->jobsets, o->rec);
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
+	if (c->ipods)
+		js_informer_release(c->ipods, o->ipod_recs, o->n_ipods);
 	json_decref(o->regarding);
 	js_hmap_free(o->by_name);
 }
@@ -166,6 +171,8 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 	o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
 		observe_pvcs(c, a, o);
+	if (c->ipods && js__inplace_strategy(js))
+		o->n_ipods = js__inplace_observe(c, a, key, &o->ipod_recs, &o->ipods);
 	return 1;
 }
 
@@ -183,7 +190,32 @@ static int left_ms(uint64_t dl)
 }
 
 /* Wait until every Job in `names` is in the cache (or gone: `gone`). */
-static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n, bool gone)
+/* What the cache must show of a Job this pass wrote. */
+enum rw_want {
+	RW_EXISTS,    /* created */
+	RW_GONE,      /* deleted: absent or marked for deletion */
+	RW_SUSPENDED, /* patched spec.suspend true (or gone) */
+	RW_RESUMED,   /* patched spec.suspend false (or gone) */
+};
+
+static bool rw_shows(const struct js_obsjob *j, enum rw_want w)
+{
+	switch (w) {
+	case RW_EXISTS:
+		return j != NULL;
+	case RW_GONE:
+		return !j || j->deleting;
+	case RW_SUSPENDED:
+	case RW_RESUMED:
+		/* Without this a pass soon after would patch the same Jobs
+		 * again: a suspend of 1,000 Jobs sent half as often again. */
+		return !j || (j->has_suspend && j->suspend) == (w == RW_SUSPENDED);
+	}
+	return true;
+}
+
+static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n,
+		      enum rw_want want)
 {
 	if (c->o.cache_wait_ms < 0 || n == 0)
 		return;
@@ -193,7 +225,7 @@ static void wait_jobs(struct js_controller *c, const char *ns, const char *const
 		uint64_t gen = js_informer_generation(c->jobs);
 		while (done < n) {
 			const struct js_obsjob *j = js_informer_get(c->jobs, ns, names[done]);
-			bool ok = gone ? (!j || j->deleting) : j != NULL;
+			bool ok = rw_shows(j, want);
 			js_informer_unref(c->jobs, j);
 			if (!ok)
 				break;
@@ -230,8 +262,8 @@ struct body {
 	 * the read-your-writes wait for them comes once, at the end of the
 	 * pass, so runs of creates follow each other without a watch round
 	 * trip in between. */
-	const char **created, **deleted;
-	size_t n_created, n_deleted;
+	const char **created, **deleted, **suspended, **resumed;
+	size_t n_created, n_deleted, n_suspended, n_resumed;
 	bool conflict;        /* the status write met a newer resourceVersion */
 	bool has_requeue_after;
 	int64_t requeue_after;
@@ -406,6 +438,17 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
+/* A patch of spec.suspend that landed: the cache must show it before the
+ * next pass (wait_jobs). */
+static void note_suspend_patch(struct body *b, const struct js_action *a)
+{
+	const json_t *s = json_object_get(json_object_get(a->object, "spec"), "suspend");
+	if (json_is_true(s))
+		b->suspended[b->n_suspended++] = a->name;
+	else if (json_is_false(s))
+		b->resumed[b->n_resumed++] = a->name;
+}
+
 /* Submit every action of a run (all CreateJob, rendered from `run`, all
  * DeleteJob or all PatchJob) through the sliding window, wait for all, and
  * note what the cache must show before the next reconcile (waited for at the
@@ -438,6 +481,8 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 			b->created[b->n_created++] = acts[i].name;
 		else if (r == 0 && acts[i].kind == JS_ACTION_DELETE_JOB && job_uid(o, acts[i].name))
 			b->deleted[b->n_deleted++] = acts[i].name;
+		else if (r == 0 && acts[i].kind == JS_ACTION_PATCH_JOB)
+			note_suspend_patch(b, &acts[i]);
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -687,6 +732,8 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.service_exists = o.service_exists,
 		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
+		.pods = o.ipods,
+		.n_pods = o.n_ipods,
 		.gates = c->o.gates,
 		.drain_previous = c->o.drain_previous,
 		.now = (int64_t)time(NULL),
@@ -705,12 +752,16 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	struct body b = {.c = c, .o = &o, .a = arena};
 	b.created = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.created));
 	b.deleted = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.deleted));
+	b.suspended = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.suspended));
+	b.resumed = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.resumed));
 	size_t failed_at = SIZE_MAX;
 	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
 	/* Read-your-writes, even after a failed pass: what was written must
 	 * show before the next reconcile of this key reads the cache. */
-	wait_jobs(c, o.ns, b.created, b.n_created, false);
-	wait_jobs(c, o.ns, b.deleted, b.n_deleted, true);
+	wait_jobs(c, o.ns, b.created, b.n_created, RW_EXISTS);
+	wait_jobs(c, o.ns, b.deleted, b.n_deleted, RW_GONE);
+	wait_jobs(c, o.ns, b.suspended, b.n_suspended, RW_SUSPENDED);
+	wait_jobs(c, o.ns, b.resumed, b.n_resumed, RW_RESUMED);
 	res->error = r < 0;
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;
