@@ -77,8 +77,8 @@ struct js_exec_ops {
 	 * then each goes to patch_job alone. */
 	int (*patch_jobs)(void *self, const struct js_action *acts, size_t n);
 
-	/* CreateService, CreatePVC (AlreadyExists is success) and DeleteJobSet.
-	 * a->kind says which. */
+	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet and
+	 * DeletePods. a->kind says which. */
 	int (*apply_other)(void *self, const struct js_action *a);
 
 	/* Write plan->status (called only when plan->status_changed). */

@@ -131,6 +131,7 @@ const char *js_reconcile_action_kind_name(enum js_action_kind k)
 		[JS_ACTION_CREATE_SERVICE] = "CreateService",
 		[JS_ACTION_CREATE_PVC] = "CreatePVC",
 		[JS_ACTION_DELETE_JOBSET] = "DeleteJobSet",
+		[JS_ACTION_DELETE_PODS] = "DeletePods",
 	};
 	return k >= 0 && k < JS_ACTION__COUNT ? names[k] : "?";
 }

@@ -504,8 +504,8 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 			return fail(reterr_msg, "--%s: expected gates or webhook, got '%s'", f->name, v);
 		return 0;
 	case FL_CLEANUP:
-		if (strcmp(v, "drain") != 0 && strcmp(v, "foreground") != 0)
-			return fail(reterr_msg, "--%s: expected drain or foreground, got '%s'", f->name, v);
+		if (strcmp(v, "direct") != 0 && strcmp(v, "foreground") != 0)
+			return fail(reterr_msg, "--%s: expected direct or foreground, got '%s'", f->name, v);
 		*(bool *)(base + f->off) = strcmp(v, "foreground") == 0;
 		return 0;
 	case FL_LEVEL: {
@@ -698,9 +698,10 @@ const char *js_config_usage(void)
 	       "  --exclusive-placement gates|webhook  followers of an exclusive Job wait behind a scheduling\n"
 	       "                                    gate the controller lifts (gates), or are refused at\n"
 	       "                                    admission until their leader is bound (webhook: upstream's)\n"
-	       "  --restart-cleanup drain|foreground  Jobs of a previous restart attempt are suspended and\n"
-	       "                                    deleted once their pods are stopped (drain), or deleted\n"
-	       "                                    in the Foreground (upstream's)\n"
+	       "  --restart-cleanup direct|foreground  Jobs of a previous restart attempt are deleted in the\n"
+	       "                                    Background and their pods by the controller, the new\n"
+	       "                                    attempt waiting until none runs (direct), or deleted in\n"
+	       "                                    the Foreground (upstream's)\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

@@ -89,8 +89,8 @@ struct js_config {
 	 * exclusive Job wait for their leader (api/jobset.h js_placement_mode,
 	 * docs/differences.md). */
 	enum js_placement_mode placement;
-	/* --restart-cleanup drain|foreground (drain): how the Jobs of a previous
-	 * restart attempt go (core/reconcile.h drain_previous,
+	/* --restart-cleanup direct|foreground (direct): how the Jobs of a
+	 * previous restart attempt go (core/reconcile.h cleanup_direct,
 	 * docs/differences.md "Restart without the garbage collector");
 	 * foreground is upstream's. */
 	bool restart_foreground;

@@ -595,6 +595,13 @@ static int op_apply_other(void *self, const struct js_action *a)
 		return done_one(b, a, "POST", create_service(b, a, &err), &err);
 	case JS_ACTION_CREATE_PVC:
 		return done_one(b, a, "POST", create_pvc(b, a, &err), &err);
+	case JS_ACTION_DELETE_PODS: {
+		/* Background: the pods carry no dependents; their Jobs are gone. */
+		struct js_list_opts lo = {.label_selector = a->name};
+		struct js_delete_opts dopts = {.propagation = "Background"};
+		int r = js_client_delete_collection(b->c->client, &js_client_res_pods, b->o->ns, &lo, &dopts, NULL, &err);
+		return done_one(b, a, "DELETE", r, &err);
+	}
 	case JS_ACTION_DELETE_JOBSET: {
 		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
 					       .precondition_uid = b->o->rec->uid};
@@ -733,6 +740,39 @@ static const struct js_exec_ops body_ops = {
 	.requeue_after = op_requeue_after,
 };
 
+/* Restart cleanup "direct" (core/reconcile.h): the pods of older restart
+ * attempts that are not Succeeded or Failed, by one label- and
+ * field-selected LIST. Pods are not cached (memory: issue 9), and this runs
+ * only while the JobSet is restarting. Returns 0 with the counts, or the
+ * error (the pass then fails and is retried: never create blind). */
+static int list_old_pods(struct js_controller *c, const struct observed *o, int32_t *running, int32_t *undeleted)
+{
+	struct js_buf sel;
+	js_buf_init(&sel, 256);
+	int r = js_reconcile_old_pods_selector(o->rec->js, &sel);
+	struct js_list_opts lo = {.label_selector = js_buf_str(&sel),
+				  .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
+	json_t *list = NULL;
+	struct js_apierr err = {0};
+	if (r == 0)
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &list, &err);
+	count(c, "LIST", r, &err, 200);
+	if (r < 0 && !aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the pods of older attempts: %s", o->ns,
+			      o->name, why(&err, r));
+	js_apierr_done(&err);
+	js_buf_done(&sel);
+	*running = *undeleted = 0;
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(list, "items"), i, p) {
+		(*running)++;
+		*undeleted += !js_json_str(json_object_get(p, "metadata"), "deletionTimestamp");
+	}
+	json_decref(list);
+	return r;
+}
+
 void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res)
 {
 	struct observed o = {0};
@@ -753,9 +793,16 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.pods = o.ipods,
 		.n_pods = o.n_ipods,
 		.gates = c->o.gates,
-		.drain_previous = c->o.drain_previous,
+		.cleanup_direct = c->o.cleanup_direct,
 		.now = (int64_t)time(NULL),
 	};
+	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {
+		if (list_old_pods(c, &o, &in.old_pods_running, &in.old_pods_undeleted) < 0) {
+			res->error = true;
+			goto out;
+		}
+		in.old_pods_known = true;
+	}
 	struct js_plan *plan = NULL;
 	char *msg = NULL;
 	r = js_reconcile_run(&in, &plan, &msg);

@@ -319,7 +319,7 @@ static void test_flags_and_precedence(void **state)
 	assert_string_equal(c.validating_name, JS_CONFIG_VALIDATING_NAME);
 	assert_int_equal(c.cert_interval_ms, 60000);
 	assert_int_equal(c.placement, JS_PLACEMENT_GATES);
-	assert_false(c.restart_foreground); /* drain */
+	assert_false(c.restart_foreground); /* direct */
 	js_config_done(&c);
 
 	/* Upstream's exclusive placement behind a flag (docs/differences.md). */
@@ -330,7 +330,7 @@ static void test_flags_and_precedence(void **state)
 	js_config_done(&c);
 
 	/* Upstream's Foreground deletion of a previous attempt, and back. */
-	char *argvr[] = {"jobset-controller", "--restart-cleanup=foreground", "--restart-cleanup", "drain", NULL};
+	char *argvr[] = {"jobset-controller", "--restart-cleanup=foreground", "--restart-cleanup", "direct", NULL};
 	js_config_defaults(&c);
 	assert_int_equal(js_config_parse_args(&c, 2, argvr, &err), 0);
 	assert_true(c.restart_foreground);
@@ -355,7 +355,7 @@ static void test_flags_and_precedence(void **state)
 		{{"--cert-check-interval=100ms"}, "--cert-check-interval"},
 		{{"--webhook-port=0"}, "--webhook-port"},
 		{{"--exclusive-placement=admission"}, "--exclusive-placement: expected gates or webhook, got 'admission'"},
-		{{"--restart-cleanup=orphan"}, "--restart-cleanup: expected drain or foreground, got 'orphan'"},
+		{{"--restart-cleanup=drain"}, "--restart-cleanup: expected direct or foreground, got 'drain'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = NULL;
