@@ -97,6 +97,15 @@ struct js_obspod {
 					    or NULL */
 };
 
+/** A pod of an older restart attempt that is neither Succeeded nor Failed
+ * (restart cleanup "direct"). */
+struct js_oldpod {
+	const char *name;
+	const char *job_name; /* label batch.kubernetes.io/job-name (else
+				 job-name); NULL when absent */
+	bool deleting;        /* metadata.deletionTimestamp is set */
+};
+
 /** Everything one reconcile looks at. All pointers are borrowed. */
 struct js_reconcile_input {
 	const struct js_jobset *jobset;   /* as read: spec, metadata, status */
@@ -114,17 +123,17 @@ struct js_reconcile_input {
 	struct js_gates gates;
 	/* Restart cleanup "direct" (docs/differences.md "Restart without the
 	 * garbage collector"): the Jobs of an older restart attempt are deleted
-	 * in the Background (their names are free at once) and their pods by
-	 * one DeletePods action, instead of Foreground deletion, which waits on
-	 * the garbage collector twice. No Job is created while a pod of an older
-	 * attempt still runs (#392): the runtime lists those pods
-	 * (js_reconcile_old_pods_selector, not Succeeded or Failed) and passes
-	 * what it found. Jobs of an older per-Job attempt (RestartJob) are still
-	 * deleted in the Foreground. */
+	 * in the Background (their names are free at once) and their pods one by
+	 * one (DeletePod), instead of Foreground deletion, which waits on the
+	 * garbage collector twice. A Job name is not created again while a pod
+	 * of an older attempt of that name still runs (#392): the runtime lists
+	 * those pods (js_reconcile_old_pods_selector, not Succeeded or Failed)
+	 * when js_reconcile_wants_old_pods says so. Jobs of an older per-Job
+	 * attempt (RestartJob) are still deleted in the Foreground. */
 	bool cleanup_direct;
-	bool old_pods_known;        /* the runtime listed them for this pass */
-	int32_t old_pods_running;   /* pods of an older attempt, not terminal */
-	int32_t old_pods_undeleted; /* ... of them, without deletionTimestamp */
+	bool old_pods_known;              /* the runtime listed them this pass */
+	const struct js_oldpod *old_pods; /* what it found */
+	size_t n_old_pods;
 	int64_t now;                      /* Unix seconds */
 };
 

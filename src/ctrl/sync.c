@@ -342,10 +342,11 @@ static char *delete_body(struct observed *o, const struct js_action *a)
 	return s;
 }
 
-/* The HTTP method of a windowed Job action (CreateJob, DeleteJob, PatchJob). */
+/* The HTTP method of a windowed action (CreateJob, DeleteJob, DeletePod,
+ * PatchJob). */
 static const char *run_method(const struct js_action *a)
 {
-	return a->kind == JS_ACTION_CREATE_JOB ? "POST" : a->kind == JS_ACTION_DELETE_JOB ? "DELETE" : "PATCH";
+	return a->kind == JS_ACTION_CREATE_JOB ? "POST" : a->kind == JS_ACTION_PATCH_JOB ? "PATCH" : "DELETE";
 }
 
 /* Submit one create (`body`), delete or merge patch; 0 and *ret, or the
@@ -358,8 +359,13 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 	struct js_buf path;
 	js_buf_init(&path, 4096);
 	char *text = NULL;
-	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-	if (r == 0 && patch) {
+	bool pod = a->kind == JS_ACTION_DELETE_POD;
+	int r = js_client_path(pod ? &js_client_res_pods : &js_client_res_jobs, o->ns, create ? NULL : a->name, NULL,
+			       &path);
+	if (r == 0 && pod) {
+		/* Background: its Job is gone, nothing depends on the pod. */
+		text = js_xstrdup("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"propagationPolicy\":\"Background\"}");
+	} else if (r == 0 && patch) {
 		text = json_dumps(a->object, JSON_COMPACT);
 		r = text ? 0 : -ENOMEM;
 	} else if (r == 0 && create) {
@@ -459,7 +465,7 @@ static void note_suspend_patch(struct body *b, const struct js_action *a)
 }
 
 /* Submit every action of a run (all CreateJob, rendered from `run`, all
- * DeleteJob or all PatchJob) through the sliding window, wait for all, and
+ * DeleteJob, all DeletePod or all PatchJob) through the sliding window, wait for all, and
  * note what the cache must show before the next reconcile (waited for at the
  * end of the pass).
  * Returns 0 or the first error. */
@@ -524,6 +530,11 @@ static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
 }
 
 static int op_patch_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+static int op_delete_pods(void *self, const struct js_action *acts, size_t n)
 {
 	return apply_run(self, acts, NULL, n);
 }
@@ -595,13 +606,6 @@ static int op_apply_other(void *self, const struct js_action *a)
 		return done_one(b, a, "POST", create_service(b, a, &err), &err);
 	case JS_ACTION_CREATE_PVC:
 		return done_one(b, a, "POST", create_pvc(b, a, &err), &err);
-	case JS_ACTION_DELETE_PODS: {
-		/* Background: the pods carry no dependents; their Jobs are gone. */
-		struct js_list_opts lo = {.label_selector = a->name};
-		struct js_delete_opts dopts = {.propagation = "Background"};
-		int r = js_client_delete_collection(b->c->client, &js_client_res_pods, b->o->ns, &lo, &dopts, NULL, &err);
-		return done_one(b, a, "DELETE", r, &err);
-	}
 	case JS_ACTION_DELETE_JOBSET: {
 		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
 					       .precondition_uid = b->o->rec->uid};
@@ -733,6 +737,7 @@ static const struct js_exec_ops body_ops = {
 	.delete_jobs = op_delete_jobs,
 	.patch_job = op_patch_job,
 	.patch_jobs = op_patch_jobs,
+	.delete_pods = op_delete_pods,
 	.apply_other = op_apply_other,
 	.write_status = op_write_status,
 	.emit_event = op_emit_event,
@@ -743,9 +748,11 @@ static const struct js_exec_ops body_ops = {
 /* Restart cleanup "direct" (core/reconcile.h): the pods of older restart
  * attempts that are not Succeeded or Failed, by one label- and
  * field-selected LIST. Pods are not cached (memory: issue 9), and this runs
- * only while the JobSet is restarting. Returns 0 with the counts, or the
- * error (the pass then fails and is retried: never create blind). */
-static int list_old_pods(struct js_controller *c, const struct observed *o, int32_t *running, int32_t *undeleted)
+ * only while the JobSet is restarting. Returns 0 with the pods in *ret
+ * (arena `a`), or the error (the pass then fails and is retried: never
+ * create blind). */
+static int list_old_pods(struct js_controller *c, struct js_arena *a, const struct observed *o,
+			 struct js_oldpod **ret, size_t *ret_n)
 {
 	struct js_buf sel;
 	js_buf_init(&sel, 256);
@@ -762,13 +769,24 @@ static int list_old_pods(struct js_controller *c, const struct observed *o, int3
 			      o->name, why(&err, r));
 	js_apierr_done(&err);
 	js_buf_done(&sel);
-	*running = *undeleted = 0;
-	size_t i;
+	const json_t *items = json_object_get(list, "items");
+	size_t n = 0, i;
 	json_t *p;
-	json_array_foreach(json_object_get(list, "items"), i, p) {
-		(*running)++;
-		*undeleted += !js_json_str(json_object_get(p, "metadata"), "deletionTimestamp");
+	*ret = js_arena_calloc(a, json_array_size(items) + 1, sizeof(**ret));
+	json_array_foreach(items, i, p) {
+		const json_t *md = json_object_get(p, "metadata");
+		const json_t *lb = json_object_get(md, "labels");
+		const char *name = js_json_str(md, "name");
+		const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
+		if (!job)
+			job = js_json_str(lb, "job-name");
+		if (!name)
+			continue;
+		(*ret)[n++] = (struct js_oldpod){.name = js_arena_strdup(a, name),
+						 .job_name = job ? js_arena_strdup(a, job) : NULL,
+						 .deleting = js_json_str(md, "deletionTimestamp") != NULL};
 	}
+	*ret_n = n;
 	json_decref(list);
 	return r;
 }
@@ -797,10 +815,12 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.now = (int64_t)time(NULL),
 	};
 	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {
-		if (list_old_pods(c, &o, &in.old_pods_running, &in.old_pods_undeleted) < 0) {
+		struct js_oldpod *pods = NULL;
+		if (list_old_pods(c, arena, &o, &pods, &in.n_old_pods) < 0) {
 			res->error = true;
 			goto out;
 		}
+		in.old_pods = pods;
 		in.old_pods_known = true;
 	}
 	struct js_plan *plan = NULL;

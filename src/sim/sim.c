@@ -32,7 +32,9 @@ struct js_sim {
 	/* js_reconcile_input's restart cleanup "direct" and what the script
 	 * says of the old attempts' pods */
 	bool cleanup_direct, old_pods_known;
-	int32_t old_pods_running, old_pods_undeleted;
+	struct js_oldpod old_pods[64]; /* strings in old_strs */
+	char *old_strs[128];
+	size_t n_old_pods;
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -142,6 +144,13 @@ struct js_sim *js_sim_new(const struct js_jobset *js, struct js_gates gates, int
 	return s;
 }
 
+static void clear_old_pods(struct js_sim *s)
+{
+	for (size_t i = 0; i < 2 * s->n_old_pods; i++)
+		free(s->old_strs[i]);
+	s->n_old_pods = 0;
+}
+
 struct js_sim *js_sim_free(struct js_sim *s)
 {
 	if (!s)
@@ -151,6 +160,7 @@ struct js_sim *js_sim_free(struct js_sim *s)
 	json_decref(s->pvcs);
 	js_reconcile_plan_free(s->last);
 	free(s->last_error);
+	clear_old_pods(s);
 	free(s);
 	return NULL;
 }
@@ -210,6 +220,16 @@ static int sim_delete_jobs(void *self, const struct js_action *acts, size_t n)
 	return 0;
 }
 
+/* Marked for deletion; they still run until the script says otherwise. */
+static int sim_delete_pods(void *self, const struct js_action *acts, size_t n)
+{
+	struct js_sim *s = self;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < s->n_old_pods; i++)
+			s->old_pods[i].deleting |= strcmp(s->old_pods[i].name, acts[k].name) == 0;
+	return 0;
+}
+
 static int sim_patch_job(void *self, const struct js_action *a)
 {
 	json_t *j = find_job(self, a->name);
@@ -226,8 +246,7 @@ static int sim_apply_other(void *self, const struct js_action *a)
 		s->service_exists = true;
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		json_array_append_new(s->pvcs, json_string(a->name));
-	} else if (a->kind == JS_ACTION_DELETE_PODS) {
-		s->old_pods_undeleted = 0; /* marked for deletion; still running */
+
 	} else if (!s->js->meta.deletion_timestamp) { /* DeleteJobSet */
 		now_str(s, t);
 		s->js->meta.deletion_timestamp = js_xstrdup(t);
@@ -264,6 +283,7 @@ static void sim_count_metrics(void *self, const struct js_plan *plan)
 static const struct js_exec_ops sim_ops = {
 	.create_jobs = sim_create_jobs,
 	.delete_jobs = sim_delete_jobs,
+	.delete_pods = sim_delete_pods,
 	.patch_job = sim_patch_job,
 	.apply_other = sim_apply_other,
 	.write_status = sim_write_status,
@@ -294,8 +314,8 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.gates = s->gates,
 		.cleanup_direct = s->cleanup_direct,
 		.old_pods_known = s->old_pods_known,
-		.old_pods_running = s->old_pods_running,
-		.old_pods_undeleted = s->old_pods_undeleted,
+		.old_pods = s->old_pods,
+		.n_old_pods = s->n_old_pods,
 		.now = s->now,
 	};
 }
@@ -1018,16 +1038,23 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 			return failf(reterr, JS_EINVALID, "usage: restart-cleanup direct|foreground");
 		s->cleanup_direct = tok[1][0] == 'd';
 	} else if (strcmp(c, "old-pods") == 0) {
-		int32_t run = 0, undel = 0;
-		if (n == 2 && strcmp(tok[1], "unknown") == 0) {
-			s->old_pods_known = false;
-		} else if (n == 3 && parse_i32(tok[1], &run) && parse_i32(tok[2], &undel) && run >= 0 && undel >= 0 &&
-			   undel <= run) {
-			s->old_pods_known = true;
-			s->old_pods_running = run;
-			s->old_pods_undeleted = undel;
-		} else {
-			return failf(reterr, JS_EINVALID, "usage: old-pods RUNNING UNDELETED | old-pods unknown");
+		/* old-pods unknown | old-pods none | old-pods JOB/POD[/deleting]... */
+		clear_old_pods(s);
+		s->old_pods_known = !(n == 2 && strcmp(tok[1], "unknown") == 0);
+		for (size_t i = 1; s->old_pods_known && i < n && strcmp(tok[1], "none") != 0; i++) {
+			char *pod = strchr(tok[i], '/');
+			if (!pod || s->n_old_pods == JS_ARRAY_SIZE(s->old_pods))
+				return failf(reterr, JS_EINVALID,
+					     "usage: old-pods unknown | none | JOB/POD[/deleting]... (at most 64)");
+			*pod++ = '\0';
+			char *del = strchr(pod, '/');
+			if (del)
+				*del++ = '\0';
+			char **str = &s->old_strs[2 * s->n_old_pods];
+			str[0] = js_xstrdup(pod);
+			str[1] = js_xstrdup(tok[i]);
+			s->old_pods[s->n_old_pods++] = (struct js_oldpod){
+				.name = str[0], .job_name = str[1], .deleting = del && strcmp(del, "deleting") == 0};
 		}
 	} else if (strcmp(c, "gates") == 0) {
 		/* The controller restarted with other --feature-gates. */

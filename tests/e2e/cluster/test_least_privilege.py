@@ -50,11 +50,8 @@ ROLE_NAMES = {"jobset-manager-role": "manager-role", "jobset-leader-election-rol
               "jobset-manager-secrets-role": "manager-secrets-role", "jobset-proxy-role": "proxy-role",
               "jobset-metrics-reader": "metrics-reader"}
 # What deploy/ grants beyond upstream (SPEC §12.9: the pod controller's
-# DisruptionTarget write, missing upstream; a restart's DeleteCollection of
-# the old attempt's pods, docs/differences.md "Restart without the garbage
-# collector") - nothing else.
-OURS_ONLY = {("jobset-manager-role", "", "pods/status", "update"),
-             ("jobset-manager-role", "", "pods", "deletecollection")}
+# DisruptionTarget write, missing upstream) - nothing else.
+OURS_ONLY = {("jobset-manager-role", "", "pods/status", "update")}
 # Upstream binds its metrics-reader ClusterRole to the controller's own
 # ServiceAccount (a scaffold leftover: the controller never scrapes
 # itself); deploy/ leaves it for the scraper (docs/differences.md).
