@@ -22,12 +22,13 @@ static const struct {
 	{"RestartJob", offsetof(struct js_gates, restart_job), false},
 	{"InPlaceRestart", offsetof(struct js_gates, in_place_restart), false},
 	{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset), false},
+	{"WorkloadAwareScheduling", offsetof(struct js_gates, workload_aware_scheduling), false},
 	{"TLSOptions", NO_FIELD, true},
 };
 
 const char *js_gates_known(void)
 {
-	return "RestartJob, InPlaceRestart, ElasticJobSet, TLSOptions";
+	return "RestartJob, InPlaceRestart, ElasticJobSet, WorkloadAwareScheduling, TLSOptions";
 }
 
 static int fail(char **reterr_msg, char *msg)

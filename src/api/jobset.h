@@ -29,6 +29,7 @@
 #define JS_API_GROUP "jobset.x-k8s.io"
 #define JS_API_VERSION "jobset.x-k8s.io/v1alpha2"
 #define JS_KIND "JobSet"
+#define JS_GROUP "jobset.x-k8s.io"
 
 /* ---- Keys (SPEC §2) ---- */
 #define JS_LABEL_JOBSET_NAME "jobset.sigs.k8s.io/jobset-name"
@@ -267,6 +268,8 @@ struct js_spec {
 	bool has_volume_claim_policies;
 	size_t n_volume_claim_policies;
 	struct js_vcp *volume_claim_policies;
+	json_t *scheduling; /* KEP-969 "scheduling", verbatim object, or NULL;
+			       read through api/sched.h */
 };
 
 /* ---- Status (SPEC §3.12) ---- */
@@ -347,6 +350,7 @@ struct js_gates {
 	bool restart_job;      /* "RestartJob" */
 	bool in_place_restart; /* "InPlaceRestart" */
 	bool elastic_jobset;   /* "ElasticJobSet" */
+	bool workload_aware_scheduling; /* "WorkloadAwareScheduling" (KEP-969) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their

@@ -32,7 +32,7 @@ static void test_parse(void **state)
 		{"", NULL, false, false, true},
 		{NULL, NULL, false, false, true},
 		{"TLSOptions=false", "cannot set feature gate 'TLSOptions' to false: it is locked to true", false, false, false},
-		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, TLSOptions)",
+		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, WorkloadAwareScheduling, TLSOptions)",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
 		{"RestartJob", "invalid feature gate 'RestartJob': expected Name=true|false", false, false, false},
