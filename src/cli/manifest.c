@@ -39,6 +39,16 @@ int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool 
 
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing)
 {
+	if (gates->workload_aware_scheduling) {
+		/* KEP-969 makes Kubernetes scheduling objects; these bodies have
+		 * no scheduler to hand them to. */
+		fprintf(stderr,
+			"jobset %s: --feature-gates WorkloadAwareScheduling=true is refused: gang scheduling makes "
+			"Workload and PodGroup objects for the Kubernetes scheduler, which 'jobset %s' has not. 'jobset "
+			"validate' and 'jobset render' accept the gate for checking manifests\n",
+			cmd, cmd);
+		return JS_EXIT_USAGE;
+	}
 	if (!gates->in_place_restart)
 		return JS_EXIT_OK;
 	fprintf(stderr,

@@ -28,8 +28,10 @@ int js_cli_opt_gates(const char *cmd, const char *arg, struct js_gates *gates);
 int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool *ret_json);
 
 /** For the subcommands that drive the reconcile core (run, simulate):
- * refuse InPlaceRestart=true, which they would accept and never act on.
- * `missing` says what they lack for it (docs/differences.md). */
+ * refuse InPlaceRestart=true, which they would accept and never act on
+ * (`missing` says what they lack for it), and WorkloadAwareScheduling=true
+ * (KEP-969: they have no Kubernetes scheduler). Prints why to stderr and
+ * returns JS_EXIT_USAGE, else JS_EXIT_OK (docs/differences.md). */
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing);
 
 /** Outcome of reading one document. */

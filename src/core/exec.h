@@ -69,8 +69,9 @@ struct js_exec_ops {
 	 * a->kind says which). */
 	int (*patch_job)(void *self, const struct js_action *a);
 
-	/* CreateService, CreatePVC (AlreadyExists is success) and DeleteJobSet.
-	 * a->kind says which. */
+	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet
+	 * and the KEP-969 Create/DeleteWorkload, Create/DeletePodGroup
+	 * (AlreadyExists and NotFound are success). a->kind says which. */
 	int (*apply_other)(void *self, const struct js_action *a);
 
 	/* Write plan->status (called only when plan->status_changed). */

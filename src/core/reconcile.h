@@ -50,6 +50,9 @@
  *   create missing Jobs: per name, BlockingRecreate waits for all
  *     previous Jobs to be gone; dependsOn; InOrder       (§6.1, §11.11-11.12)
  *     (never while suspended since creation: no Job, no Service, #535)
+ *   WorkloadAwareScheduling gate and spec.scheduling: create the Workload
+ *     and its PodGroups before the Jobs; delete them while suspended
+ *     (KEP-969, core/gang.c)
  *   suspend pass | resume pass (clear startTime, merge template) (§11.13)
  *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
  *
@@ -95,6 +98,13 @@ struct js_reconcile_input {
 	bool service_exists;              /* the headless Service exists */
 	const char *const *pvcs;          /* names of the PVCs that exist */
 	size_t n_pvcs;
+	bool workload_exists;             /* KEP-969: the JobSet's Workload
+					     exists (read only with the gate
+					     WorkloadAwareScheduling and
+					     spec.scheduling set) */
+	const char *const *podgroups;     /* names of the JobSet's PodGroups
+					     that exist (likewise) */
+	size_t n_podgroups;
 	const struct js_obspod *pods;     /* only for §11.16 */
 	size_t n_pods;
 	struct js_gates gates;
