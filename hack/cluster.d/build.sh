@@ -153,7 +153,9 @@ cmd_build() {
 	fi
 	local t0=$SECONDS
 	case $only in
-	all) build_etcd && build_kwok && build_k8s ;;
+	# Another version than the default also needs the default's kubectl.
+	all) build_etcd && build_kwok && build_k8s &&
+		{ [[ $K8S_VERSION == "$K8S_DEFAULT_VERSION" ]] || K8S_VERSION=$K8S_DEFAULT_VERSION build_k8s; } ;;
 	etcd) build_etcd ;;
 	kwok) build_kwok ;;
 	k8s) build_k8s ;;

@@ -676,7 +676,7 @@ const char *js_config_usage(void)
 	       "  --tls-min-version V               VersionTLS12 (default) or VersionTLS13, webhooks and metrics\n"
 	       "  --tls-cipher-suites A,B           TLS 1.2 cipher suites (IANA names; default OpenSSL's)\n"
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
-	       "  --feature-gates A=true,...        RestartJob, ElasticJobSet (InPlaceRestart=true is refused)\n"
+	       "  --feature-gates A=true,...        RestartJob, ElasticJobSet, WorkloadAwareScheduling (InPlaceRestart=true is refused)\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
 	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"
