@@ -178,6 +178,10 @@ OPTION_CASES = [
     ("run", ["--feature-gates", "InPlaceRestart=true"], 2, "InPlaceRestart=true is refused"),
     ("run", ["--feature-gates", "RestartJob=true,InPlaceRestart=1"], 2, "no in-place restart agent"),
     ("simulate", ["--feature-gates", "InPlaceRestart=true"], 2, "the simulator models Jobs, not Pods"),
+    # KEP-969: gang scheduling is the Kubernetes scheduler's; nothing here could gang pods.
+    ("run", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "WorkloadAwareScheduling=true is refused"),
+    ("simulate", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "WorkloadAwareScheduling=true is refused"),
+    ("validate", ["--feature-gates", "InPlaceRestart=true,WorkloadAwareScheduling=true"], 0, "is valid"),
     ("validate", ["--feature-gates", "RestartJob"], 2, "invalid feature gate 'RestartJob': expected Name=true|false"),
     ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("run", ["--feature-gates", "TLSOptions=false"], 2, "locked to true"),
