@@ -33,10 +33,12 @@ def needs_136(kube):
 
 @pytest.fixture
 def gang_ctl(controller):
-    """The session controller with the gate on."""
-    controller.stop()
-    controller.custom = True
-    controller.start(GATE)
+    """The session controller with the gate on (restarted once)."""
+    if not (getattr(controller, "gang", False) and controller.proc and controller.proc.poll() is None):
+        controller.stop()
+        controller.custom = True
+        controller.start(GATE)
+        controller.gang = True
     return controller
 
 
@@ -71,6 +73,28 @@ def unschedulable(p):
                for c in p.get("status", {}).get("conditions", []) or [])
 
 
+def test_without_gang_three_of_four_start(kube, gang_ctl, ns):
+    """The capacity of the gang test without spec.scheduling: three pods
+    bind, the fourth waits - what the gang must prevent."""
+    label = f"p-{uuid.uuid4().hex[:8]}"
+    kube.apply(node(f"{label}-a", label, 3))
+    try:
+        js = gang_jobset("plain", label, 4)
+        del js["spec"]["scheduling"]
+        kube.create(js, ns)
+
+        def three_and_one():
+            ps = pods_of(kube, ns, "plain")
+            bound = [p for p in ps if p["spec"].get("nodeName")]
+            return len(ps) == 4 and len(bound) == 3 and sum(unschedulable(p) for p in ps) == 1
+        wait_for("3 pods bound and 1 unschedulable", three_and_one, 120)
+        assert kube.get("workloads.scheduling.k8s.io", "plain", ns) is None
+        assert all("schedulingGroup" not in p["spec"] for p in pods_of(kube, ns, "plain"))
+    finally:
+        kube.run("delete", "jobsets.jobset.x-k8s.io", "plain", "-n", ns, "--wait=true", check=False)
+        kube.run("delete", "node", f"{label}-a", "--wait=false", check=False)
+
+
 def test_all_or_nothing(kube, gang_ctl, ns):
     label = f"g-{uuid.uuid4().hex[:8]}"
     nodes = [f"{label}-a", f"{label}-b"]
@@ -85,11 +109,16 @@ def test_all_or_nothing(kube, gang_ctl, ns):
         job = wait_for("the Job", lambda: kube.jobs(ns, "gang"))[0]
         assert job["metadata"]["labels"]["scheduling.k8s.io/group-template-name"] == "gang"
 
-        # Short by one pod: the scheduler tried every pod and bound none.
-        def all_tried():
+        # Short by one pod: the scheduler tried the gang and failed it -
+        # the PodGroup says PodGroupScheduled=False, or every pod
+        # PodScheduled=False - and bound none.
+        def gang_failed():
             ps = pods_of(kube, ns, "gang")
-            return len(ps) == 4 and all(unschedulable(p) for p in ps) and ps
-        ps = wait_for("all 4 pods marked unschedulable", all_tried, 120)
+            g = kube.get("podgroups.scheduling.k8s.io", "gang", ns)
+            conds = (g or {}).get("status", {}).get("conditions", []) or []
+            failed = any(c.get("type") == "PodGroupScheduled" and c.get("status") == "False" for c in conds)
+            return len(ps) == 4 and (failed or all(unschedulable(p) for p in ps)) and ps
+        ps = wait_for("the scheduler to fail the gang", gang_failed, 120)
         assert all(p["spec"]["schedulingGroup"] == {"podGroupName": "gang"} for p in ps)
         bound = [p["metadata"]["name"] for p in pods_of(kube, ns, "gang") if p["spec"].get("nodeName")]
         assert bound == [], f"pods bound with the gang short by one: {bound}"
