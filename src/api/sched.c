@@ -116,6 +116,7 @@ struct policy {
 	const json_t *constraints; /* borrowed, or NULL */
 	const char *disruption;    /* "Single" | "All" | NULL */
 	const json_t *claims;      /* borrowed array, or NULL */
+	size_t index;              /* targeted: its index in replicatedJobPolicies */
 };
 
 static void read_policy_field(struct sctx *s, const json_t *blk, const char *path, struct policy *out)
@@ -365,9 +366,9 @@ static void build_per_rjob(struct sctx *s, const struct policy *top, const struc
 		int64_t rep = represented(r);
 		int32_t min = p.has_min ? p.min_count : (int32_t)(rep > INT32_MAX ? INT32_MAX : rep);
 		if (pol == JS_SCHED_GANG && p.has_min && p.min_count > rep) {
-			char *path = js_buf_format("spec.scheduling.replicatedJobPolicies[targetReplicatedJob=%s]"
-						   ".policy.gang.minCount",
-						   r->name ? r->name : "");
+			/* has_min here comes only from a targeted policy */
+			char *path = js_buf_format("spec.scheduling.replicatedJobPolicies[%zu].policy.gang.minCount",
+						   tp[i]->index);
 			serr(s, JS_DIAG_INVALID, path, NULL,
 			     "minCount %d is more than the %lld pods ReplicatedJob '%s' runs at once (parallelism x "
 			     "replicas): the gang could never start",
@@ -433,6 +434,7 @@ static void read_targets(struct sctx *s, const json_t *list, struct policy *pols
 			free(path);
 			continue;
 		}
+		pols[k].index = k;
 		read_block(s, e, path, true, &pols[k]);
 		const char *t = json_string_value(json_object_get(e, "targetReplicatedJob"));
 		char *tpath = js_buf_format("%s.targetReplicatedJob", path);

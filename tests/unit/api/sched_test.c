@@ -94,7 +94,7 @@ static const struct scase cases[] = {
 	{"targeted minCount above its ReplicatedJob",
 	 SCHED("{\"replicatedJobPolicies\":[{\"targetReplicatedJob\":\"workers\",\"policy\":{\"gang\":{\"minCount\":"
 	       "7}}}]}"),
-	 true, "spec.scheduling.replicatedJobPolicies[targetReplicatedJob=workers].policy.gang.minCount",
+	 true, "spec.scheduling.replicatedJobPolicies[0].policy.gang.minCount",
 	 "more than the 6 pods", false, NULL},
 	{"unknown target",
 	 SCHED("{\"replicatedJobPolicies\":[{\"targetReplicatedJob\":\"nope\"}]}"), true,
