@@ -169,7 +169,7 @@ static int observe_sched(struct js_controller *c, struct js_arena *a, struct obs
 	struct js_list_opts lo = {.label_selector = sel};
 	r = js_client_list(c->client, &js_client_res_podgroups, o->ns, &lo, &obj, &err);
 	free(sel);
-	count(c, "LIST", r, &err, 200);
+	count(c, "GET", r, &err, 200); /* a LIST is a GET on the wire */
 	if (r < 0)
 		goto fail;
 	const json_t *items = json_object_get(obj, "items");
