@@ -8,11 +8,20 @@
  * is suspended (a suspended JobSet reserves nothing) and recreated on
  * resume; kept across restarts (the recreated Jobs map to the same groups);
  * removed with the JobSet by garbage collection (owner references).
+ *
+ * A deleted PodGroup lingers until no pod names it (Kubernetes'
+ * podgroup-protection finalizer). Creating its name again meanwhile would
+ * be answered AlreadyExists and leave no group behind once it is gone, and
+ * nothing we watch changes when it goes; so a resume that finds one still
+ * going creates nothing yet and asks to be reconciled again shortly.
  */
 #include <string.h>
 
 #include "api/sched.h"
 #include "core/core_int.h"
+
+/* How soon to look again while an old Workload or PodGroup is going. */
+#define GANG_RECHECK_S 1
 
 static bool podgroup_exists(const struct js_reconcile_input *in, const char *name)
 {
@@ -36,6 +45,13 @@ void js__gang_run(struct js__ctx *c)
 				js__ctx_action(c, JS_ACTION_DELETE_PODGROUP, in->podgroups[i], NULL, "suspended");
 		if (in->workload_exists)
 			js__ctx_action(c, JS_ACTION_DELETE_WORKLOAD, js_sched_workload_name(js), NULL, "suspended");
+		return;
+	}
+	if (in->sched_deleting) {
+		if (!c->plan->has_requeue_after || c->plan->requeue_after > GANG_RECHECK_S) {
+			c->plan->has_requeue_after = true;
+			c->plan->requeue_after = GANG_RECHECK_S;
+		}
 		return;
 	}
 	struct js_sched_groups *g = NULL;

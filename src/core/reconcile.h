@@ -103,8 +103,12 @@ struct js_reconcile_input {
 					     WorkloadAwareScheduling and
 					     spec.scheduling set) */
 	const char *const *podgroups;     /* names of the JobSet's PodGroups
-					     that exist (likewise) */
+					     that exist and are not being
+					     deleted (likewise) */
 	size_t n_podgroups;
+	bool sched_deleting;              /* one of them is being deleted
+					     (a PodGroup waits for its pods
+					     to go: podgroup-protection) */
 	const struct js_obspod *pods;     /* only for §11.16 */
 	size_t n_pods;
 	struct js_gates gates;

@@ -75,8 +75,9 @@ struct observed {
 	size_t n_pvcs;
 	bool service_exists;
 	bool workload_exists;              /* KEP-969 */
-	const char **podgroups;            /* arena */
+	const char **podgroups;            /* arena; not being deleted */
 	size_t n_podgroups;
+	bool sched_deleting;               /* one is being deleted */
 	json_t *regarding;                 /* what events are about (built once, lazily) */
 	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
@@ -160,8 +161,10 @@ static int observe_sched(struct js_controller *c, struct js_arena *a, struct obs
 	count(c, "GET", r == JS_ENOTFOUND ? 0 : r, &err, r == JS_ENOTFOUND ? 404 : 200);
 	if (r < 0 && r != JS_ENOTFOUND)
 		goto fail;
-	o->workload_exists = r == 0 && js_json_controller_uid(obj) &&
-			     strcmp(js_json_controller_uid(obj), uid) == 0;
+	bool ours = r == 0 && js_json_controller_uid(obj) && strcmp(js_json_controller_uid(obj), uid) == 0;
+	bool going = ours && js_json_path(obj, "metadata.deletionTimestamp");
+	o->workload_exists = ours && !going;
+	o->sched_deleting = going;
 	json_decref(obj);
 	obj = NULL;
 	js_apierr_done(&err);
@@ -178,7 +181,11 @@ static int observe_sched(struct js_controller *c, struct js_arena *a, struct obs
 		const json_t *pg = json_array_get(items, i);
 		const char *name = json_string_value(js_json_path(pg, "metadata.name"));
 		const char *owner = js_json_controller_uid(pg);
-		if (name && owner && strcmp(owner, uid) == 0)
+		if (!name || !owner || strcmp(owner, uid) != 0)
+			continue;
+		if (js_json_path(pg, "metadata.deletionTimestamp"))
+			o->sched_deleting = true;
+		else
 			o->podgroups[o->n_podgroups++] = js_arena_strdup(a, name);
 	}
 	json_decref(obj);
@@ -743,6 +750,7 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.workload_exists = o.workload_exists,
 		.podgroups = o.podgroups,
 		.n_podgroups = o.n_podgroups,
+		.sched_deleting = o.sched_deleting,
 		.gates = c->o.gates,
 		.now = (int64_t)time(NULL),
 	};
