@@ -114,6 +114,8 @@ def test_all_or_nothing(kube, gang_ctl, ns):
         # PodScheduled=False - and bound none.
         def gang_failed():
             ps = pods_of(kube, ns, "gang")
+            bound = [p["metadata"]["name"] for p in ps if p["spec"].get("nodeName")]
+            assert bound == [], f"pods bound with the gang short by one: {bound}"
             g = kube.get("podgroups.scheduling.k8s.io", "gang", ns)
             conds = (g or {}).get("status", {}).get("conditions", []) or []
             failed = any(c.get("type") == "PodGroupScheduled" and c.get("status") == "False" for c in conds)
