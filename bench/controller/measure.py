@@ -6,6 +6,7 @@ hack/cluster (bench/controller/suite.sh drives it; see BENCHMARKS.md).
     measure.py raw --list JOBS.json -- RAWCREATE...
     measure.py jobset --jobs N [--pods P] [--max-restarts R]      print the benchmark JobSet
     measure.py rawlist --jobs N [--pods P] --cli JOBSET --out F   the raw loop's List
+    measure.py held --name NAME --ready-url URL -- CMD...   memory over a held cluster
 
 Both measuring modes create N Jobs (--jobs) of P pods (--pods) in a fresh
 namespace and report, as one JSON object on stdout (progress on stderr):
@@ -38,6 +39,13 @@ namespace and report, as one JSON object on stdout (progress on stderr):
                          before the create snapshot and just after the
                          settled one, so the scrapes' own TokenReviews are
                          not counted as the controller's requests
+
+held: the cluster already holds a JobSet and all its Jobs and pods
+(bench/controller/held.sh made them); CMD starts cold against it, lists and
+watches everything it caches, reconciles, and goes quiet (< 0.05 CPU-s per
+second for --quiet-s).  Reports ready_s, quiet_s (start -> quiet), cpu_s,
+peak_rss_mb (VmHWM), rss_end_mb and the pods and Jobs the API server holds
+(apiserver_storage_objects).
 
 --restart (controller mode): once settled, the pod of Job index 0 is marked
 Failed (status PATCH as admin: its container exited 1); the JobSet needs a
@@ -852,6 +860,60 @@ def run_one(args, kind):
             logf.close()
 
 
+def storage_objects(text, resource):
+    """apiserver_storage_objects{resource=...} from the API server's metrics."""
+    for line in text.splitlines():
+        if line.startswith("apiserver_storage_objects{") and f'resource="{resource}"' in line:
+            return int(float(line.rsplit(" ", 1)[1]))
+    return None
+
+
+def run_held(args):
+    cl = Cluster(args.cluster_dir)
+    kc = setup_identity(cl)
+    subst = {"kubeconfig": kc, "cluster_dir": cl.dir, "qps": str(args.qps), "burst": str(args.burst)}
+    cmd = [a.format(**subst) for a in args.cmd]
+    text = cl.metrics()
+    result = {"kind": "held", "name": args.name, "cmd": cmd, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "pods_in_cluster": storage_objects(text, "pods"),
+              "jobs_in_cluster": storage_objects(text, "jobs.batch"),
+              "loadavg_start": os.getloadavg()[0]}
+    logf = open(args.log, "w") if args.log else subprocess.DEVNULL
+    proc = None
+    try:
+        t0 = now()
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+        pid = proc.pid
+        wait_url(args.ready_url.format(**subst), args.start_timeout, proc)
+        result["ready_s"] = round(now() - t0, 2)
+        last, quiet_since = proc_cpu(pid), now()
+        deadline = now() + args.quiet_timeout
+        while now() < deadline:
+            time.sleep(1)
+            c = proc_cpu(pid)
+            if c is None:
+                raise RuntimeError(f"process under test exited with {proc.poll()}")
+            if c - last > 0.05:
+                quiet_since = now()
+            last = c
+            if now() - quiet_since >= args.quiet_s:
+                break
+        else:
+            log(f"not quiet after {args.quiet_timeout:.0f} s; measuring anyway")
+        result["quiet_s"] = round(quiet_since - t0, 1)
+        result["cpu_s"] = proc_cpu(pid)
+        result["peak_rss_mb"] = round(proc_status(pid, "VmHWM") / 1024, 1)
+        result["rss_end_mb"] = round(proc_status(pid, "VmRSS") / 1024, 1)
+        result["threads"] = proc_status(pid, "Threads")
+        log(f"{args.name}: peak RSS {result['peak_rss_mb']} MB, {result['cpu_s']} CPU-s, "
+            f"quiet after {result['quiet_s']} s")
+        return result
+    finally:
+        stop(proc, None, args.stop_timeout)
+        if logf is not subprocess.DEVNULL:
+            logf.close()
+
+
 def stop(proc, pid, timeout):
     """SIGTERM the process under test (pid, maybe a wrapper's child), then
     wait for proc, the process we started, to exit."""
@@ -917,10 +979,24 @@ def main():
         else:
             p.add_argument("--list", required=True, help="List JSON (measure.py rawlist)")
         p.add_argument("cmd", nargs="+")
+    p = sub.add_parser("held")
+    p.add_argument("--cluster-dir", default=os.environ.get("JOBSET_CLUSTER_DIR", "/tmp/js-bench-cluster"))
+    p.add_argument("--name", required=True)
+    p.add_argument("--ready-url", required=True)
+    p.add_argument("--start-timeout", type=float, default=300)
+    p.add_argument("--quiet-s", type=float, default=20)
+    p.add_argument("--quiet-timeout", type=float, default=900)
+    p.add_argument("--stop-timeout", type=float, default=30)
+    p.add_argument("--qps", type=float, default=500)
+    p.add_argument("--burst", type=int, default=500)
+    p.add_argument("--log")
+    p.add_argument("--out")
+    p.add_argument("cmd", nargs="+")
     p = sub.add_parser("jobset")
     p.add_argument("--jobs", type=int, required=True)
     p.add_argument("--pods", type=int, default=1)
     p.add_argument("--max-restarts", type=int, default=0)
+    p.add_argument("--scheduler-name", help="pods wait for this scheduler (none runs: they stay Pending)")
     p = sub.add_parser("rawlist")
     p.add_argument("--jobs", type=int, required=True)
     p.add_argument("--pods", type=int, default=1)
@@ -928,7 +1004,20 @@ def main():
     p.add_argument("--out", required=True)
     args = ap.parse_args()
     if args.mode == "jobset":
-        sys.stdout.write(make_jobset(args.jobs, args.pods, args.max_restarts))
+        text = make_jobset(args.jobs, args.pods, args.max_restarts)
+        if args.scheduler_name:
+            text = text.replace("            restartPolicy: OnFailure\n",
+                                f"            restartPolicy: OnFailure\n            schedulerName: {args.scheduler_name}\n")
+        sys.stdout.write(text)
+        return
+    if args.mode == "held":
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        res = run_held(args)
+        s = json.dumps(res, indent=1)
+        print(s)
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(s + "\n")
         return
     if args.mode == "rawlist":
         with open(args.out, "w") as f:

@@ -220,7 +220,7 @@ static int run_steps(struct js__ctx *c)
 		js__finish_delete(c, &c->active, "jobset finished");
 		return js__finish_ttl(c);
 	}
-	js__finish_delete(c, &c->previous, "previous restart attempt"); /* R7 */
+	js__finish_delete_previous(c); /* R7 */
 	all_ready(c);                                                   /* R8 */
 	if (c->failed.n > 0)                                            /* R9 */
 		return js__failure_run(c);

@@ -38,7 +38,9 @@
  *   finished (Completed/Failed=True)        -> delete active Jobs, TTL:
  *                                              delete JobSet or requeue
  *                                                           (R6, §11.14, #666)
- *   delete previous-attempt Jobs (Foreground)                      (R7, §11.9)
+ *   delete previous-attempt Jobs (Foreground; or, drain_previous,
+ *     suspend each, then delete it in the Background once its pods are
+ *     stopped)                                                      (R7, §11.9)
  *   all Jobs ready and not suspended        -> RestartingJobSet=False  (R8)
  *   any failed Job                          -> failure policy; stop   (§11.8)
  *      FailJobSet | no policy | budget spent   -> Failed=True (terminal)
@@ -112,6 +114,21 @@ struct js_reconcile_input {
 	const struct js_obspod *pods;     /* only for §11.16 */
 	size_t n_pods;
 	struct js_gates gates;
+	bool drain_previous;              /* R7 without the garbage collector:
+					     a previous-attempt Job is first
+					     suspended (the Job controller stops
+					     its pods), then deleted with
+					     Background propagation once it
+					     reports Suspended (or finished),
+					     active 0 and terminating 0. Its
+					     name is free as soon as the DELETE
+					     returns, and no pod of it still
+					     runs. Jobs whose status has no
+					     `terminating` (clusters before
+					     JobPodReplacementPolicy) are deleted
+					     in the Foreground as upstream does.
+					     docs/differences.md "Restart
+					     without the garbage collector" */
 	int64_t now;                      /* Unix seconds */
 };
 

@@ -398,7 +398,7 @@ int js_config_apply_file(struct js_config *cfg, const char *file, const char *da
 
 /* ---- flags (SPEC §12.1 plus ours) ---- */
 
-enum fkind { FL_STR, FL_BOOL, FL_INT, FL_FLOAT, FL_GATES, FL_LEVEL, FL_DURATION, FL_PLACEMENT };
+enum fkind { FL_STR, FL_BOOL, FL_INT, FL_FLOAT, FL_GATES, FL_LEVEL, FL_DURATION, FL_PLACEMENT, FL_CLEANUP };
 
 struct flag {
 	const char *name;
@@ -440,6 +440,7 @@ static const struct flag flags[] = {
 	FL("cert-check-interval", FL_DURATION, cert_interval_ms, 1000, 24 * 3600 * 1000),
 	FL("reconcile-fold-window", FL_DURATION, fold_window_ms, 0, 10000),
 	FL("exclusive-placement", FL_PLACEMENT, placement, 0, 0),
+	FL("restart-cleanup", FL_CLEANUP, restart_foreground, 0, 0),
 	FL("zap-log-level", FL_LEVEL, verbosity, 0, 0),
 	FL("v", FL_INT, verbosity, 0, 10),
 	FL("help", FL_BOOL, help, 0, 0),
@@ -501,6 +502,11 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 			*(enum js_placement_mode *)(base + f->off) = JS_PLACEMENT_WEBHOOK;
 		else
 			return fail(reterr_msg, "--%s: expected gates or webhook, got '%s'", f->name, v);
+		return 0;
+	case FL_CLEANUP:
+		if (strcmp(v, "drain") != 0 && strcmp(v, "foreground") != 0)
+			return fail(reterr_msg, "--%s: expected drain or foreground, got '%s'", f->name, v);
+		*(bool *)(base + f->off) = strcmp(v, "foreground") == 0;
 		return 0;
 	case FL_LEVEL: {
 		static const struct {
@@ -695,6 +701,9 @@ const char *js_config_usage(void)
 	       "  --exclusive-placement gates|webhook  followers of an exclusive Job wait behind a scheduling\n"
 	       "                                    gate the controller lifts (gates), or are refused at\n"
 	       "                                    admission until their leader is bound (webhook: upstream's)\n"
+	       "  --restart-cleanup drain|foreground  Jobs of a previous restart attempt are suspended and\n"
+	       "                                    deleted once their pods are stopped (drain), or deleted\n"
+	       "                                    in the Foreground (upstream's)\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

@@ -96,6 +96,11 @@ struct js_config {
 	 * exclusive Job wait for their leader (api/jobset.h js_placement_mode,
 	 * docs/differences.md). */
 	enum js_placement_mode placement;
+	/* --restart-cleanup drain|foreground (drain): how the Jobs of a previous
+	 * restart attempt go (core/reconcile.h drain_previous,
+	 * docs/differences.md "Restart without the garbage collector");
+	 * foreground is upstream's. */
+	bool restart_foreground;
 
 	/* TLS of the webhook and metrics servers (SPEC §12.2, §12.6): upstream's
 	 * Configuration `tls` section, also as flags (k8s component names). */

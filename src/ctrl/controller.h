@@ -67,6 +67,10 @@ struct js_controller_opts {
 	 * docs/controller.md "Exclusive placement"): a cache of the pods the pod
 	 * webhook labelled, and the lifting of their scheduling gates. */
 	enum js_placement_mode placement;
+	/* Previous-attempt Jobs are suspended, then deleted in the Background
+	 * once their pods are stopped, instead of deleted in the Foreground
+	 * (core/reconcile.h js_reconcile_input.drain_previous; --restart-cleanup). */
+	bool drain_previous;
 	js_controller_log_fn *log;   /* may be NULL */
 	void *log_user;
 };

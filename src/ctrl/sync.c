@@ -371,16 +371,27 @@ static char *delete_body(struct observed *o, const struct js_action *a)
 	return s;
 }
 
-/* Submit one create (`body`) or delete; 0 and *ret, or the error. */
+/* The HTTP method of a windowed Job action (CreateJob, DeleteJob, PatchJob). */
+static const char *run_method(const struct js_action *a)
+{
+	return a->kind == JS_ACTION_CREATE_JOB ? "POST" : a->kind == JS_ACTION_DELETE_JOB ? "DELETE" : "PATCH";
+}
+
+/* Submit one create (`body`), delete or merge patch; 0 and *ret, or the
+ * error. */
 static int submit_one(struct js_controller *c, struct observed *o, const struct js_action *a,
 		      const struct js_exec_run *run, size_t i, struct js_client_xfer **ret)
 {
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
+	bool patch = a->kind == JS_ACTION_PATCH_JOB;
 	struct js_buf path;
 	js_buf_init(&path, 4096);
 	char *text = NULL;
 	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-	if (r == 0 && create) {
+	if (r == 0 && patch) {
+		text = json_dumps(a->object, JSON_COMPACT);
+		r = text ? 0 : -ENOMEM;
+	} else if (r == 0 && create) {
 		/* Rendered just before it is sent: only the window's Jobs exist
 		 * as text at any time (core/exec.h rule 3). */
 		json_t *body = js_exec_render(run, i);
@@ -391,9 +402,9 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 		text = delete_body(o, a);
 	}
 	struct js_client_req req = {
-		.method = create ? "POST" : "DELETE",
+		.method = run_method(a),
 		.path = js_buf_str(&path),
-		.content_type = "application/json",
+		.content_type = patch ? "application/merge-patch+json" : "application/json",
 		.body = text,
 		.body_len = text ? strlen(text) : 0,
 	};
@@ -404,10 +415,12 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Wait for one submitted create/delete (action `i` of `run`), repeating it
- * when the answer asks to with Retry-After (client.h, as client-go does for
- * every verb), and apply the AlreadyExists/NotFound rules. Returns 0 or the
- * error; appends a message to `msgs` on error. */
+/* Wait for one submitted create/delete/patch (action `i` of `run`),
+ * repeating it when the answer asks to with Retry-After (client.h, as
+ * client-go does for every verb), and apply the AlreadyExists/NotFound
+ * rules (a Job gone before its delete or patch needs nothing more: the next
+ * pass sees it gone). Returns 0 or the error; appends a message to `msgs` on
+ * error. */
 static int finish_one(struct js_controller *c, struct observed *o, const struct js_action *a,
 		      const struct js_exec_run *run, size_t i, struct js_client_xfer *x, int submit_err,
 		      struct js_buf *msgs)
@@ -421,11 +434,11 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 		r = js_client_xfer_wait(x, &resp, why, sizeof(why));
 		uint64_t again = r == 0 ? js_client_retry_after_ms(&resp, tries) : 0;
 		if (r == 0) {
-			js__ctrl_count_request(c, create ? "POST" : "DELETE", resp.code);
+			js__ctrl_count_request(c, run_method(a), resp.code);
 			if (resp.code < 200 || resp.code > 299)
 				r = js_apierr_decode(resp.code, resp.body, resp.len, resp.retry_after_s, &err);
 		} else {
-			js__ctrl_count_request(c, create ? "POST" : "DELETE", 0);
+			js__ctrl_count_request(c, run_method(a), 0);
 			js_apierr_set_transport(&err, r, why);
 		}
 		js_client_resp_done(&resp);
@@ -444,7 +457,7 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 			append_err(msgs, a->name, "exists and is not controlled by this JobSet");
 	} else if (!create && r == JS_ENOTFOUND) {
 		r = 0; /* already gone */
-	} else if (!create && r == JS_ECONFLICT) {
+	} else if (a->kind == JS_ACTION_DELETE_JOB && r == JS_ECONFLICT) {
 		r = 0; /* uid precondition: a newer incarnation; ours is gone */
 	} else if (r < 0) {
 		append_err(msgs, a->name, err.message ? err.message : js_apierr_strerror(r));
@@ -454,9 +467,10 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Submit every action of a run (all CreateJob, rendered from `run`, or all
- * DeleteJob) through the sliding window, wait for all, and note what the cache must show before
- * the next reconcile (waited for at the end of the pass).
+/* Submit every action of a run (all CreateJob, rendered from `run`, all
+ * DeleteJob or all PatchJob) through the sliding window, wait for all, and
+ * note what the cache must show before the next reconcile (waited for at the
+ * end of the pass).
  * Returns 0 or the first error. */
 static int apply_run(struct body *b, const struct js_action *acts, const struct js_exec_run *run, size_t n)
 {
@@ -483,7 +497,7 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 		/* A delete of a Job we never saw has nothing to wait for. */
 		if (r == 0 && create)
 			b->created[b->n_created++] = acts[i].name;
-		else if (r == 0 && job_uid(o, acts[i].name))
+		else if (r == 0 && acts[i].kind == JS_ACTION_DELETE_JOB && job_uid(o, acts[i].name))
 			b->deleted[b->n_deleted++] = acts[i].name;
 		if (r < 0 && first == 0)
 			first = r;
@@ -507,6 +521,11 @@ static int op_create_jobs(void *self, const struct js_action *acts, size_t n, co
 }
 
 static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+static int op_patch_jobs(void *self, const struct js_action *acts, size_t n)
 {
 	return apply_run(self, acts, NULL, n);
 }
@@ -723,6 +742,7 @@ static const struct js_exec_ops body_ops = {
 	.create_jobs = op_create_jobs,
 	.delete_jobs = op_delete_jobs,
 	.patch_job = op_patch_job,
+	.patch_jobs = op_patch_jobs,
 	.apply_other = op_apply_other,
 	.write_status = op_write_status,
 	.emit_event = op_emit_event,
@@ -752,6 +772,7 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.n_podgroups = o.n_podgroups,
 		.sched_deleting = o.sched_deleting,
 		.gates = c->o.gates,
+		.drain_previous = c->o.drain_previous,
 		.now = (int64_t)time(NULL),
 	};
 	struct js_plan *plan = NULL;

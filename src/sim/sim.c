@@ -26,6 +26,7 @@ struct js_sim {
 	int64_t now;
 	int64_t next_uid;
 	bool auto_settle;
+	bool drain_previous; /* js_reconcile_input.drain_previous */
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -183,8 +184,11 @@ static int sim_create_jobs(void *self, const struct js_action *acts, size_t n, c
 	return 0;
 }
 
+static void remove_job(struct js_sim *s, const json_t *job);
+
 /* Foreground: a deleted Job stays, with a deletionTimestamp, until the
- * script finalizes it. */
+ * script finalizes it. Background: a Job has no finalizer of its own, so
+ * the API server removes it at once. */
 static int sim_delete_jobs(void *self, const struct js_action *acts, size_t n)
 {
 	struct js_sim *s = self;
@@ -192,7 +196,9 @@ static int sim_delete_jobs(void *self, const struct js_action *acts, size_t n)
 	now_str(s, t);
 	for (size_t i = 0; i < n; i++) {
 		json_t *j = find_job(s, acts[i].name);
-		if (j && !job_deleting(j))
+		if (j && acts[i].propagation == JS_PROPAGATION_BACKGROUND)
+			remove_job(s, j);
+		else if (j && !job_deleting(j))
 			json_object_set_new(json_object_get(j, "metadata"), "deletionTimestamp", json_string(t));
 	}
 	return 0;
@@ -279,6 +285,7 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.pvcs = *pvcs,
 		.n_pvcs = np,
 		.gates = s->gates,
+		.drain_previous = s->drain_previous,
 		.now = s->now,
 	};
 }
@@ -596,6 +603,12 @@ static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *re
 		json_object_set_new(st, "ready", json_integer(p));
 	} else if (strcmp(cmd, "activate") == 0) {
 		json_object_set_new(st, "active", json_integer(p));
+	} else if (strcmp(cmd, "stopped") == 0) {
+		/* The Job controller deleted the pods of a suspended Job and they
+		 * are gone: nothing active or terminating, Suspended=True. */
+		json_t *susp = js_json_path(job, "spec.suspend");
+		if (json_is_true(susp))
+			json_array_append_new(conds, jcond("Suspended", "JobSuspended", "Job suspended", t));
 	} else { /* suspended-cond: keep the status, add the condition */
 		json_decref(st);
 		st = json_deep_copy(old ? old : json_object());
@@ -611,6 +624,10 @@ static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *re
 	if (json_array_size(conds))
 		json_object_set(st, "conditions", conds);
 	json_decref(conds);
+	/* Kubernetes 1.34 always reports status.terminating
+	 * (JobPodReplacementPolicy GA), which the drained restart reads. */
+	if (s->drain_previous && !json_object_get(st, "terminating"))
+		json_object_set_new(st, "terminating", json_integer(0));
 	json_object_set_new(job, "status", st);
 }
 
@@ -967,7 +984,8 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 	int32_t secs;
 
 	if (strcmp(c, "fail") == 0 || strcmp(c, "failtarget") == 0 || strcmp(c, "complete") == 0 ||
-	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0) {
+	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0 ||
+	    strcmp(c, "stopped") == 0) {
 		if (n < 2)
 			return failf(reterr, JS_EINVALID, "usage: %s JOB", c);
 		if ((r = select_jobs(s, tok[1], false, sel, &ns, reterr)) < 0)
@@ -984,6 +1002,10 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 				return failf(reterr, JS_EINVALID, "job %s is not being deleted", job_name(sel[i]));
 			remove_job(s, sel[i]);
 		}
+	} else if (strcmp(c, "drain-previous") == 0) {
+		if (n != 2 || (strcmp(tok[1], "on") != 0 && strcmp(tok[1], "off") != 0))
+			return failf(reterr, JS_EINVALID, "usage: drain-previous on|off");
+		s->drain_previous = strcmp(tok[1], "on") == 0;
 	} else if (strcmp(c, "suspend") == 0 || strcmp(c, "resume") == 0) {
 		s->js->spec.has_suspend = true;
 		s->js->spec.suspend = c[0] == 's';

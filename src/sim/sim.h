@@ -4,7 +4,7 @@
  * third body of the plan executor (core/exec.h), beside the controller and
  * the local runtime. Plans are applied to it the way the API server plus an
  * [api]-level test harness would (Foreground deletes leave the Job with a
- * deletionTimestamp until `finalize`), and a small script language drives
+ * deletionTimestamp until `finalize`; Background deletes remove it), and a small script language drives
  * it. Used by `jobset simulate` and by the scenario tests
  * (tests/cases/core/, tests/unit/sim/). Layer: base, api, core.
  *
@@ -19,6 +19,10 @@
  *   fail JOB [reason=R] [message=M]  Failed=True (+FailureTarget)
  *   failtarget JOB [reason=R] [message=M]   FailureTarget=True only
  *   complete JOB | ready JOB | activate JOB | finalize JOB | remove JOB
+ *   stopped JOB                      no pod active or terminating; Suspended
+ *                                    =True when spec.suspend is true
+ *   drain-previous on|off            js_reconcile_input.drain_previous (and
+ *                                    Jobs report status.terminating)
  *   suspend | resume | patch {merge patch on the JobSet} | advance SECONDS
  *   delete-service | add-job {Job JSON} | delete-jobset
  *   expect ...                       see js_sim_exec() in sim.c

@@ -87,6 +87,34 @@ def test_restart_jobset_then_completes(kube, ctl, ns):
     assert kube.events(ns, "RestartJobSetFailurePolicyAction")
 
 
+def test_restart_drains_previous_attempt(kube, controller, ns):
+    """docs/differences.md "Restart without the garbage collector": the Jobs of the old attempt are
+    suspended (the Job controller stops their pods and says so with its Suspended event), then deleted
+    in the Background once stopped; with --restart-cleanup=foreground none is suspended (upstream's
+    Foreground deletion)."""
+    fail_once = {"jobset-test/fail-if-job-index": "0", "jobset-test/fail-if-restart-attempt": "0",
+                 "jobset-test/exit-code": "3", "jobset-test/run-for": "2s"}
+    others = {"jobset-test/run-for": "8s"}
+
+    def run(name):
+        js = jobset(name, [rjob("a", 1, annotations=fail_once), rjob("b", 3, annotations=others)],
+                    failurePolicy={"maxRestarts": 2})
+        kube.create(js, ns)
+        obj = wait_terminal(kube, name, ns, "Completed")
+        assert obj["status"]["restarts"] == 1
+        jobs = kube.jobs(ns, name)
+        assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-a-0", f"{name}-b-0", f"{name}-b-1", f"{name}-b-2"]
+        assert all(j["metadata"]["labels"][JS + "restart-attempt"] == "1" for j in jobs)
+        return {e["regarding"]["name"] for e in kube.events(ns, "Suspended") if e["regarding"].get("kind") == "Job"
+                and e["regarding"]["name"].startswith(name + "-")}
+
+    # The failed Job a-0 has no pod left and is deleted at once; b-0..b-2 were running.
+    assert run("js-drain") == {"js-drain-b-0", "js-drain-b-1", "js-drain-b-2"}
+    controller.restart("--restart-cleanup=foreground")
+    controller.custom = True
+    assert run("js-fg") == set()
+
+
 def test_max_restarts_exhausted(kube, ctl, ns):
     js = jobset("js-max", [rjob("rjob", 1, annotations={"jobset-test/exit-code": "1"})],
                 failurePolicy={"maxRestarts": 1})

@@ -319,6 +319,7 @@ static void test_flags_and_precedence(void **state)
 	assert_string_equal(c.validating_name, JS_CONFIG_VALIDATING_NAME);
 	assert_int_equal(c.cert_interval_ms, 60000);
 	assert_int_equal(c.placement, JS_PLACEMENT_GATES);
+	assert_false(c.restart_foreground); /* drain */
 	js_config_done(&c);
 
 	/* Upstream's exclusive placement behind a flag (docs/differences.md). */
@@ -326,6 +327,15 @@ static void test_flags_and_precedence(void **state)
 	js_config_defaults(&c);
 	assert_int_equal(js_config_parse_args(&c, 3, argvp, &err), 0);
 	assert_int_equal(c.placement, JS_PLACEMENT_WEBHOOK);
+	js_config_done(&c);
+
+	/* Upstream's Foreground deletion of a previous attempt, and back. */
+	char *argvr[] = {"jobset-controller", "--restart-cleanup=foreground", "--restart-cleanup", "drain", NULL};
+	js_config_defaults(&c);
+	assert_int_equal(js_config_parse_args(&c, 2, argvr, &err), 0);
+	assert_true(c.restart_foreground);
+	assert_int_equal(js_config_parse_args(&c, 4, argvr, &err), 0);
+	assert_false(c.restart_foreground);
 	js_config_done(&c);
 
 	static const struct {
@@ -345,6 +355,7 @@ static void test_flags_and_precedence(void **state)
 		{{"--cert-check-interval=100ms"}, "--cert-check-interval"},
 		{{"--webhook-port=0"}, "--webhook-port"},
 		{{"--exclusive-placement=admission"}, "--exclusive-placement: expected gates or webhook, got 'admission'"},
+		{{"--restart-cleanup=orphan"}, "--restart-cleanup: expected drain or foreground, got 'orphan'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = NULL;
