@@ -75,14 +75,17 @@ struct js_sched_groups {
  * a top-level group, at most JS_SCHED_MAX_TEMPLATES groups - and compute its
  * groups. Problems go to `diag` (may be NULL) with spec.scheduling field
  * paths. Returns 0 and *ret (caller frees with js_sched_groups_free), or
- * JS_EINVALID (nothing allocated) when anything is wrong.
+ * JS_EINVALID (nothing allocated) when anything is wrong. Source: KEP-969
+ * "Defaulting", "Validation", "Controller Integration"; the limits are
+ * Kubernetes 1.36's (k8s.io/api scheduling/v1alpha2).
  */
 JS_WARN_UNUSED int js_sched_groups(const struct js_jobset *js, struct js_diag *diag, struct js_sched_groups **ret);
 
 /** Free the groups. NULL is a no-op. Returns NULL. */
 struct js_sched_groups *js_sched_groups_free(struct js_sched_groups *g);
 
-/** The group that ReplicatedJob `rjob` belongs to, or NULL. Borrowed. */
+/** The group that ReplicatedJob `rjob` (an index into spec.replicatedJobs)
+ * belongs to, or NULL when there is none. Borrowed from `g`. */
 const struct js_sched_group *js_sched_group_of(const struct js_sched_groups *g, size_t rjob);
 
 /** The Workload's name: the JobSet's (KEP-969). Borrowed from `js`. */
@@ -91,14 +94,16 @@ const char *js_sched_workload_name(const struct js_jobset *js);
 /**
  * The scheduling.k8s.io/v1alpha2 Workload of `js` (controllerRef and owner
  * reference the JobSet, the jobset-name label, every group's template).
- * Returns a new reference (caller json_decref's it).
+ * Returns a new reference (caller json_decref's it). Source: KEP-969
+ * "Controller Integration"; fields as Kubernetes 1.36's Workload.
  */
 json_t *js_sched_render_workload(const struct js_jobset *js, const struct js_sched_groups *g);
 
 /**
  * The scheduling.k8s.io/v1alpha2 PodGroup of group `i`, pointing at its
- * template in the Workload. Returns a new reference, or NULL when `i` is out
- * of range.
+ * template in the Workload. Returns a new reference (caller json_decref's
+ * it), or NULL when `i` is out of range. Source: KEP-969; fields as
+ * Kubernetes 1.36's PodGroup.
  */
 json_t *js_sched_render_podgroup(const struct js_jobset *js, const struct js_sched_groups *g, size_t i);
 
