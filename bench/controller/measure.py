@@ -280,10 +280,15 @@ def flow_counts(text):
 def job_posts(text):
     """{code: count} of apiserver_request_total for POST jobs (every user;
     only the process under test creates Jobs here)."""
+    return posts_by_code(text, "jobs")
+
+
+def posts_by_code(text, resource):
+    """{code: count} of apiserver_request_total for POST `resource` (every user)."""
     out = {}
     for line in text.splitlines():
-        if (line.startswith("apiserver_request_total{") and 'resource="jobs"' in line and 'verb="POST"' in line
-                and 'subresource=""' in line):
+        if (line.startswith("apiserver_request_total{") and f'resource="{resource}"' in line
+                and 'verb="POST"' in line and 'subresource=""' in line):
             labels, val = line.rsplit(" ", 1)
             i = labels.index('code="') + 6
             code = labels[i:labels.index('"', i)]

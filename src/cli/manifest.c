@@ -37,24 +37,27 @@ int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool 
 	return JS_EXIT_USAGE;
 }
 
+int js_cli_refuse_gang(const char *cmd, const struct js_gates *gates)
+{
+	if (!gates->workload_aware_scheduling)
+		return JS_EXIT_OK;
+	fprintf(stderr,
+		"jobset %s: --feature-gates WorkloadAwareScheduling=true is refused: gang scheduling makes Workload "
+		"and PodGroup objects for the Kubernetes scheduler, which 'jobset %s' has not. 'jobset validate' and "
+		"'jobset render' accept the gate for checking manifests\n",
+		cmd, cmd);
+	return JS_EXIT_USAGE;
+}
+
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing)
 {
-	if (gates->workload_aware_scheduling) {
-		/* KEP-969 makes Kubernetes scheduling objects; these bodies have
-		 * no scheduler to hand them to. */
-		fprintf(stderr,
-			"jobset %s: --feature-gates WorkloadAwareScheduling=true is refused: gang scheduling makes "
-			"Workload and PodGroup objects for the Kubernetes scheduler, which 'jobset %s' has not. 'jobset "
-			"validate' and 'jobset render' accept the gate for checking manifests\n",
-			cmd, cmd);
-		return JS_EXIT_USAGE;
-	}
 	if (!gates->in_place_restart)
 		return JS_EXIT_OK;
 	fprintf(stderr,
 		"jobset %s: --feature-gates InPlaceRestart=true is refused: in-place restart is not driven end to end "
-		"here: %s, so the in-place step (SPEC §11.16) would never see a restart attempt. 'jobset validate' and "
-		"'jobset render' accept the gate for checking manifests\n",
+		"here: %s, so the in-place step (SPEC §11.16) would never see a restart attempt. 'jobset run' "
+		"restarts pods in place; 'jobset validate' and 'jobset render' accept the gate for checking "
+		"manifests\n",
 		cmd, missing);
 	return JS_EXIT_USAGE;
 }

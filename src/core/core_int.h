@@ -160,9 +160,13 @@ int js__suspend_in_place(struct js__ctx *c);
 /** Delete the Jobs of a bucket that are not already being deleted. */
 void js__finish_delete(struct js__ctx *c, const struct js__bucket *b, const char *why);
 
-/** R7: delete the previous-attempt Jobs, Foreground or drained
- * (js_reconcile_input.drain_previous). */
+/** R7: delete the previous-attempt Jobs, Foreground, or with their pods
+ * (js_reconcile_input.cleanup_direct). */
 void js__finish_delete_previous(struct js__ctx *c);
+
+/** Restart cleanup "direct": a pod of an older attempt still runs, so no
+ * Job may be created this pass (#392). */
+bool js__finish_old_pods_run(const struct js__ctx *c);
 
 /** TTL after finished: delete the JobSet or requeue. */
 int js__finish_ttl(struct js__ctx *c);

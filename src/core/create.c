@@ -145,6 +145,14 @@ void js__create_jobs(struct js__ctx *c)
 
 	if (c->hold)
 		return;
+	/* Restart cleanup "direct": the old attempt's Jobs are gone at once, but
+	 * a new pod must not run beside an old one of the same hostname (#392).
+	 * Pods are not watched: look again shortly. */
+	if (js__finish_old_pods_run(c)) {
+		c->plan->has_requeue_after = true;
+		c->plan->requeue_after = 1;
+		return;
+	}
 	/* BlockingRecreate: no new attempt while any old Job exists (§6.1). */
 	if (fp && fp->has_restart_strategy && fp->restart_strategy == JS_RESTART_STRATEGY_BLOCKING_RECREATE &&
 	    c->previous.n > 0)

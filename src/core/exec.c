@@ -56,6 +56,7 @@ static int step(const struct js_exec_ops *ops, void *self, const struct js_plan 
 	case JS_ACTION_CREATE_SERVICE:
 	case JS_ACTION_CREATE_PVC:
 	case JS_ACTION_DELETE_JOBSET:
+	case JS_ACTION_DELETE_PODS:
 	case JS_ACTION_CREATE_WORKLOAD:
 	case JS_ACTION_CREATE_PODGROUP:
 	case JS_ACTION_DELETE_WORKLOAD:

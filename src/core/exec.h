@@ -77,9 +77,10 @@ struct js_exec_ops {
 	 * then each goes to patch_job alone. */
 	int (*patch_jobs)(void *self, const struct js_action *acts, size_t n);
 
-	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet
-	 * and the KEP-969 Create/DeleteWorkload, Create/DeletePodGroup
-	 * (AlreadyExists and NotFound are success). a->kind says which. */
+	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet,
+	 * DeletePods and the KEP-969 Create/DeleteWorkload,
+	 * Create/DeletePodGroup (AlreadyExists and NotFound are success).
+	 * a->kind says which. */
 	int (*apply_other)(void *self, const struct js_action *a);
 
 	/* Write plan->status (called only when plan->status_changed). */

@@ -38,6 +38,9 @@ enum js_action_kind {
 	JS_ACTION_CREATE_SERVICE,    /* POST `object` (the headless Service) */
 	JS_ACTION_CREATE_PVC,        /* POST `object`; AlreadyExists ok */
 	JS_ACTION_DELETE_JOBSET,     /* DELETE the JobSet `name`; `propagation` */
+	JS_ACTION_DELETE_PODS,       /* DeleteCollection of the pods whose labels
+					match the selector `name` (restart
+					cleanup "direct", core/reconcile.h) */
 	JS_ACTION_CREATE_WORKLOAD,   /* POST `object` (scheduling.k8s.io
 					Workload, KEP-969); AlreadyExists ok */
 	JS_ACTION_CREATE_PODGROUP,   /* POST `object` (PodGroup); AlreadyExists ok */

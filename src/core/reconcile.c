@@ -131,6 +131,7 @@ const char *js_reconcile_action_kind_name(enum js_action_kind k)
 		[JS_ACTION_CREATE_SERVICE] = "CreateService",
 		[JS_ACTION_CREATE_PVC] = "CreatePVC",
 		[JS_ACTION_DELETE_JOBSET] = "DeleteJobSet",
+		[JS_ACTION_DELETE_PODS] = "DeletePods",
 		[JS_ACTION_CREATE_WORKLOAD] = "CreateWorkload",
 		[JS_ACTION_CREATE_PODGROUP] = "CreatePodGroup",
 		[JS_ACTION_DELETE_WORKLOAD] = "DeleteWorkload",

@@ -74,6 +74,9 @@ struct observed {
 	const char **pvcs;                 /* arena */
 	size_t n_pvcs;
 	bool service_exists;
+	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
+	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
+	size_t n_ipods;
 	bool workload_exists;              /* KEP-969 */
 	const char **podgroups;            /* arena; not being deleted */
 	size_t n_podgroups;
@@ -86,6 +89,8 @@ static void observed_done(struct js_controller *c, struct observed *o)
 {
 	js_informer_unref(c->jobsets, o->rec);
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
+	if (c->ipods)
+		js_informer_release(c->ipods, o->ipod_recs, o->n_ipods);
 	json_decref(o->regarding);
 	js_hmap_free(o->by_name);
 }
@@ -224,6 +229,8 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 	o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
 		observe_pvcs(c, a, o);
+	if (c->ipods && js__inplace_strategy(js))
+		o->n_ipods = js__inplace_observe(c, a, key, &o->ipod_recs, &o->ipods);
 	if (c->o.gates.workload_aware_scheduling && js->spec.scheduling && !js->meta.deletion_timestamp &&
 	    observe_sched(c, a, o) < 0)
 		return -1;
@@ -244,7 +251,32 @@ static int left_ms(uint64_t dl)
 }
 
 /* Wait until every Job in `names` is in the cache (or gone: `gone`). */
-static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n, bool gone)
+/* What the cache must show of a Job this pass wrote. */
+enum rw_want {
+	RW_EXISTS,    /* created */
+	RW_GONE,      /* deleted: absent or marked for deletion */
+	RW_SUSPENDED, /* patched spec.suspend true (or gone) */
+	RW_RESUMED,   /* patched spec.suspend false (or gone) */
+};
+
+static bool rw_shows(const struct js_obsjob *j, enum rw_want w)
+{
+	switch (w) {
+	case RW_EXISTS:
+		return j != NULL;
+	case RW_GONE:
+		return !j || j->deleting;
+	case RW_SUSPENDED:
+	case RW_RESUMED:
+		/* Without this a pass soon after would patch the same Jobs
+		 * again: a suspend of 1,000 Jobs sent half as often again. */
+		return !j || (j->has_suspend && j->suspend) == (w == RW_SUSPENDED);
+	}
+	return true;
+}
+
+static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n,
+		      enum rw_want want)
 {
 	if (c->o.cache_wait_ms < 0 || n == 0)
 		return;
@@ -254,7 +286,7 @@ static void wait_jobs(struct js_controller *c, const char *ns, const char *const
 		uint64_t gen = js_informer_generation(c->jobs);
 		while (done < n) {
 			const struct js_obsjob *j = js_informer_get(c->jobs, ns, names[done]);
-			bool ok = gone ? (!j || j->deleting) : j != NULL;
+			bool ok = rw_shows(j, want);
 			js_informer_unref(c->jobs, j);
 			if (!ok)
 				break;
@@ -291,8 +323,8 @@ struct body {
 	 * the read-your-writes wait for them comes once, at the end of the
 	 * pass, so runs of creates follow each other without a watch round
 	 * trip in between. */
-	const char **created, **deleted;
-	size_t n_created, n_deleted;
+	const char **created, **deleted, **suspended, **resumed;
+	size_t n_created, n_deleted, n_suspended, n_resumed;
 	bool conflict;        /* the status write met a newer resourceVersion */
 	bool has_requeue_after;
 	int64_t requeue_after;
@@ -467,6 +499,17 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
+/* A patch of spec.suspend that landed: the cache must show it before the
+ * next pass (wait_jobs). */
+static void note_suspend_patch(struct body *b, const struct js_action *a)
+{
+	const json_t *s = json_object_get(json_object_get(a->object, "spec"), "suspend");
+	if (json_is_true(s))
+		b->suspended[b->n_suspended++] = a->name;
+	else if (json_is_false(s))
+		b->resumed[b->n_resumed++] = a->name;
+}
+
 /* Submit every action of a run (all CreateJob, rendered from `run`, all
  * DeleteJob or all PatchJob) through the sliding window, wait for all, and
  * note what the cache must show before the next reconcile (waited for at the
@@ -499,6 +542,8 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 			b->created[b->n_created++] = acts[i].name;
 		else if (r == 0 && acts[i].kind == JS_ACTION_DELETE_JOB && job_uid(o, acts[i].name))
 			b->deleted[b->n_deleted++] = acts[i].name;
+		else if (r == 0 && acts[i].kind == JS_ACTION_PATCH_JOB)
+			note_suspend_patch(b, &acts[i]);
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -595,6 +640,13 @@ static int op_apply_other(void *self, const struct js_action *a)
 		return done_one(b, a, "POST", create_service(b, a, &err), &err);
 	case JS_ACTION_CREATE_PVC:
 		return done_one(b, a, "POST", create_pvc(b, a, &err), &err);
+	case JS_ACTION_DELETE_PODS: {
+		/* Background: the pods carry no dependents; their Jobs are gone. */
+		struct js_list_opts lo = {.label_selector = a->name};
+		struct js_delete_opts dopts = {.propagation = "Background"};
+		int r = js_client_delete_collection(b->c->client, &js_client_res_pods, b->o->ns, &lo, &dopts, NULL, &err);
+		return done_one(b, a, "DELETE", r, &err);
+	}
 	case JS_ACTION_DELETE_JOBSET: {
 		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
 					       .precondition_uid = b->o->rec->uid};
@@ -750,6 +802,39 @@ static const struct js_exec_ops body_ops = {
 	.requeue_after = op_requeue_after,
 };
 
+/* Restart cleanup "direct" (core/reconcile.h): the pods of older restart
+ * attempts that are not Succeeded or Failed, by one label- and
+ * field-selected LIST. Pods are not cached (memory: issue 9), and this runs
+ * only while the JobSet is restarting. Returns 0 with the counts, or the
+ * error (the pass then fails and is retried: never create blind). */
+static int list_old_pods(struct js_controller *c, const struct observed *o, int32_t *running, int32_t *undeleted)
+{
+	struct js_buf sel;
+	js_buf_init(&sel, 256);
+	int r = js_reconcile_old_pods_selector(o->rec->js, &sel);
+	struct js_list_opts lo = {.label_selector = js_buf_str(&sel),
+				  .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
+	json_t *list = NULL;
+	struct js_apierr err = {0};
+	if (r == 0)
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &list, &err);
+	count(c, "LIST", r, &err, 200);
+	if (r < 0 && !aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the pods of older attempts: %s", o->ns,
+			      o->name, why(&err, r));
+	js_apierr_done(&err);
+	js_buf_done(&sel);
+	*running = *undeleted = 0;
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(list, "items"), i, p) {
+		(*running)++;
+		*undeleted += !js_json_str(json_object_get(p, "metadata"), "deletionTimestamp");
+	}
+	json_decref(list);
+	return r;
+}
+
 void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res)
 {
 	struct observed o = {0};
@@ -767,14 +852,23 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.service_exists = o.service_exists,
 		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
+		.pods = o.ipods,
+		.n_pods = o.n_ipods,
 		.workload_exists = o.workload_exists,
 		.podgroups = o.podgroups,
 		.n_podgroups = o.n_podgroups,
 		.sched_deleting = o.sched_deleting,
 		.gates = c->o.gates,
-		.drain_previous = c->o.drain_previous,
+		.cleanup_direct = c->o.cleanup_direct,
 		.now = (int64_t)time(NULL),
 	};
+	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {
+		if (list_old_pods(c, &o, &in.old_pods_running, &in.old_pods_undeleted) < 0) {
+			res->error = true;
+			goto out;
+		}
+		in.old_pods_known = true;
+	}
 	struct js_plan *plan = NULL;
 	char *msg = NULL;
 	r = js_reconcile_run(&in, &plan, &msg);
@@ -789,12 +883,16 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	struct body b = {.c = c, .o = &o, .a = arena};
 	b.created = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.created));
 	b.deleted = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.deleted));
+	b.suspended = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.suspended));
+	b.resumed = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.resumed));
 	size_t failed_at = SIZE_MAX;
 	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
 	/* Read-your-writes, even after a failed pass: what was written must
 	 * show before the next reconcile of this key reads the cache. */
-	wait_jobs(c, o.ns, b.created, b.n_created, false);
-	wait_jobs(c, o.ns, b.deleted, b.n_deleted, true);
+	wait_jobs(c, o.ns, b.created, b.n_created, RW_EXISTS);
+	wait_jobs(c, o.ns, b.deleted, b.n_deleted, RW_GONE);
+	wait_jobs(c, o.ns, b.suspended, b.n_suspended, RW_SUSPENDED);
+	wait_jobs(c, o.ns, b.resumed, b.n_resumed, RW_RESUMED);
 	res->error = r < 0;
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;

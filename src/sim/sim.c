@@ -26,7 +26,10 @@ struct js_sim {
 	int64_t now;
 	int64_t next_uid;
 	bool auto_settle;
-	bool drain_previous; /* js_reconcile_input.drain_previous */
+	/* js_reconcile_input's restart cleanup "direct" and what the script
+	 * says of the old attempts' pods */
+	bool cleanup_direct, old_pods_known;
+	int32_t old_pods_running, old_pods_undeleted;
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -220,6 +223,8 @@ static int sim_apply_other(void *self, const struct js_action *a)
 		s->service_exists = true;
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		json_array_append_new(s->pvcs, json_string(a->name));
+	} else if (a->kind == JS_ACTION_DELETE_PODS) {
+		s->old_pods_undeleted = 0; /* marked for deletion; still running */
 	} else if (a->kind != JS_ACTION_DELETE_JOBSET) {
 		return JS_EUNSUPPORTED; /* KEP-969 objects: `jobset simulate` refuses the gate */
 	} else if (!s->js->meta.deletion_timestamp) {
@@ -285,7 +290,10 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.pvcs = *pvcs,
 		.n_pvcs = np,
 		.gates = s->gates,
-		.drain_previous = s->drain_previous,
+		.cleanup_direct = s->cleanup_direct,
+		.old_pods_known = s->old_pods_known,
+		.old_pods_running = s->old_pods_running,
+		.old_pods_undeleted = s->old_pods_undeleted,
 		.now = s->now,
 	};
 }
@@ -603,12 +611,6 @@ static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *re
 		json_object_set_new(st, "ready", json_integer(p));
 	} else if (strcmp(cmd, "activate") == 0) {
 		json_object_set_new(st, "active", json_integer(p));
-	} else if (strcmp(cmd, "stopped") == 0) {
-		/* The Job controller deleted the pods of a suspended Job and they
-		 * are gone: nothing active or terminating, Suspended=True. */
-		json_t *susp = js_json_path(job, "spec.suspend");
-		if (json_is_true(susp))
-			json_array_append_new(conds, jcond("Suspended", "JobSuspended", "Job suspended", t));
 	} else { /* suspended-cond: keep the status, add the condition */
 		json_decref(st);
 		st = json_deep_copy(old ? old : json_object());
@@ -624,10 +626,6 @@ static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *re
 	if (json_array_size(conds))
 		json_object_set(st, "conditions", conds);
 	json_decref(conds);
-	/* Kubernetes 1.34 always reports status.terminating
-	 * (JobPodReplacementPolicy GA), which the drained restart reads. */
-	if (s->drain_previous && !json_object_get(st, "terminating"))
-		json_object_set_new(st, "terminating", json_integer(0));
 	json_object_set_new(job, "status", st);
 }
 
@@ -984,8 +982,7 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 	int32_t secs;
 
 	if (strcmp(c, "fail") == 0 || strcmp(c, "failtarget") == 0 || strcmp(c, "complete") == 0 ||
-	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0 ||
-	    strcmp(c, "stopped") == 0) {
+	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0) {
 		if (n < 2)
 			return failf(reterr, JS_EINVALID, "usage: %s JOB", c);
 		if ((r = select_jobs(s, tok[1], false, sel, &ns, reterr)) < 0)
@@ -1002,10 +999,22 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 				return failf(reterr, JS_EINVALID, "job %s is not being deleted", job_name(sel[i]));
 			remove_job(s, sel[i]);
 		}
-	} else if (strcmp(c, "drain-previous") == 0) {
-		if (n != 2 || (strcmp(tok[1], "on") != 0 && strcmp(tok[1], "off") != 0))
-			return failf(reterr, JS_EINVALID, "usage: drain-previous on|off");
-		s->drain_previous = strcmp(tok[1], "on") == 0;
+	} else if (strcmp(c, "restart-cleanup") == 0) {
+		if (n != 2 || (strcmp(tok[1], "direct") != 0 && strcmp(tok[1], "foreground") != 0))
+			return failf(reterr, JS_EINVALID, "usage: restart-cleanup direct|foreground");
+		s->cleanup_direct = tok[1][0] == 'd';
+	} else if (strcmp(c, "old-pods") == 0) {
+		int32_t run = 0, undel = 0;
+		if (n == 2 && strcmp(tok[1], "unknown") == 0) {
+			s->old_pods_known = false;
+		} else if (n == 3 && parse_i32(tok[1], &run) && parse_i32(tok[2], &undel) && run >= 0 && undel >= 0 &&
+			   undel <= run) {
+			s->old_pods_known = true;
+			s->old_pods_running = run;
+			s->old_pods_undeleted = undel;
+		} else {
+			return failf(reterr, JS_EINVALID, "usage: old-pods RUNNING UNDELETED | old-pods unknown");
+		}
 	} else if (strcmp(c, "suspend") == 0 || strcmp(c, "resume") == 0) {
 		s->js->spec.has_suspend = true;
 		s->js->spec.suspend = c[0] == 's';

@@ -150,8 +150,8 @@ class JobDriver:
     """Plays the Job controller for the Jobs of one JobSet (spec.managedBy =
     jobset-test/driver), as Kubernetes 1.34's does (status.terminating is
     always reported): a new Job is started (startTime, active 1, ready 1); a
-    running Job patched `suspend: true` (the drained restart,
-    docs/differences.md) stops (active 0, terminating 0, Suspended=True);
+    running Job patched `suspend: true` stops (active 0, terminating 0,
+    Suspended=True);
     once armed, Job `fail_index` of restart attempt 0 fails with
     BackoffLimitExceeded (a RestartJobSet rule) and Job `rj_index` fails with
     PodFailurePolicy while its job-restart-attempt is 0 (a RestartJob rule);
