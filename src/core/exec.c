@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-/* Length of the run of CreateJob, DeleteJob or PatchJob actions starting at `i`: the
+/* Length of the run of CreateJob, DeleteJob, DeletePod or PatchJob actions starting at `i`: the
  * same kind, at most ops->max_run (0 = unlimited). */
 static size_t run_length(const struct js_exec_ops *ops, const struct js_plan *plan, size_t i)
 {
@@ -53,10 +53,11 @@ static int step(const struct js_exec_ops *ops, void *self, const struct js_plan 
 		return ops->patch_job ? ops->patch_job(self, a) : JS_EUNSUPPORTED;
 	case JS_ACTION_PATCH_JOB_STATUS:
 		return ops->patch_job ? ops->patch_job(self, a) : JS_EUNSUPPORTED;
+	case JS_ACTION_DELETE_POD:
+		return ops->delete_pods ? ops->delete_pods(self, a, n) : JS_EUNSUPPORTED;
 	case JS_ACTION_CREATE_SERVICE:
 	case JS_ACTION_CREATE_PVC:
 	case JS_ACTION_DELETE_JOBSET:
-	case JS_ACTION_DELETE_PODS:
 	case JS_ACTION_CREATE_WORKLOAD:
 	case JS_ACTION_CREATE_PODGROUP:
 	case JS_ACTION_DELETE_WORKLOAD:
@@ -77,6 +78,7 @@ int js_exec_apply(const struct js_exec_ops *ops, void *self, const struct js_pla
 	for (size_t i = 0; i < plan->n_actions;) {
 		const struct js_action *a = &plan->actions[i];
 		bool batch = a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB ||
+			     a->kind == JS_ACTION_DELETE_POD ||
 			     (a->kind == JS_ACTION_PATCH_JOB && ops->patch_jobs);
 		size_t n = batch ? run_length(ops, plan, i) : 1;
 		r = step(ops, self, plan, a, n);

@@ -9,7 +9,7 @@
  * applying a plan are written here once (core/reconcile.h, SPEC §11.2):
  *
  *   1. actions run in plan order; runs of consecutive CreateJob (or
- *      DeleteJob, or - when the body has patch_jobs - PatchJob) actions, at
+ *      DeleteJob, or DeletePod, or - when the body has patch_jobs - PatchJob) actions, at
  *      most `max_run` long, go to one call so a body can have them in flight
  *      together (a suspend, or the drain of a previous attempt, patches
  *      every Job);
@@ -77,9 +77,14 @@ struct js_exec_ops {
 	 * then each goes to patch_job alone. */
 	int (*patch_jobs)(void *self, const struct js_action *acts, size_t n);
 
-	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet,
-	 * DeletePods and the KEP-969 Create/DeleteWorkload,
-	 * Create/DeletePodGroup (AlreadyExists and NotFound are success).
+	/* DELETE the pods of actions `acts[i]` (all DeletePod; a pod already
+	 * gone is success), which the body may have in flight together. Returns
+	 * 0 or the first error. */
+	int (*delete_pods)(void *self, const struct js_action *acts, size_t n);
+
+	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet
+	 * and the KEP-969 Create/DeleteWorkload, Create/DeletePodGroup
+	 * (AlreadyExists and NotFound are success).
 	 * a->kind says which. */
 	int (*apply_other)(void *self, const struct js_action *a);
 

@@ -32,7 +32,6 @@ void js__finish_delete_previous(struct js__ctx *c)
 	static const char why[] = "previous restart attempt";
 	const struct js__bucket *b = &c->previous;
 	const struct js_jobset *js = c->js;
-	bool deleted = false;
 
 	if (!c->in->cleanup_direct) {
 		js__finish_delete(c, b, why);
@@ -40,32 +39,31 @@ void js__finish_delete_previous(struct js__ctx *c)
 	}
 	/* Foreground deletion waits on the garbage collector twice (pods, then
 	 * the finalizer), 40 s or more each at 1,000 Jobs. Background frees each
-	 * name at once; the old pods go by one DeletePods, and the create step
-	 * waits until none of them runs (#392). */
+	 * name at once; the old pods are deleted here (100 in flight: the API
+	 * server's DeleteCollection deletes one at a time), and the create step
+	 * keeps a name while one of its old pods runs (#392). */
 	for (size_t i = 0; i < b->n; i++) {
 		const struct js_obsjob *j = b->items[i];
 		int32_t attempt;
 		if (j->deleting)
 			continue;
 		struct js_action *a = js__ctx_action(c, JS_ACTION_DELETE_JOB, j->name, NULL, why);
-		if (js__parse_i32(j->restart_attempt, &attempt) && attempt < js->status.restarts) {
+		if (js__parse_i32(j->restart_attempt, &attempt) && attempt < js->status.restarts)
 			a->propagation = JS_PROPAGATION_BACKGROUND;
-			deleted = true;
-		}
 	}
-	if (deleted || (c->in->old_pods_known && c->in->old_pods_undeleted > 0)) {
-		struct js_buf sel;
-		js_buf_init(&sel, 0);
-		if (js_reconcile_old_pods_selector(js, &sel) == 0)
-			js__ctx_action(c, JS_ACTION_DELETE_PODS, js_buf_str(&sel), NULL,
-				       "pods of a previous restart attempt");
-		js_buf_done(&sel);
-	}
+	for (size_t i = 0; c->in->old_pods_known && i < c->in->n_old_pods; i++)
+		if (!c->in->old_pods[i].deleting)
+			js__ctx_action(c, JS_ACTION_DELETE_POD, c->in->old_pods[i].name, NULL,
+				       "pod of a previous restart attempt");
 }
 
-bool js__finish_old_pods_run(const struct js__ctx *c)
+bool js__finish_old_pod_runs(const struct js__ctx *c, const char *job_name)
 {
-	return c->in->cleanup_direct && c->in->old_pods_known && c->in->old_pods_running > 0;
+	if (!c->in->cleanup_direct || !c->in->old_pods_known)
+		return false;
+	/* A handful while a restart drains; a linear scan per created name
+	 * would be N x M at 1,000 Jobs, so the names are hashed once. */
+	return c->old_busy && js_hmap_get(c->old_busy, job_name) != NULL;
 }
 
 int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out)

@@ -38,9 +38,9 @@ enum js_action_kind {
 	JS_ACTION_CREATE_SERVICE,    /* POST `object` (the headless Service) */
 	JS_ACTION_CREATE_PVC,        /* POST `object`; AlreadyExists ok */
 	JS_ACTION_DELETE_JOBSET,     /* DELETE the JobSet `name`; `propagation` */
-	JS_ACTION_DELETE_PODS,       /* DeleteCollection of the pods whose labels
-					match the selector `name` (restart
-					cleanup "direct", core/reconcile.h) */
+	JS_ACTION_DELETE_POD,        /* DELETE the pod `name` (a pod of an older
+					restart attempt: cleanup "direct",
+					core/reconcile.h); NotFound ok */
 	JS_ACTION_CREATE_WORKLOAD,   /* POST `object` (scheduling.k8s.io
 					Workload, KEP-969); AlreadyExists ok */
 	JS_ACTION_CREATE_PODGROUP,   /* POST `object` (PodGroup); AlreadyExists ok */
@@ -67,6 +67,11 @@ struct js_action {
 	int32_t job_index;               /* CreateJob: the Job's index */
 	enum js_propagation propagation; /* deletes only */
 	const char *why;                 /* static text for humans and logs */
+	const char *fail_reason;         /* Warning event reason the body
+					    emits when this action fails, or
+					    NULL (static) */
+	const char *fail_message;        /* its message, before ": <error>"
+					    (static; with fail_reason) */
 };
 
 /** An event on the JobSet (SPEC §11.7), emitted after the status write. */
@@ -101,6 +106,8 @@ struct js_plan {
 
 	int32_t metric_completed;     /* jobset_completed_total += */
 	int32_t metric_failed;        /* jobset_failed_total += */
+	int32_t metric_deadline_exceeded; /* jobset_active_deadline_exceeded_total
+					     += (KEP-1186) */
 
 	struct js_gates gates;        /* the gates the plan was computed with
 					 (rendering reads them) */

@@ -131,7 +131,7 @@ const char *js_reconcile_action_kind_name(enum js_action_kind k)
 		[JS_ACTION_CREATE_SERVICE] = "CreateService",
 		[JS_ACTION_CREATE_PVC] = "CreatePVC",
 		[JS_ACTION_DELETE_JOBSET] = "DeleteJobSet",
-		[JS_ACTION_DELETE_PODS] = "DeletePods",
+		[JS_ACTION_DELETE_POD] = "DeletePod",
 		[JS_ACTION_CREATE_WORKLOAD] = "CreateWorkload",
 		[JS_ACTION_CREATE_PODGROUP] = "CreatePodGroup",
 		[JS_ACTION_DELETE_WORKLOAD] = "DeleteWorkload",
@@ -198,6 +198,14 @@ static void index_jobs(struct js__ctx *c)
 		if (!js_hmap_has(c->by_name, j->name))
 			(void)js_hmap_put(c->by_name, j->name, (void *)(uintptr_t)j, NULL);
 	}
+	if (c->in->cleanup_direct && c->in->old_pods_known && c->in->n_old_pods > 0) {
+		c->old_busy = js_hmap_new(&by_name);
+		for (size_t i = 0; i < c->in->n_old_pods; i++) {
+			const char *jn = c->in->old_pods[i].job_name;
+			if (jn && !js_hmap_has(c->old_busy, jn))
+				(void)js_hmap_put(c->old_busy, jn, (void *)(uintptr_t)1, NULL);
+		}
+	}
 }
 
 static int run_steps(struct js__ctx *c)
@@ -221,13 +229,28 @@ static int run_steps(struct js__ctx *c)
 		js__finish_delete(c, &c->active, "jobset finished");
 		return js__finish_ttl(c);
 	}
+	js__attempts_init(c);       /* KEP-1282 §1 */
+	js__deadline_start_time(c); /* KEP-1186 */
 	js__finish_delete_previous(c); /* R7 */
 	all_ready(c);                                                   /* R8 */
-	if (c->failed.n > 0)                                            /* R9 */
-		return js__failure_run(c);
-	if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
-		return 0;
+	if (js__deadline_applies(c)) {
+		/* KEP-1186: success first, so a finished run is never failed by
+		 * the deadline; the deadline before the failure policy, whose
+		 * restart would start the clock again. */
+		if (c->succeeded.n > 0 && js__success_run(c))
+			return 0;
+		if (js__deadline_run(c))
+			return 0;
+		if (c->failed.n > 0)
+			return js__failure_run(c);
+	} else {
+		if (c->failed.n > 0) /* R9 */
+			return js__failure_run(c);
+		if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
+			return 0;
+	}
 	c->hold = held_since_creation(c);
+	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
 	js__gang_run(c);          /* KEP-969 */
 	js__create_dependents(c); /* R11-R13 */
 	js__create_jobs(c);       /* R14 */
@@ -262,6 +285,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 		r = run_steps(&c);
 	}
 	js_hmap_free(c.by_name);
+	js_hmap_free(c.old_busy);
 	c.plan->actions = c.actions;
 	c.plan->n_actions = c.n_actions;
 	c.plan->events = c.events;

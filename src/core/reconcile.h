@@ -38,24 +38,35 @@
  *   finished (Completed/Failed=True)        -> delete active Jobs, TTL:
  *                                              delete JobSet or requeue
  *                                                           (R6, §11.14, #666)
+ *   gate ExecutionAttemptsTracking: start executionAttempts  (KEP-1282 §1)
+ *   gate JobSetActiveDeadlineSeconds: startTime set while active,
+ *     cleared while suspended                               (KEP-1186)
  *   delete previous-attempt Jobs (Foreground; or, cleanup_direct, in
  *     the Background, with their pods, and no create while one
  *     runs)                                                         (R7, §11.9)
  *   all Jobs ready and not suspended        -> RestartingJobSet=False  (R8)
+ *   activeDeadlineSeconds set (gate on): success policy, then the
+ *     deadline (past: delete active Jobs, Failed=True DeadlineExceeded;
+ *     else requeue at it), then the failure policy          (KEP-1186)
  *   any failed Job                          -> failure policy; stop   (§11.8)
  *      FailJobSet | no policy | budget spent   -> Failed=True (terminal)
  *      RestartJobSet[AndIgnoreMaxRestarts]     -> restarts++, RestartingJobSet
+ *        (and executionAttempts++, startTime = now, KEP-1282/1186)
  *      RestartJob[AndIgnoreMaxRestarts]        -> jobRestarts[i]++
  *   success policy satisfied                -> Completed=True; stop  (§11.10)
  *   headless Service, PVCs                                       (§7, §8)
  *   ElasticJobSet: patch parallelism/completions                    (§11.15)
+ *   a resume (Suspended=True, spec.suspend false): executionAttempts++
+ *     once                                                 (KEP-1282 §2)
  *   create missing Jobs: per name, BlockingRecreate waits for all
  *     previous Jobs to be gone; dependsOn; InOrder       (§6.1, §11.11-11.12)
  *     (never while suspended since creation: no Job, no Service, #535)
  *   WorkloadAwareScheduling gate and spec.scheduling: create the Workload
  *     and its PodGroups before the Jobs; delete them while suspended
  *     (KEP-969, core/gang.c)
- *   suspend pass | resume pass (clear startTime, merge template) (§11.13)
+ *   suspend pass | resume pass (clear startTime, merge template; the
+ *     execution-attempt annotation, KEP-1282 §4; container resources with
+ *     gate MutablePodResourcesForSuspendedJobSets, KEP-1150)   (§11.13)
  *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
  *
  * Differences from upstream are listed in docs/differences.md.
@@ -89,6 +100,15 @@ struct js_obspod {
 					    or NULL */
 };
 
+/** A pod of an older restart attempt that is neither Succeeded nor Failed
+ * (restart cleanup "direct"). */
+struct js_oldpod {
+	const char *name;
+	const char *job_name; /* label batch.kubernetes.io/job-name (else
+				 job-name); NULL when absent */
+	bool deleting;        /* metadata.deletionTimestamp is set */
+};
+
 /** Everything one reconcile looks at. All pointers are borrowed. */
 struct js_reconcile_input {
 	const struct js_jobset *jobset;   /* as read: spec, metadata, status */
@@ -117,17 +137,17 @@ struct js_reconcile_input {
 	struct js_gates gates;
 	/* Restart cleanup "direct" (docs/differences.md "Restart without the
 	 * garbage collector"): the Jobs of an older restart attempt are deleted
-	 * in the Background (their names are free at once) and their pods by
-	 * one DeletePods action, instead of Foreground deletion, which waits on
-	 * the garbage collector twice. No Job is created while a pod of an older
-	 * attempt still runs (#392): the runtime lists those pods
-	 * (js_reconcile_old_pods_selector, not Succeeded or Failed) and passes
-	 * what it found. Jobs of an older per-Job attempt (RestartJob) are still
-	 * deleted in the Foreground. */
+	 * in the Background (their names are free at once) and their pods one by
+	 * one (DeletePod), instead of Foreground deletion, which waits on the
+	 * garbage collector twice. A Job name is not created again while a pod
+	 * of an older attempt of that name still runs (#392): the runtime lists
+	 * those pods (js_reconcile_old_pods_selector, not Succeeded or Failed)
+	 * when js_reconcile_wants_old_pods says so. Jobs of an older per-Job
+	 * attempt (RestartJob) are still deleted in the Foreground. */
 	bool cleanup_direct;
-	bool old_pods_known;        /* the runtime listed them for this pass */
-	int32_t old_pods_running;   /* pods of an older attempt, not terminal */
-	int32_t old_pods_undeleted; /* ... of them, without deletionTimestamp */
+	bool old_pods_known;              /* the runtime listed them this pass */
+	const struct js_oldpod *old_pods; /* what it found */
+	size_t n_old_pods;
 	int64_t now;                      /* Unix seconds */
 };
 

@@ -403,10 +403,11 @@ static char *delete_body(struct observed *o, const struct js_action *a)
 	return s;
 }
 
-/* The HTTP method of a windowed Job action (CreateJob, DeleteJob, PatchJob). */
+/* The HTTP method of a windowed action (CreateJob, DeleteJob, DeletePod,
+ * PatchJob). */
 static const char *run_method(const struct js_action *a)
 {
-	return a->kind == JS_ACTION_CREATE_JOB ? "POST" : a->kind == JS_ACTION_DELETE_JOB ? "DELETE" : "PATCH";
+	return a->kind == JS_ACTION_CREATE_JOB ? "POST" : a->kind == JS_ACTION_PATCH_JOB ? "PATCH" : "DELETE";
 }
 
 /* Submit one create (`body`), delete or merge patch; 0 and *ret, or the
@@ -419,8 +420,13 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 	struct js_buf path;
 	js_buf_init(&path, 4096);
 	char *text = NULL;
-	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-	if (r == 0 && patch) {
+	bool pod = a->kind == JS_ACTION_DELETE_POD;
+	int r = js_client_path(pod ? &js_client_res_pods : &js_client_res_jobs, o->ns, create ? NULL : a->name, NULL,
+			       &path);
+	if (r == 0 && pod) {
+		/* Background: its Job is gone, nothing depends on the pod. */
+		text = js_xstrdup("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"propagationPolicy\":\"Background\"}");
+	} else if (r == 0 && patch) {
 		text = json_dumps(a->object, JSON_COMPACT);
 		r = text ? 0 : -ENOMEM;
 	} else if (r == 0 && create) {
@@ -499,6 +505,15 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
+/* The Warning event a plan asks for when action `a` fails (plan.h
+ * fail_reason, e.g. KEP-1150 FailedResourcePropagation). */
+static void fail_event(struct js_controller *c, struct observed *o, const struct js_action *a, const char *err)
+{
+	char *msg = js_buf_format("%s: %s", a->fail_message ? a->fail_message : a->why, err);
+	event(c, o, "Warning", a->fail_reason, msg);
+	free(msg);
+}
+
 /* A patch of spec.suspend that landed: the cache must show it before the
  * next pass (wait_jobs). */
 static void note_suspend_patch(struct body *b, const struct js_action *a)
@@ -511,7 +526,7 @@ static void note_suspend_patch(struct body *b, const struct js_action *a)
 }
 
 /* Submit every action of a run (all CreateJob, rendered from `run`, all
- * DeleteJob or all PatchJob) through the sliding window, wait for all, and
+ * DeleteJob, all DeletePod or all PatchJob) through the sliding window, wait for all, and
  * note what the cache must show before the next reconcile (waited for at the
  * end of the pass).
  * Returns 0 or the first error. */
@@ -526,10 +541,13 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 	for (; sent < n && sent < IN_FLIGHT; sent++)
 		submit_err[sent] = submit_one(c, o, &acts[sent], run, sent, &x[sent]);
 	int first = 0;
+	const struct js_action *failed = NULL;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
 	for (size_t i = 0; i < sent; i++) {
 		int r = finish_one(c, o, &acts[i], run, i, x[i], submit_err[i], &msgs);
+		if (r < 0 && !failed)
+			failed = &acts[i];
 		/* Answers come back about in order: the oldest one frees a slot.
 		 * After a failure nothing more is sent (the pass stops, SPEC
 		 * §11.2); what is in flight is still waited for. */
@@ -553,6 +571,8 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 			      js_buf_str(&msgs));
 		if (create)
 			event(c, o, "Warning", "JobCreationFailed", js_buf_str(&msgs));
+		else if (failed && failed->fail_reason)
+			fail_event(c, o, failed, js_buf_str(&msgs));
 	} else if (first == 0) {
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, sent);
 	}
@@ -571,6 +591,11 @@ static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
 }
 
 static int op_patch_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+static int op_delete_pods(void *self, const struct js_action *acts, size_t n)
 {
 	return apply_run(self, acts, NULL, n);
 }
@@ -603,6 +628,8 @@ static int op_patch_job(void *self, const struct js_action *a)
 	struct js_write_opts wo = {.subresource = a->kind == JS_ACTION_PATCH_JOB_STATUS ? "status" : NULL};
 	int r = js_client_patch(b->c->client, &js_client_res_jobs, b->o->ns, a->name, JS_PATCH_MERGE, a->object, &wo,
 				NULL, &err);
+	if (r < 0 && r != JS_ENOTFOUND && a->fail_reason && !aborted(b->c))
+		fail_event(b->c, b->o, a, why(&err, r));
 	return done_one(b, a, "PATCH", r, &err);
 }
 
@@ -640,13 +667,6 @@ static int op_apply_other(void *self, const struct js_action *a)
 		return done_one(b, a, "POST", create_service(b, a, &err), &err);
 	case JS_ACTION_CREATE_PVC:
 		return done_one(b, a, "POST", create_pvc(b, a, &err), &err);
-	case JS_ACTION_DELETE_PODS: {
-		/* Background: the pods carry no dependents; their Jobs are gone. */
-		struct js_list_opts lo = {.label_selector = a->name};
-		struct js_delete_opts dopts = {.propagation = "Background"};
-		int r = js_client_delete_collection(b->c->client, &js_client_res_pods, b->o->ns, &lo, &dopts, NULL, &err);
-		return done_one(b, a, "DELETE", r, &err);
-	}
 	case JS_ACTION_DELETE_JOBSET: {
 		struct js_delete_opts dopts = {.propagation = js_reconcile_propagation_name(a->propagation),
 					       .precondition_uid = b->o->rec->uid};
@@ -775,6 +795,8 @@ static void op_count_metrics(void *self, const struct js_plan *plan)
 		(void)js_metrics_add(c->metrics, JS__M_COMPLETED, v, plan->metric_completed);
 	if (plan->metric_failed > 0)
 		(void)js_metrics_add(c->metrics, JS__M_FAILED, v, plan->metric_failed);
+	if (plan->metric_deadline_exceeded > 0)
+		(void)js_metrics_add(c->metrics, JS__M_DEADLINE_EXCEEDED, v, plan->metric_deadline_exceeded);
 	const struct js_jobset *js = b->o->rec->js;
 	int32_t before = js->has_status ? js->status.restarts : 0;
 	int32_t after = plan->status ? plan->status->restarts : 0;
@@ -795,6 +817,7 @@ static const struct js_exec_ops body_ops = {
 	.delete_jobs = op_delete_jobs,
 	.patch_job = op_patch_job,
 	.patch_jobs = op_patch_jobs,
+	.delete_pods = op_delete_pods,
 	.apply_other = op_apply_other,
 	.write_status = op_write_status,
 	.emit_event = op_emit_event,
@@ -805,9 +828,11 @@ static const struct js_exec_ops body_ops = {
 /* Restart cleanup "direct" (core/reconcile.h): the pods of older restart
  * attempts that are not Succeeded or Failed, by one label- and
  * field-selected LIST. Pods are not cached (memory: issue 9), and this runs
- * only while the JobSet is restarting. Returns 0 with the counts, or the
- * error (the pass then fails and is retried: never create blind). */
-static int list_old_pods(struct js_controller *c, const struct observed *o, int32_t *running, int32_t *undeleted)
+ * only while the JobSet is restarting. Returns 0 with the pods in *ret
+ * (arena `a`), or the error (the pass then fails and is retried: never
+ * create blind). */
+static int list_old_pods(struct js_controller *c, struct js_arena *a, const struct observed *o,
+			 struct js_oldpod **ret, size_t *ret_n)
 {
 	struct js_buf sel;
 	js_buf_init(&sel, 256);
@@ -824,13 +849,24 @@ static int list_old_pods(struct js_controller *c, const struct observed *o, int3
 			      o->name, why(&err, r));
 	js_apierr_done(&err);
 	js_buf_done(&sel);
-	*running = *undeleted = 0;
-	size_t i;
+	const json_t *items = json_object_get(list, "items");
+	size_t n = 0, i;
 	json_t *p;
-	json_array_foreach(json_object_get(list, "items"), i, p) {
-		(*running)++;
-		*undeleted += !js_json_str(json_object_get(p, "metadata"), "deletionTimestamp");
+	*ret = js_arena_calloc(a, json_array_size(items) + 1, sizeof(**ret));
+	json_array_foreach(items, i, p) {
+		const json_t *md = json_object_get(p, "metadata");
+		const json_t *lb = json_object_get(md, "labels");
+		const char *name = js_json_str(md, "name");
+		const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
+		if (!job)
+			job = js_json_str(lb, "job-name");
+		if (!name)
+			continue;
+		(*ret)[n++] = (struct js_oldpod){.name = js_arena_strdup(a, name),
+						 .job_name = job ? js_arena_strdup(a, job) : NULL,
+						 .deleting = js_json_str(md, "deletionTimestamp") != NULL};
 	}
+	*ret_n = n;
 	json_decref(list);
 	return r;
 }
@@ -863,10 +899,12 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.now = (int64_t)time(NULL),
 	};
 	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {
-		if (list_old_pods(c, &o, &in.old_pods_running, &in.old_pods_undeleted) < 0) {
+		struct js_oldpod *pods = NULL;
+		if (list_old_pods(c, arena, &o, &pods, &in.n_old_pods) < 0) {
 			res->error = true;
 			goto out;
 		}
+		in.old_pods = pods;
 		in.old_pods_known = true;
 	}
 	struct js_plan *plan = NULL;

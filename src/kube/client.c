@@ -1026,10 +1026,12 @@ int js_client_get(struct js_client *c, const struct js_resource *res, const char
 	return r;
 }
 
-/* Append the query of a LIST (or a DeleteCollection) to `p`. */
-static int list_query(struct js_buf *p, const struct js_list_opts *lo)
+int js_client_list(struct js_client *c, const struct js_resource *res, const char *ns,
+		   const struct js_list_opts *lo, json_t **ret, struct js_apierr *err)
 {
-	int r = 0;
+	struct js_buf p;
+	js_buf_init(&p, 0);
+	int r = js_client_path(res, ns, NULL, NULL, &p);
 	char sep = '?';
 	const struct {
 		const char *k, *v;
@@ -1043,24 +1045,13 @@ static int list_query(struct js_buf *p, const struct js_list_opts *lo)
 	for (size_t i = 0; r == 0 && i < JS_ARRAY_SIZE(q); i++) {
 		if (!q[i].v || !*q[i].v)
 			continue;
-		r = js_buf_printf(p, "%c%s=", sep, q[i].k);
+		r = js_buf_printf(&p, "%c%s=", sep, q[i].k);
 		if (r == 0)
-			r = js__kutil_escape(p, q[i].v);
+			r = js__kutil_escape(&p, q[i].v);
 		sep = '&';
 	}
 	if (r == 0 && lo && lo->limit > 0)
-		r = js_buf_printf(p, "%climit=%ld", sep, lo->limit);
-	return r;
-}
-
-int js_client_list(struct js_client *c, const struct js_resource *res, const char *ns,
-		   const struct js_list_opts *lo, json_t **ret, struct js_apierr *err)
-{
-	struct js_buf p;
-	js_buf_init(&p, 0);
-	int r = js_client_path(res, ns, NULL, NULL, &p);
-	if (r == 0)
-		r = list_query(&p, lo);
+		r = js_buf_printf(&p, "%climit=%ld", sep, lo->limit);
 	if (r == 0)
 		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, false, ret, err);
 	js_buf_done(&p);
@@ -1130,16 +1121,12 @@ int js_client_patch(struct js_client *c, const struct js_resource *res, const ch
 	return r;
 }
 
-/* DELETE `name`, or the collection `lo` selects when `name` is NULL. */
-static int delete_(struct js_client *c, const struct js_resource *res, const char *ns, const char *name,
-		   const struct js_list_opts *lo, const struct js_delete_opts *dopts, json_t **ret,
-		   struct js_apierr *err)
+int js_client_delete(struct js_client *c, const struct js_resource *res, const char *ns, const char *name,
+		     const struct js_delete_opts *dopts, json_t **ret, struct js_apierr *err)
 {
 	struct js_buf p;
 	js_buf_init(&p, 0);
 	int r = js_client_path(res, ns, name, NULL, &p);
-	if (r == 0 && !name)
-		r = list_query(&p, lo);
 	json_t *body = json_pack("{s:s,s:s}", "apiVersion", "v1", "kind", "DeleteOptions");
 	if (dopts) {
 		if (dopts->propagation)
@@ -1160,20 +1147,4 @@ static int delete_(struct js_client *c, const struct js_resource *res, const cha
 	json_decref(body);
 	js_buf_done(&p);
 	return r;
-}
-
-int js_client_delete(struct js_client *c, const struct js_resource *res, const char *ns, const char *name,
-		     const struct js_delete_opts *dopts, json_t **ret, struct js_apierr *err)
-{
-	return name ? delete_(c, res, ns, name, NULL, dopts, ret, err) : JS_EINVALID;
-}
-
-int js_client_delete_collection(struct js_client *c, const struct js_resource *res, const char *ns,
-				const struct js_list_opts *lo, const struct js_delete_opts *dopts, json_t **ret,
-				struct js_apierr *err)
-{
-	/* No selector would delete every object of the namespace. */
-	if (!lo || ((!lo->label_selector || !*lo->label_selector) && (!lo->field_selector || !*lo->field_selector)))
-		return JS_EINVALID;
-	return delete_(c, res, ns, NULL, lo, dopts, ret, err);
 }

@@ -170,16 +170,6 @@ JS_WARN_UNUSED int js_client_delete(struct js_client *c, const struct js_resourc
 				    const char *name, const struct js_delete_opts *dopts, json_t **ret,
 				    struct js_apierr *err);
 
-/** DELETE the objects of `res` in `ns` that `lo`'s label and field
- * selectors pick (DeleteCollection; `lo->limit` and the resourceVersion
- * fields are sent as given). A selector is required: JS_EINVALID without
- * one, as nothing would then stop a namespace-wide delete. *ret (may be
- * NULL) gets the server's answer (the List of what was deleted). Errors as
- * js_client_call. */
-JS_WARN_UNUSED int js_client_delete_collection(struct js_client *c, const struct js_resource *res, const char *ns,
-					       const struct js_list_opts *lo, const struct js_delete_opts *dopts,
-					       json_t **ret, struct js_apierr *err);
-
 /** Any JSON call: `method` on `path` (with query) with optional `body`
  * (sent as `content_type`, default application/json). */
 JS_WARN_UNUSED int js_client_call(struct js_client *c, const char *method, const char *path,

@@ -3,12 +3,15 @@
  */
 #include "sim/sim.h"
 
+#include "api/gates.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/codec.h"
+#include "api/gates.h"
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/time.h"
@@ -29,11 +32,13 @@ struct js_sim {
 	/* js_reconcile_input's restart cleanup "direct" and what the script
 	 * says of the old attempts' pods */
 	bool cleanup_direct, old_pods_known;
-	int32_t old_pods_running, old_pods_undeleted;
+	struct js_oldpod old_pods[64]; /* strings in old_strs */
+	char *old_strs[128];
+	size_t n_old_pods;
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
-	int64_t metric_completed, metric_failed;
+	int64_t metric_completed, metric_failed, metric_deadline;
 };
 
 /* ---- small helpers ---- */
@@ -139,6 +144,13 @@ struct js_sim *js_sim_new(const struct js_jobset *js, struct js_gates gates, int
 	return s;
 }
 
+static void clear_old_pods(struct js_sim *s)
+{
+	for (size_t i = 0; i < 2 * s->n_old_pods; i++)
+		free(s->old_strs[i]);
+	s->n_old_pods = 0;
+}
+
 struct js_sim *js_sim_free(struct js_sim *s)
 {
 	if (!s)
@@ -148,6 +160,7 @@ struct js_sim *js_sim_free(struct js_sim *s)
 	json_decref(s->pvcs);
 	js_reconcile_plan_free(s->last);
 	free(s->last_error);
+	clear_old_pods(s);
 	free(s);
 	return NULL;
 }
@@ -207,6 +220,16 @@ static int sim_delete_jobs(void *self, const struct js_action *acts, size_t n)
 	return 0;
 }
 
+/* Marked for deletion; they still run until the script says otherwise. */
+static int sim_delete_pods(void *self, const struct js_action *acts, size_t n)
+{
+	struct js_sim *s = self;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < s->n_old_pods; i++)
+			s->old_pods[i].deleting |= strcmp(s->old_pods[i].name, acts[k].name) == 0;
+	return 0;
+}
+
 static int sim_patch_job(void *self, const struct js_action *a)
 {
 	json_t *j = find_job(self, a->name);
@@ -223,8 +246,6 @@ static int sim_apply_other(void *self, const struct js_action *a)
 		s->service_exists = true;
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		json_array_append_new(s->pvcs, json_string(a->name));
-	} else if (a->kind == JS_ACTION_DELETE_PODS) {
-		s->old_pods_undeleted = 0; /* marked for deletion; still running */
 	} else if (a->kind != JS_ACTION_DELETE_JOBSET) {
 		return JS_EUNSUPPORTED; /* KEP-969 objects: `jobset simulate` refuses the gate */
 	} else if (!s->js->meta.deletion_timestamp) {
@@ -257,11 +278,13 @@ static void sim_count_metrics(void *self, const struct js_plan *plan)
 	struct js_sim *s = self;
 	s->metric_completed += plan->metric_completed;
 	s->metric_failed += plan->metric_failed;
+	s->metric_deadline += plan->metric_deadline_exceeded;
 }
 
 static const struct js_exec_ops sim_ops = {
 	.create_jobs = sim_create_jobs,
 	.delete_jobs = sim_delete_jobs,
+	.delete_pods = sim_delete_pods,
 	.patch_job = sim_patch_job,
 	.apply_other = sim_apply_other,
 	.write_status = sim_write_status,
@@ -292,8 +315,8 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.gates = s->gates,
 		.cleanup_direct = s->cleanup_direct,
 		.old_pods_known = s->old_pods_known,
-		.old_pods_running = s->old_pods_running,
-		.old_pods_undeleted = s->old_pods_undeleted,
+		.old_pods = s->old_pods,
+		.n_old_pods = s->n_old_pods,
 		.now = s->now,
 	};
 }
@@ -756,6 +779,10 @@ static int expect_counts(struct js_sim *s, char **tok, size_t n, char **reterr)
 		bool ok;
 		if (strcmp(key, "terminalState") == 0) {
 			ok = strcmp(st->terminal_state ? st->terminal_state : "-", val) == 0;
+		} else if (!r && strcmp(key, "startTime") == 0) { /* "-" = absent */
+			ok = strcmp(st->start_time ? st->start_time : "-", val) == 0;
+		} else if (!r && strcmp(key, "executionAttempts") == 0 && strcmp(val, "-") == 0) {
+			ok = !st->has_execution_attempts;
 		} else if (r && strcmp(key, "jobRestarts") == 0) {
 			ok = i32list_matches(&r->job_restarts, val);
 		} else if (r && strcmp(key, "jobRestartsCountTowardsMax") == 0) {
@@ -767,6 +794,8 @@ static int expect_counts(struct js_sim *s, char **tok, size_t n, char **reterr)
 				have = st->restarts;
 			else if (!r && strcmp(key, "restartsCountTowardsMax") == 0)
 				have = st->restarts_count_towards_max;
+			else if (!r && strcmp(key, "executionAttempts") == 0)
+				have = st->has_execution_attempts ? st->execution_attempts : -1;
 			else if (r && strcmp(key, "ready") == 0)
 				have = r->ready;
 			else if (r && strcmp(key, "succeeded") == 0)
@@ -849,17 +878,22 @@ static int expect_job(struct js_sim *s, const char *line, char **tok, size_t n, 
 		ok = !job_deleting(j);
 	} else if (strcmp(what, "suspended") == 0 || strcmp(what, "unsuspended") == 0) {
 		ok = json_is_true(js_json_path(j, "spec.suspend")) == (what[0] == 's');
-	} else if (strcmp(what, "label") == 0 || strcmp(what, "annotation") == 0) {
+	} else if (strcmp(what, "label") == 0 || strcmp(what, "annotation") == 0 || strcmp(what, "pod-annotation") == 0) {
 		char *eq = n > 4 ? strchr(tok[4], '=') : NULL;
 		if (!eq)
-			return failf(reterr, JS_EINVALID, "usage: expect job NAME label KEY=VALUE");
+			return failf(reterr, JS_EINVALID, "usage: expect job NAME label|annotation|pod-annotation KEY=VALUE");
 		*eq = '\0';
-		const char *have = js_json_str(json_object_get(m, what[0] == 'l' ? "labels" : "annotations"), tok[4]);
+		const json_t *map = what[0] == 'p' ? js_json_path(j, "spec.template.metadata.annotations")
+						   : json_object_get(m, what[0] == 'l' ? "labels" : "annotations");
+		const char *have = js_json_str(map, tok[4]);
 		ok = have && strcmp(have, eq + 1) == 0;
 		if (!ok)
 			return failf(reterr, JS_ECONFLICT, "job %s %s %s is %s", tok[2], what, tok[4], have ? have : "absent");
 	} else if (strcmp(what, "no-label") == 0) {
 		ok = n > 4 && !js_json_str(json_object_get(m, "labels"), tok[4]);
+	} else if (strcmp(what, "no-annotation") == 0) {
+		ok = n > 4 && !js_json_str(json_object_get(m, "annotations"), tok[4]) &&
+		     !js_json_str(js_json_path(j, "spec.template.metadata.annotations"), tok[4]);
 	} else if (strcmp(what, "path") == 0) {
 		json_error_t e;
 		json_t *want = json_loads(rest_after(line, 5), JSON_DECODE_ANY, &e);
@@ -945,11 +979,12 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 	if (strcmp(w, "jobset-deleted") == 0)
 		return n == 3 && (s->js->meta.deletion_timestamp != NULL) == (strcmp(tok[2], "yes") == 0) ? 0 : failf(reterr, JS_ECONFLICT, "jobset deleted: %d", s->js->meta.deletion_timestamp != NULL);
 	if (strcmp(w, "metric") == 0) {
-		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed");
-		int32_t wc, wf;
+		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed"), *d = kv(tok, n, "deadline");
+		int32_t wc, wf, wd;
 		if ((c && (!parse_i32(c, &wc) || wc != s->metric_completed)) ||
-		    (f && (!parse_i32(f, &wf) || wf != s->metric_failed)))
-			return failf(reterr, JS_ECONFLICT, "metrics completed=%lld failed=%lld", (long long)s->metric_completed, (long long)s->metric_failed);
+		    (f && (!parse_i32(f, &wf) || wf != s->metric_failed)) ||
+		    (d && (!parse_i32(d, &wd) || wd != s->metric_deadline)))
+			return failf(reterr, JS_ECONFLICT, "metrics completed=%lld failed=%lld deadline=%lld", (long long)s->metric_completed, (long long)s->metric_failed, (long long)s->metric_deadline);
 		return 0;
 	}
 	return failf(reterr, JS_EINVALID, "unknown expectation %s", w);
@@ -1004,17 +1039,34 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 			return failf(reterr, JS_EINVALID, "usage: restart-cleanup direct|foreground");
 		s->cleanup_direct = tok[1][0] == 'd';
 	} else if (strcmp(c, "old-pods") == 0) {
-		int32_t run = 0, undel = 0;
-		if (n == 2 && strcmp(tok[1], "unknown") == 0) {
-			s->old_pods_known = false;
-		} else if (n == 3 && parse_i32(tok[1], &run) && parse_i32(tok[2], &undel) && run >= 0 && undel >= 0 &&
-			   undel <= run) {
-			s->old_pods_known = true;
-			s->old_pods_running = run;
-			s->old_pods_undeleted = undel;
-		} else {
-			return failf(reterr, JS_EINVALID, "usage: old-pods RUNNING UNDELETED | old-pods unknown");
+		/* old-pods unknown | old-pods none | old-pods JOB/POD[/deleting]... */
+		clear_old_pods(s);
+		s->old_pods_known = !(n == 2 && strcmp(tok[1], "unknown") == 0);
+		for (size_t i = 1; s->old_pods_known && i < n && strcmp(tok[1], "none") != 0; i++) {
+			char *pod = strchr(tok[i], '/');
+			if (!pod || s->n_old_pods == JS_ARRAY_SIZE(s->old_pods))
+				return failf(reterr, JS_EINVALID,
+					     "usage: old-pods unknown | none | JOB/POD[/deleting]... (at most 64)");
+			*pod++ = '\0';
+			char *del = strchr(pod, '/');
+			if (del)
+				*del++ = '\0';
+			char **str = &s->old_strs[2 * s->n_old_pods];
+			str[0] = js_xstrdup(pod);
+			str[1] = js_xstrdup(tok[i]);
+			s->old_pods[s->n_old_pods++] = (struct js_oldpod){
+				.name = str[0], .job_name = str[1], .deleting = del && strcmp(del, "deleting") == 0};
 		}
+	} else if (strcmp(c, "gates") == 0) {
+		/* The controller restarted with other --feature-gates. */
+		struct js_gates g = s->gates;
+		char *msg = NULL;
+		if (n != 2 || js_gates_parse(tok[1], &g, &msg) < 0) {
+			int e = failf(reterr, JS_EINVALID, "usage: gates Name=true|false,...: %s", msg ? msg : "");
+			free(msg);
+			return e;
+		}
+		s->gates = g;
 	} else if (strcmp(c, "suspend") == 0 || strcmp(c, "resume") == 0) {
 		s->js->spec.has_suspend = true;
 		s->js->spec.suspend = c[0] == 's';

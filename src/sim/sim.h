@@ -20,10 +20,12 @@
  *   failtarget JOB [reason=R] [message=M]   FailureTarget=True only
  *   complete JOB | ready JOB | activate JOB | finalize JOB | remove JOB
  *   restart-cleanup direct|foreground   js_reconcile_input.cleanup_direct
- *   old-pods RUNNING UNDELETED | old-pods unknown   what the runtime listed
- *                                    of the older attempts' pods (DeletePods
- *                                    marks them all for deletion)
+ *   old-pods unknown | none | JOB/POD[/deleting]...   what the runtime
+ *                                    listed of the older attempts' running
+ *                                    pods (DeletePod marks one deleting)
  *   suspend | resume | patch {merge patch on the JobSet} | advance SECONDS
+ *   gates Name=true|false,...        change feature gates (a controller
+ *                                    restarted with other flags)
  *   delete-service | add-job {Job JSON} | delete-jobset
  *   expect ...                       see js_sim_exec() in sim.c
  *

@@ -89,9 +89,9 @@ def test_restart_jobset_then_completes(kube, ctl, ns):
 
 def test_restart_cleans_up_directly(kube, ctl, ns):
     """docs/differences.md "Restart without the garbage collector": the Jobs of the old attempt are
-    deleted in the Background and their pods by one DeleteCollection (the DeletePods action), and the
+    deleted in the Background and their pods by DeletePod actions, and the
     new attempt is created once no old pod runs; with --restart-cleanup=foreground, upstream's
-    Foreground deletion, no DeletePods is sent. Either way the restart completes."""
+    Foreground deletion, no DeletePod is sent. Either way the restart completes."""
     fail_once = {"jobset-test/fail-if-job-index": "0", "jobset-test/fail-if-restart-attempt": "0",
                  "jobset-test/exit-code": "3", "jobset-test/run-for": "2s"}
     others = {"jobset-test/run-for": "8s"}
@@ -112,7 +112,7 @@ def test_restart_cleans_up_directly(kube, ctl, ns):
 
     def delete_pods(text):
         return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                   if line.startswith("jobset_controller_actions_total{") and 'action="DeletePods"' in line
+                   if line.startswith("jobset_controller_actions_total{") and 'action="DeletePod"' in line
                    and 'result="ok"' in line)
 
     before = delete_pods(ctl.metrics())

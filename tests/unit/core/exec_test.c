@@ -73,6 +73,15 @@ static int f_patches(void *self, const struct js_action *acts, size_t n)
 	return call(f);
 }
 
+static int f_delete_pods(void *self, const struct js_action *acts, size_t n)
+{
+	struct fake *f = self;
+	for (size_t i = 0; i < n; i++)
+		logf_(f, "%s%s", i ? "," : " delpods(", acts[i].name);
+	logf_(f, ")");
+	return call(f);
+}
+
 static int f_other(void *self, const struct js_action *a)
 {
 	logf_(self, " other(%s)", a->name);
@@ -102,7 +111,7 @@ static void f_requeue(void *self, int64_t seconds)
 	logf_(self, " requeue(%lld)", (long long)seconds);
 }
 
-/* Actions by letter: C create, D delete, P patch, S patch status,
+/* Actions by letter: C create, D delete, Q delete pod, P patch, S patch status,
  * V service, O PVC, J delete JobSet. Named by letter and position. */
 static enum js_action_kind kind_of(char c)
 {
@@ -110,6 +119,7 @@ static enum js_action_kind kind_of(char c)
 	case 'C': return JS_ACTION_CREATE_JOB;
 	case 'D': return JS_ACTION_DELETE_JOB;
 	case 'P': return JS_ACTION_PATCH_JOB;
+	case 'Q': return JS_ACTION_DELETE_POD;
 	case 'S': return JS_ACTION_PATCH_JOB_STATUS;
 	case 'V': return JS_ACTION_CREATE_SERVICE;
 	case 'O': return JS_ACTION_CREATE_PVC;
@@ -176,6 +186,8 @@ static void test_apply(void **state)
 		 SIZE_MAX, true},
 		{"patch runs cut at max_run", "PPP", 2, false, false, false, false, 0, -1, " patches(P0,P1) patches(P2) metrics",
 		 0, SIZE_MAX, true},
+		{"pod deletes go in runs", "DDQQQC", 2, false, false, false, false, 0, -1,
+		 " delete(D0,D1) delpods(Q2,Q3) delpods(Q4) create(t-w-0) metrics", 0, SIZE_MAX, false},
 		{"failed patch run stops the pass", "PPD", 0, true, false, false, false, 0, 0, " patches(P0,P1)", JS_ECONFLICT,
 		 0, true},
 	};
@@ -214,6 +226,7 @@ static void test_apply(void **state)
 			.max_run = cases[ci].max_run,
 			.create_jobs = f_create,
 			.delete_jobs = f_delete,
+			.delete_pods = f_delete_pods,
 			.patch_job = f_patch,
 			.apply_other = f_other,
 			.write_status = f_status,
