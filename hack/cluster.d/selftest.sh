@@ -126,7 +126,7 @@ EOF
 	kc -n "$ST_NS" delete job long --cascade=foreground --timeout=60s >/dev/null ||
 		st_fail "deleting Job long failed"
 	wait_until "pods of Job long gone" 60 "" \
-		bash -c "[[ -z \$('$K8S_BIN/kubectl' --kubeconfig='$DIR/kubeconfig' -n '$ST_NS' get pods -l job-name=long -o name) ]]" ||
+		bash -c "[[ -z \$('$KUBECTL_BIN' --kubeconfig='$DIR/kubeconfig' -n '$ST_NS' get pods -l job-name=long -o name) ]]" ||
 		st_fail "pods of Job long were not removed"
 	st_done
 

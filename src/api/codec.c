@@ -186,6 +186,8 @@ static const struct field spec_fields[] = {
 	 O(js_spec, has_active_deadline_seconds), NONE, NULL, NULL, 0},
 	{"volumeClaimPolicies", K_LIST, O(js_spec, volume_claim_policies), O(js_spec, has_volume_claim_policies),
 	 O(js_spec, n_volume_claim_policies), &vcp_type, NULL, 0},
+	/* KEP-969: kept verbatim; api/sched.c reads and checks it. */
+	{"scheduling", K_RAWOBJ, O(js_spec, scheduling), NONE, NONE, NULL, NULL, 0},
 };
 static const struct type spec_type = TYPE(js_spec, "JobSetSpec", spec_fields, NONE, NULL);
 

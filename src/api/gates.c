@@ -25,13 +25,15 @@ static const struct {
 	{"ExecutionAttemptsTracking", offsetof(struct js_gates, execution_attempts), false},
 	{"MutablePodResourcesForSuspendedJobSets", offsetof(struct js_gates, mutable_pod_resources), false},
 	{"JobSetActiveDeadlineSeconds", offsetof(struct js_gates, active_deadline), false},
+	{"WorkloadAwareScheduling", offsetof(struct js_gates, workload_aware_scheduling), false},
 	{"TLSOptions", NO_FIELD, true},
 };
 
 const char *js_gates_known(void)
 {
 	return "RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking, "
-	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, TLSOptions";
+	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, "
+	       "TLSOptions";
 }
 
 static int fail(char **reterr_msg, char *msg)

@@ -29,6 +29,7 @@
 #define JS_API_GROUP "jobset.x-k8s.io"
 #define JS_API_VERSION "jobset.x-k8s.io/v1alpha2"
 #define JS_KIND "JobSet"
+#define JS_GROUP "jobset.x-k8s.io"
 
 /* ---- Keys (SPEC §2) ---- */
 #define JS_LABEL_JOBSET_NAME "jobset.sigs.k8s.io/jobset-name"
@@ -274,6 +275,8 @@ struct js_spec {
 	bool has_volume_claim_policies;
 	size_t n_volume_claim_policies;
 	struct js_vcp *volume_claim_policies;
+	json_t *scheduling; /* KEP-969 "scheduling", verbatim object, or NULL;
+			       read through api/sched.h */
 };
 
 /* ---- Status (SPEC §3.12) ---- */
@@ -365,6 +368,7 @@ struct js_gates {
 	bool mutable_pod_resources;  /* "MutablePodResourcesForSuspendedJobSets"
 					(KEP-1150) */
 	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
+	bool workload_aware_scheduling; /* "WorkloadAwareScheduling" (KEP-969) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their

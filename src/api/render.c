@@ -2,6 +2,7 @@
  * render.c - child Jobs, headless Service and PVCs of a JobSet (SPEC §6-§8).
  */
 #include "api/render.h"
+#include "api/sched.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -220,6 +221,24 @@ static void add_pvc_volumes(const struct js_jobset *js, json_t *pod_spec)
 	}
 }
 
+/* KEP-969: the Job names its group template, and its pods the PodGroup the
+ * scheduler gangs them in (1.36's pod spec.schedulingGroup). A scheduling
+ * field that does not check out adds nothing: validation refuses it before
+ * a Job is ever rendered. */
+static void add_sched_group(const struct js_jobset *js, size_t ri, json_t *meta, json_t *pod_spec)
+{
+	struct js_sched_groups *g = NULL;
+	if (js_sched_groups(js, NULL, &g) < 0)
+		return;
+	const struct js_sched_group *x = js_sched_group_of(g, ri);
+	if (x) {
+		json_object_set_new(js_json_path_make(meta, "labels"), JS_LABEL_SCHED_GROUP_TEMPLATE,
+				    json_string(x->template_name));
+		json_object_set_new(pod_spec, "schedulingGroup", json_pack("{s:s}", "podGroupName", x->name));
+	}
+	js_sched_groups_free(g);
+}
+
 static json_t *copy_or_new(const json_t *v)
 {
 	return json_is_object(v) ? json_deep_copy(v) : json_object();
@@ -276,6 +295,8 @@ json_t *js_render_job(const struct js_jobset *js, size_t rjob_index, int32_t job
 	json_object_set_new(spec, "suspend", json_boolean(js->spec.has_suspend && js->spec.suspend));
 	if (js->spec.n_volume_claim_policies)
 		add_pvc_volumes(js, pod_spec);
+	if (opts && opts->gates.workload_aware_scheduling && js->spec.scheduling)
+		add_sched_group(js, rjob_index, meta, pod_spec);
 
 	free(k.coordinator);
 	free(name);

@@ -14,6 +14,7 @@
 
 #include "api/api_int.h"
 #include "api/render.h"
+#include "api/sched.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/limits.h"
@@ -607,6 +608,20 @@ static void check_vcps(struct js_vctx *v)
 	json_decref(seen);
 }
 
+/* KEP-969: refused while the gate is off, checked by api/sched.c when on. */
+static void check_scheduling(struct js_vctx *v)
+{
+	if (!v->opts->gates.workload_aware_scheduling) {
+		js__vadd(v, JS_DIAG_FORBIDDEN, "spec.scheduling", NULL,
+			 "scheduling needs the WorkloadAwareScheduling feature gate, which is off (enable it with the "
+			 "gate WorkloadAwareScheduling=true)");
+		return;
+	}
+	struct js_sched_groups *g = NULL;
+	if (js_sched_groups(v->js, v->diag, &g) == 0)
+		js_sched_groups_free(g);
+}
+
 /* KEP-1186 "Validation", the feature-gate guard: with JobSetActiveDeadlineSeconds
  * off, activeDeadlineSeconds may not be set or changed (on create `old` is
  * NULL). Keeping an unchanged value and clearing the field stay allowed, so a
@@ -679,6 +694,8 @@ int js_validate_create(const struct js_jobset *js, const struct js_validate_opts
 		}
 	check_failure_policy(&v);
 	check_coordinator(&v);
+	if (s->scheduling)
+		check_scheduling(&v);
 	if (s->n_volume_claim_policies)
 		check_vcps(&v);
 	free(name);
@@ -889,6 +906,11 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 			free(p);
 		}
 	}
+	/* KEP-969: spec.scheduling is immutable, set or unset alike. */
+	json_t *osc = json_object_get(js_json_path(oj, "spec"), "scheduling");
+	json_t *nsc = json_object_get(js_json_path(nj, "spec"), "scheduling");
+	if (!(osc == NULL && nsc == NULL) && !(osc && nsc && json_equal(osc, nsc)))
+		js__vadd(&v, JS_DIAG_INVALID, "spec.scheduling", NULL, "cannot be changed after the JobSet is created");
 	json_t *oldl = rjobs_json(old), *scratch = rjobs_json(js);
 	size_t k;
 	json_t *nr;

@@ -37,6 +37,18 @@ int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool 
 	return JS_EXIT_USAGE;
 }
 
+int js_cli_refuse_gang(const char *cmd, const struct js_gates *gates)
+{
+	if (!gates->workload_aware_scheduling)
+		return JS_EXIT_OK;
+	fprintf(stderr,
+		"jobset %s: --feature-gates WorkloadAwareScheduling=true is refused: gang scheduling makes Workload "
+		"and PodGroup objects for the Kubernetes scheduler, which 'jobset %s' has not. 'jobset validate' and "
+		"'jobset render' accept the gate for checking manifests\n",
+		cmd, cmd);
+	return JS_EXIT_USAGE;
+}
+
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing)
 {
 	if (!gates->in_place_restart)

@@ -33,6 +33,13 @@ int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool 
  * JS_EXIT_OK, or JS_EXIT_USAGE having said why on stderr. */
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing);
 
+/** For the subcommands that drive the reconcile core (run, simulate):
+ * refuse WorkloadAwareScheduling=true (KEP-969): gang scheduling makes
+ * Workload and PodGroup objects for the Kubernetes scheduler, which they
+ * have not. Returns JS_EXIT_OK, or JS_EXIT_USAGE having said why on stderr
+ * (docs/differences.md). */
+int js_cli_refuse_gang(const char *cmd, const struct js_gates *gates);
+
 /** Outcome of reading one document. */
 enum js_cli_doc_kind {
 	JS_CLI_DOC_JOBSET,  /* decoded, defaulted and valid: *ret_js set */

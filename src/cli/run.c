@@ -102,6 +102,8 @@ static const char usage[] =
 	"                           default); they apply to validation and to the\n"
 	"                           reconcile core; with InPlaceRestart the runner\n"
 	"                           restarts pods in place\n"
+	"                           (WorkloadAwareScheduling=true is refused: no\n"
+	"                           Kubernetes scheduler here to gang pods)\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Exit status: 0 Completed, 1 Failed (or stalled), 2 invalid input,\n"
@@ -576,6 +578,8 @@ int js_cli_run(int argc, char **argv)
 	int pr = parse_args(argc, argv, &ro, &o);
 	if (pr >= 0)
 		return pr;
+	if (js_cli_refuse_gang("run", &ro.gates) != JS_EXIT_OK)
+		return RUN_EXIT_INVALID;
 	struct run_inputs in = {0};
 	int rr = read_inputs(argv[optind], &ro, &in);
 	if (rr != 0) {

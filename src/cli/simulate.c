@@ -118,7 +118,8 @@ int js_cli_simulate(int argc, char **argv)
 		fputs(usage, stderr);
 		goto out;
 	}
-	if (js_cli_refuse_in_place("simulate", &gates, "the simulator models Jobs, not Pods") != JS_EXIT_OK)
+	if (js_cli_refuse_in_place("simulate", &gates, "the simulator models Jobs, not Pods") != JS_EXIT_OK ||
+	    js_cli_refuse_gang("simulate", &gates) != JS_EXIT_OK)
 		goto out;
 	struct js_diag diag;
 	js_diag_init(&diag);

@@ -137,6 +137,9 @@ bool js__success_run(struct js__ctx *c);
 /** Actions for the headless Service, the PVCs and elastic patches. */
 void js__create_dependents(struct js__ctx *c);
 
+/* gang.c: the Workload and PodGroups of spec.scheduling (KEP-969). */
+void js__gang_run(struct js__ctx *c);
+
 /** Create the missing Jobs (R14). */
 void js__create_jobs(struct js__ctx *c);
 

@@ -58,6 +58,10 @@ static int step(const struct js_exec_ops *ops, void *self, const struct js_plan 
 	case JS_ACTION_CREATE_SERVICE:
 	case JS_ACTION_CREATE_PVC:
 	case JS_ACTION_DELETE_JOBSET:
+	case JS_ACTION_CREATE_WORKLOAD:
+	case JS_ACTION_CREATE_PODGROUP:
+	case JS_ACTION_DELETE_WORKLOAD:
+	case JS_ACTION_DELETE_PODGROUP:
 		return ops->apply_other ? ops->apply_other(self, a) : JS_EUNSUPPORTED;
 	case JS_ACTION__INVALID:
 	case JS_ACTION__COUNT:

@@ -82,7 +82,9 @@ struct js_exec_ops {
 	 * 0 or the first error. */
 	int (*delete_pods)(void *self, const struct js_action *acts, size_t n);
 
-	/* CreateService, CreatePVC (AlreadyExists is success) and DeleteJobSet.
+	/* CreateService, CreatePVC (AlreadyExists is success), DeleteJobSet
+	 * and the KEP-969 Create/DeleteWorkload, Create/DeletePodGroup
+	 * (AlreadyExists and NotFound are success).
 	 * a->kind says which. */
 	int (*apply_other)(void *self, const struct js_action *a);
 

@@ -41,6 +41,11 @@ enum js_action_kind {
 	JS_ACTION_DELETE_POD,        /* DELETE the pod `name` (a pod of an older
 					restart attempt: cleanup "direct",
 					core/reconcile.h); NotFound ok */
+	JS_ACTION_CREATE_WORKLOAD,   /* POST `object` (scheduling.k8s.io
+					Workload, KEP-969); AlreadyExists ok */
+	JS_ACTION_CREATE_PODGROUP,   /* POST `object` (PodGroup); AlreadyExists ok */
+	JS_ACTION_DELETE_WORKLOAD,   /* DELETE Workload `name`; NotFound ok */
+	JS_ACTION_DELETE_PODGROUP,   /* DELETE PodGroup `name`; NotFound ok */
 	JS_ACTION__COUNT
 };
 

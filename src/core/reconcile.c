@@ -132,6 +132,10 @@ const char *js_reconcile_action_kind_name(enum js_action_kind k)
 		[JS_ACTION_CREATE_PVC] = "CreatePVC",
 		[JS_ACTION_DELETE_JOBSET] = "DeleteJobSet",
 		[JS_ACTION_DELETE_POD] = "DeletePod",
+		[JS_ACTION_CREATE_WORKLOAD] = "CreateWorkload",
+		[JS_ACTION_CREATE_PODGROUP] = "CreatePodGroup",
+		[JS_ACTION_DELETE_WORKLOAD] = "DeleteWorkload",
+		[JS_ACTION_DELETE_PODGROUP] = "DeletePodGroup",
 	};
 	return k >= 0 && k < JS_ACTION__COUNT ? names[k] : "?";
 }
@@ -247,6 +251,7 @@ static int run_steps(struct js__ctx *c)
 	}
 	c->hold = held_since_creation(c);
 	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
+	js__gang_run(c);          /* KEP-969 */
 	js__create_dependents(c); /* R11-R13 */
 	js__create_jobs(c);       /* R14 */
 	js__suspend_run(c);       /* R15 */

@@ -61,6 +61,9 @@
  *   create missing Jobs: per name, BlockingRecreate waits for all
  *     previous Jobs to be gone; dependsOn; InOrder       (§6.1, §11.11-11.12)
  *     (never while suspended since creation: no Job, no Service, #535)
+ *   WorkloadAwareScheduling gate and spec.scheduling: create the Workload
+ *     and its PodGroups before the Jobs; delete them while suspended
+ *     (KEP-969, core/gang.c)
  *   suspend pass | resume pass (clear startTime, merge template; the
  *     execution-attempt annotation, KEP-1282 §4; container resources with
  *     gate MutablePodResourcesForSuspendedJobSets, KEP-1150)   (§11.13)
@@ -118,6 +121,17 @@ struct js_reconcile_input {
 	bool service_exists;              /* the headless Service exists */
 	const char *const *pvcs;          /* names of the PVCs that exist */
 	size_t n_pvcs;
+	bool workload_exists;             /* KEP-969: the JobSet's Workload
+					     exists (read only with the gate
+					     WorkloadAwareScheduling and
+					     spec.scheduling set) */
+	const char *const *podgroups;     /* names of the JobSet's PodGroups
+					     that exist and are not being
+					     deleted (likewise) */
+	size_t n_podgroups;
+	bool sched_deleting;              /* one of them is being deleted
+					     (a PodGroup waits for its pods
+					     to go: podgroup-protection) */
 	const struct js_obspod *pods;     /* only for §11.16 */
 	size_t n_pods;
 	struct js_gates gates;

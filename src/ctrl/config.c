@@ -679,7 +679,7 @@ const char *js_config_usage(void)
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
 	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet,\n"
 	       "                                    ExecutionAttemptsTracking, JobSetActiveDeadlineSeconds,\n"
-	       "                                    MutablePodResourcesForSuspendedJobSets\n"
+	       "                                    MutablePodResourcesForSuspendedJobSets, WorkloadAwareScheduling\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
 	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"

@@ -44,6 +44,7 @@
 
 #include "api/codec.h"
 #include "api/render.h"
+#include "api/sched.h"
 #include "base/arena.h"
 #include "base/buf.h"
 #include "base/hmap.h"
@@ -76,6 +77,10 @@ struct observed {
 	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
 	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
 	size_t n_ipods;
+	bool workload_exists;              /* KEP-969 */
+	const char **podgroups;            /* arena; not being deleted */
+	size_t n_podgroups;
+	bool sched_deleting;               /* one is being deleted */
 	json_t *regarding;                 /* what events are about (built once, lazily) */
 	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
@@ -145,6 +150,59 @@ static void observe_pvcs(struct js_controller *c, struct js_arena *a, struct obs
 	json_decref(pvcs);
 }
 
+/* KEP-969: the JobSet's Workload and PodGroups, read from the API server
+ * on each reconcile of a JobSet with spec.scheduling (a GET and a
+ * label-scoped LIST, no informer: the scheduling.k8s.io/v1alpha2 API exists
+ * only on clusters that enable it, and a cache of an absent resource would
+ * never sync; docs/differences.md). Only objects the JobSet controls count.
+ * Returns 0 or the read's error. */
+static int observe_sched(struct js_controller *c, struct js_arena *a, struct observed *o)
+{
+	struct js_apierr err = {0};
+	json_t *obj = NULL;
+	const char *uid = o->rec->uid ? o->rec->uid : "";
+	int r = js_client_get(c->client, &js_client_res_workloads, o->ns, js_sched_workload_name(o->rec->js), NULL,
+			      &obj, &err);
+	count(c, "GET", r == JS_ENOTFOUND ? 0 : r, &err, r == JS_ENOTFOUND ? 404 : 200);
+	if (r < 0 && r != JS_ENOTFOUND)
+		goto fail;
+	bool ours = r == 0 && js_json_controller_uid(obj) && strcmp(js_json_controller_uid(obj), uid) == 0;
+	bool going = ours && js_json_path(obj, "metadata.deletionTimestamp");
+	o->workload_exists = ours && !going;
+	o->sched_deleting = going;
+	json_decref(obj);
+	obj = NULL;
+	js_apierr_done(&err);
+	char *sel = js_buf_format("%s=%s", JS_LABEL_JOBSET_NAME, o->name);
+	struct js_list_opts lo = {.label_selector = sel};
+	r = js_client_list(c->client, &js_client_res_podgroups, o->ns, &lo, &obj, &err);
+	free(sel);
+	count(c, "GET", r, &err, 200); /* a LIST is a GET on the wire */
+	if (r < 0)
+		goto fail;
+	const json_t *items = json_object_get(obj, "items");
+	o->podgroups = js_arena_calloc(a, json_array_size(items) + 1, sizeof(char *));
+	for (size_t i = 0; i < json_array_size(items); i++) {
+		const json_t *pg = json_array_get(items, i);
+		const char *name = json_string_value(js_json_path(pg, "metadata.name"));
+		const char *owner = js_json_controller_uid(pg);
+		if (!name || !owner || strcmp(owner, uid) != 0)
+			continue;
+		if (js_json_path(pg, "metadata.deletionTimestamp"))
+			o->sched_deleting = true;
+		else
+			o->podgroups[o->n_podgroups++] = js_arena_strdup(a, name);
+	}
+	json_decref(obj);
+	return 0;
+fail:
+	js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "jobset '%s/%s': reading its Workload and PodGroups: %s", o->ns,
+		      o->name, err.message ? err.message : js_apierr_strerror(r));
+	js_apierr_done(&err);
+	json_decref(obj);
+	return r;
+}
+
 /* Returns 1 when there is a JobSet to reconcile, 0 when it is gone. */
 static int observe(struct js_controller *c, struct js_arena *a, const char *key, struct observed *o)
 {
@@ -173,6 +231,9 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 		observe_pvcs(c, a, o);
 	if (c->ipods && js__inplace_strategy(js))
 		o->n_ipods = js__inplace_observe(c, a, key, &o->ipod_recs, &o->ipods);
+	if (c->o.gates.workload_aware_scheduling && js->spec.scheduling && !js->meta.deletion_timestamp &&
+	    observe_sched(c, a, o) < 0)
+		return -1;
 	return 1;
 }
 
@@ -614,6 +675,25 @@ static int op_apply_other(void *self, const struct js_action *a)
 			r = 0; /* gone, or a newer incarnation that is not ours to delete */
 		return done_one(b, a, "DELETE", r, &err);
 	}
+	case JS_ACTION_CREATE_WORKLOAD:
+	case JS_ACTION_CREATE_PODGROUP: {
+		const struct js_resource *res =
+			a->kind == JS_ACTION_CREATE_WORKLOAD ? &js_client_res_workloads : &js_client_res_podgroups;
+		int r = js_client_create(b->c->client, res, b->o->ns, a->object, NULL, NULL, &err);
+		if (r == JS_EEXISTS)
+			r = 0; /* made by an earlier pass whose answer was lost */
+		return done_one(b, a, "POST", r, &err);
+	}
+	case JS_ACTION_DELETE_WORKLOAD:
+	case JS_ACTION_DELETE_PODGROUP: {
+		const struct js_resource *res =
+			a->kind == JS_ACTION_DELETE_WORKLOAD ? &js_client_res_workloads : &js_client_res_podgroups;
+		struct js_delete_opts dopts = {.propagation = "Background"};
+		int r = js_client_delete(b->c->client, res, b->o->ns, a->name, &dopts, NULL, &err);
+		if (r == JS_ENOTFOUND)
+			r = 0;
+		return done_one(b, a, "DELETE", r, &err);
+	}
 	default:
 		return JS_EUNSUPPORTED;
 	}
@@ -810,6 +890,10 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.n_pvcs = o.n_pvcs,
 		.pods = o.ipods,
 		.n_pods = o.n_ipods,
+		.workload_exists = o.workload_exists,
+		.podgroups = o.podgroups,
+		.n_podgroups = o.n_podgroups,
+		.sched_deleting = o.sched_deleting,
 		.gates = c->o.gates,
 		.cleanup_direct = c->o.cleanup_direct,
 		.now = (int64_t)time(NULL),

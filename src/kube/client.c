@@ -37,6 +37,8 @@ const struct js_resource js_client_res_events = {"events.k8s.io", "v1", "events"
 const struct js_resource js_client_res_jobsets = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true};
 const struct js_resource js_client_res_pdbs = {"policy", "v1", "poddisruptionbudgets", true};
 const struct js_resource js_client_res_pvcs = {"", "v1", "persistentvolumeclaims", true};
+const struct js_resource js_client_res_workloads = {"scheduling.k8s.io", "v1alpha2", "workloads", true};
+const struct js_resource js_client_res_podgroups = {"scheduling.k8s.io", "v1alpha2", "podgroups", true};
 
 #define DISPATCH_RING 4096u
 #define TOKEN_FILE_REREAD_NS (60ull * 1000000000ull)

@@ -67,6 +67,9 @@ extern const struct js_resource js_client_res_events;
 extern const struct js_resource js_client_res_jobsets;
 extern const struct js_resource js_client_res_pdbs;
 extern const struct js_resource js_client_res_pvcs;
+/* Kubernetes 1.36's gang-scheduling objects (KEP-969). */
+extern const struct js_resource js_client_res_workloads;
+extern const struct js_resource js_client_res_podgroups;
 
 /* ---- Lifecycle --------------------------------------------------------- */
 

@@ -657,6 +657,8 @@ static int local_apply_other(void *self, const struct js_action *a)
 		l->pvcs[l->n_pvcs++] = js_xstrdup(a->name);
 		js__report_event(l, "Normal", "Created", "persistentvolumeclaim", a->name, "directory %s", dir);
 		free(dir);
+	} else if (a->kind != JS_ACTION_DELETE_JOBSET) {
+		return JS_EUNSUPPORTED; /* KEP-969 objects: `jobset run` refuses the gate */
 	}
 	/* DeleteJobSet (TTL after finished): the run is over anyway. */
 	l->dirty = true;

@@ -246,8 +246,9 @@ static int sim_apply_other(void *self, const struct js_action *a)
 		s->service_exists = true;
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		json_array_append_new(s->pvcs, json_string(a->name));
-
-	} else if (!s->js->meta.deletion_timestamp) { /* DeleteJobSet */
+	} else if (a->kind != JS_ACTION_DELETE_JOBSET) {
+		return JS_EUNSUPPORTED; /* KEP-969 objects: `jobset simulate` refuses the gate */
+	} else if (!s->js->meta.deletion_timestamp) {
 		now_str(s, t);
 		s->js->meta.deletion_timestamp = js_xstrdup(t);
 	}

@@ -359,6 +359,33 @@ static const struct {
 			     "cleared while suspended (KEP-1186, gate JobSetActiveDeadlineSeconds).\"}"},
 };
 
+/* spec.scheduling (KEP-969): kept verbatim by the codec, so its structure is
+ * written out here (api/sched.c checks the rest: one of basic/gang, targets
+ * that exist, minCount within the pods, disruption Single or All). */
+#define SCHED_POLICY                                                                                          \
+	"{\"type\":\"object\",\"description\":\"Basic (pods schedule one by one) or Gang (no pod starts until "       \
+	"minCount of them fit); Gang when absent.\",\"properties\":{\"basic\":{\"type\":\"object\"},\"gang\":{"      \
+	"\"type\":\"object\",\"properties\":{\"minCount\":{\"type\":\"integer\",\"format\":\"int32\",\"minimum\":1,"    \
+	"\"description\":\"Pods that must fit together; defaults to parallelism x replicas of what the group "     \
+	"holds.\"}}}}}"
+#define SCHED_CONSTRAINTS                                                                                     \
+	"{\"type\":\"object\",\"description\":\"Topology the group must fit in.\",\"properties\":{\"topology\":{"   \
+	"\"type\":\"array\"," ATOMIC ",\"items\":{\"type\":\"object\",\"required\":[\"key\"],\"properties\":{\"key\":{" \
+	"\"type\":\"string\",\"description\":\"Node label key of the topology domain.\"}}}}}}"
+#define SCHED_DISRUPTION "{\"type\":\"string\",\"description\":\"Single (pods are disrupted one by one) or All.\"}"
+static const char sched_schema[] =
+	"{\"type\":\"object\"," IMMUTABLE ",\"description\":\"Gang scheduling through Kubernetes Workload and "
+	"PodGroup objects (KEP-969; feature gate WorkloadAwareScheduling).\",\"properties\":{\"policy\":" SCHED_POLICY
+	",\"constraints\":" SCHED_CONSTRAINTS ",\"disruption\":" SCHED_DISRUPTION ",\"replicatedJobPolicies\":{"
+	"\"type\":\"array\"," MAP_BY("targetReplicatedJob") ",\"description\":\"Per-ReplicatedJob overrides; any "
+	"entry gives each ReplicatedJob its own PodGroup.\",\"items\":{\"type\":\"object\",\"required\":["
+	"\"targetReplicatedJob\"],\"properties\":{\"targetReplicatedJob\":{\"type\":\"string\"},\"policy\":"
+	SCHED_POLICY ",\"constraints\":" SCHED_CONSTRAINTS ",\"disruption\":" SCHED_DISRUPTION ",\"resourceClaims\":{"
+	"\"type\":\"array\",\"maxItems\":4," MAP_BY("name") ",\"description\":\"DRA claims shared by the group's "
+	"pods.\",\"items\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":"
+	"\"string\"},\"resourceClaimName\":{\"type\":\"string\"},\"resourceClaimTemplateName\":{\"type\":"
+	"\"string\"}}}}}}}}}";
+
 static json_t *load(const char *path)
 {
 	json_error_t e;
@@ -435,6 +462,12 @@ int main(int argc, char **argv)
 	finish(tmpl);
 	json_object_set_new(tmpl, "description", json_string("Template of the child Jobs (batch/v1 JobTemplateSpec)."));
 	json_object_set_new(json_object_get(at(schema, "spec.replicatedJobs[]"), "properties"), "template", tmpl);
+	json_t *sched = json_loads(sched_schema, 0, NULL);
+	if (!sched) {
+		fprintf(stderr, "jobset-crdgen: bad spec.scheduling schema\n");
+		return 1;
+	}
+	json_object_set_new(json_object_get(at(schema, "spec"), "properties"), "scheduling", sched);
 	json_t *pvc = convert_ref(&g, REF_PREFIX "io.k8s.api.core.v1.PersistentVolumeClaim");
 	finish(pvc);
 	json_object_set_new(at(schema, "spec.volumeClaimPolicies[].templates"), "items", pvc);

@@ -177,6 +177,10 @@ OPTION_CASES = [
     ("render", ["--feature-gates", "InPlaceRestart=true"], 0, "kind: Job"),
     ("run", ["--feature-gates", "RestartJob=true,InPlaceRestart=1,Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("simulate", ["--feature-gates", "InPlaceRestart=true"], 2, "the simulator models Jobs, not Pods"),
+    # KEP-969: gang scheduling is the Kubernetes scheduler's; nothing here could gang pods.
+    ("run", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "WorkloadAwareScheduling=true is refused"),
+    ("simulate", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "WorkloadAwareScheduling=true is refused"),
+    ("validate", ["--feature-gates", "InPlaceRestart=true,WorkloadAwareScheduling=true"], 0, "is valid"),
     ("validate", ["--feature-gates", "RestartJob"], 2, "invalid feature gate 'RestartJob': expected Name=true|false"),
     ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("run", ["--feature-gates", "TLSOptions=false"], 2, "locked to true"),

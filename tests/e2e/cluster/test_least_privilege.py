@@ -50,8 +50,11 @@ ROLE_NAMES = {"jobset-manager-role": "manager-role", "jobset-leader-election-rol
               "jobset-manager-secrets-role": "manager-secrets-role", "jobset-proxy-role": "proxy-role",
               "jobset-metrics-reader": "metrics-reader"}
 # What deploy/ grants beyond upstream (SPEC §12.9: the pod controller's
-# DisruptionTarget write, missing upstream) - nothing else.
-OURS_ONLY = {("jobset-manager-role", "", "pods/status", "update")}
+# DisruptionTarget write, missing upstream; KEP-969's Workload and PodGroups,
+# merged upstream after v0.12.0) - nothing else.
+OURS_ONLY = {("jobset-manager-role", "", "pods/status", "update")} | {
+    ("jobset-manager-role", "scheduling.k8s.io", res, verb)
+    for res in ("workloads", "podgroups") for verb in ("create", "delete", "get", "list")}
 # Upstream binds its metrics-reader ClusterRole to the controller's own
 # ServiceAccount (a scaffold leftover: the controller never scrapes
 # itself); deploy/ leaves it for the scraper (docs/differences.md).

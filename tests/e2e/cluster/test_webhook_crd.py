@@ -30,6 +30,8 @@ KNOWN = {
     (".spec.replicatedJobs[].replicas", "minimum"),         # SPEC §5.2 S10: negative replicas rejected
     (".spec.coordinator.jobIndex", "format"),               # int32 in our model
     (".spec.coordinator.podIndex", "format"),
+    # KEP-969 (gang scheduling) is merged upstream but not released in v0.12.0.
+    (".spec.scheduling", "only in ours"),
 }
 
 # Fields and printer columns of upstream KEPs merged after the release we

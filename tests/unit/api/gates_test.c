@@ -34,7 +34,7 @@ static void test_parse(void **state)
 		{"TLSOptions=false", "cannot set feature gate 'TLSOptions' to false: it is locked to true", false, false, false},
 		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, "
 			      "ExecutionAttemptsTracking, MutablePodResourcesForSuspendedJobSets, "
-			      "JobSetActiveDeadlineSeconds, TLSOptions)",
+			      "JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, TLSOptions)",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
 		{"RestartJob", "invalid feature gate 'RestartJob': expected Name=true|false", false, false, false},

@@ -1,0 +1,161 @@
+"""Gang scheduling (KEP-969, gate WorkloadAwareScheduling) against a real
+kube-scheduler with gang scheduling on: Kubernetes 1.36 from hack/cluster
+(JOBSET_K8S_VERSION=v1.36.3, GenericWorkload and GangScheduling on the API
+server and the scheduler). scripts/test runs this file in the gang phase of
+the cluster tier, on a cluster of its own; on an older control plane it is
+skipped with the reason.
+
+The capacity is our own kwok nodes, labelled for this test only, so the
+cluster's default nodes never take a pod: a node of 3 CPUs for a gang of 4
+one-CPU pods is short by one pod. A plain scheduler would bind three; the
+gang must bind none. A second node frees the capacity and all four start.
+"""
+import json
+import uuid
+
+import pytest
+
+from conftest import jobset, rjob, wait_for
+
+pytestmark = pytest.mark.usefixtures("kube")
+
+GATE = "--feature-gates=WorkloadAwareScheduling=true"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def needs_136(kube):
+    v = json.loads(kube.run("version", "-o", "json").stdout)["serverVersion"]
+    minor = int("".join(ch for ch in v["minor"] if ch.isdigit()))
+    if minor < 36:
+        pytest.skip(f"gang scheduling needs Kubernetes >= 1.36 (this control plane is {v['gitVersion']}); "
+                    "scripts/test cluster runs it in its gang phase on JOBSET_K8S_VERSION=v1.36.3")
+
+
+@pytest.fixture
+def gang_ctl(controller):
+    """The session controller with the gate on (restarted once)."""
+    if not (getattr(controller, "gang", False) and controller.proc and controller.proc.poll() is None):
+        controller.stop()
+        controller.custom = True
+        controller.start(GATE)
+        controller.gang = True
+    return controller
+
+
+def node(name, label, cpu):
+    """A kwok node that only this test's pods select."""
+    res = {"cpu": str(cpu), "memory": "64Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                         "labels": {"type": "kwok", "kubernetes.io/hostname": name, "jobset-test/gang": label}},
+            "spec": {},
+            "status": {"allocatable": res, "capacity": res,
+                       "addresses": [{"type": "InternalIP", "address": "10.64.254.1"}]}}
+
+
+def gang_jobset(name, label, pods):
+    r = rjob("workers", replicas=1, parallelism=pods, completions=pods)
+    spec = r["template"]["spec"]
+    spec["completionMode"] = "Indexed"
+    pod = spec["template"]
+    pod["metadata"]["annotations"]["jobset-test/run-for"] = "1h"
+    pod["spec"]["nodeSelector"] = {"jobset-test/gang": label}
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    return jobset(name, [r], scheduling={})
+
+
+def pods_of(kube, ns, name):
+    return kube.list("pods", ns, f"jobset.sigs.k8s.io/jobset-name={name}")
+
+
+def unschedulable(p):
+    return any(c.get("type") == "PodScheduled" and c.get("status") == "False"
+               for c in p.get("status", {}).get("conditions", []) or [])
+
+
+def test_without_gang_three_of_four_start(kube, gang_ctl, ns):
+    """The capacity of the gang test without spec.scheduling: three pods
+    bind, the fourth waits - what the gang must prevent."""
+    label = f"p-{uuid.uuid4().hex[:8]}"
+    kube.apply(node(f"{label}-a", label, 3))
+    try:
+        js = gang_jobset("plain", label, 4)
+        del js["spec"]["scheduling"]
+        kube.create(js, ns)
+
+        def three_and_one():
+            ps = pods_of(kube, ns, "plain")
+            bound = [p for p in ps if p["spec"].get("nodeName")]
+            return len(ps) == 4 and len(bound) == 3 and sum(unschedulable(p) for p in ps) == 1
+        wait_for("3 pods bound and 1 unschedulable", three_and_one, 120)
+        assert kube.get("workloads.scheduling.k8s.io", "plain", ns) is None
+        assert all("schedulingGroup" not in p["spec"] for p in pods_of(kube, ns, "plain"))
+    finally:
+        kube.run("delete", "jobsets.jobset.x-k8s.io", "plain", "-n", ns, "--wait=true", check=False)
+        kube.run("delete", "node", f"{label}-a", "--wait=false", check=False)
+
+
+def test_all_or_nothing(kube, gang_ctl, ns):
+    label = f"g-{uuid.uuid4().hex[:8]}"
+    nodes = [f"{label}-a", f"{label}-b"]
+    kube.apply(node(nodes[0], label, 3))
+    try:
+        kube.create(gang_jobset("gang", label, 4), ns)
+        # The controller's objects: one Workload, one PodGroup of 4.
+        wl = wait_for("Workload", lambda: kube.get("workloads.scheduling.k8s.io", "gang", ns))
+        assert wl["spec"]["controllerRef"] == {"apiGroup": "jobset.x-k8s.io", "kind": "JobSet", "name": "gang"}
+        pg = wait_for("PodGroup", lambda: kube.get("podgroups.scheduling.k8s.io", "gang", ns))
+        assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+        job = wait_for("the Job", lambda: kube.jobs(ns, "gang"))[0]
+        assert job["metadata"]["labels"]["scheduling.k8s.io/group-template-name"] == "gang"
+
+        # Short by one pod: the scheduler tried the gang and failed it -
+        # the PodGroup says PodGroupScheduled=False, or every pod
+        # PodScheduled=False - and bound none.
+        def gang_failed():
+            ps = pods_of(kube, ns, "gang")
+            bound = [p["metadata"]["name"] for p in ps if p["spec"].get("nodeName")]
+            assert bound == [], f"pods bound with the gang short by one: {bound}"
+            g = kube.get("podgroups.scheduling.k8s.io", "gang", ns)
+            conds = (g or {}).get("status", {}).get("conditions", []) or []
+            failed = any(c.get("type") == "PodGroupScheduled" and c.get("status") == "False" for c in conds)
+            return len(ps) == 4 and (failed or all(unschedulable(p) for p in ps)) and ps
+        ps = wait_for("the scheduler to fail the gang", gang_failed, 120)
+        assert all(p["spec"]["schedulingGroup"] == {"podGroupName": "gang"} for p in ps)
+        bound = [p["metadata"]["name"] for p in pods_of(kube, ns, "gang") if p["spec"].get("nodeName")]
+        assert bound == [], f"pods bound with the gang short by one: {bound}"
+
+        # Capacity freed: all four start.
+        kube.apply(node(nodes[1], label, 1))
+
+        def all_running():
+            ps = pods_of(kube, ns, "gang")
+            return len(ps) == 4 and all(p["spec"].get("nodeName") in nodes and
+                                        p.get("status", {}).get("phase") == "Running" for p in ps)
+        wait_for("all 4 pods bound and Running", all_running, 120)
+    finally:
+        kube.run("delete", "node", *nodes, "--wait=false", check=False)
+
+
+def test_suspend_resume(kube, gang_ctl, ns):
+    """Suspend deletes the Workload and PodGroups; resume makes them again
+    (KEP-969 "Workload Lifecycle"). InOrder startup: one group per
+    ReplicatedJob."""
+    label = f"g-{uuid.uuid4().hex[:8]}"
+    js = gang_jobset("sr", label, 2)
+    js["spec"]["replicatedJobs"].insert(0, rjob("driver"))
+    js["spec"]["startupPolicy"] = {"startupPolicyOrder": "InOrder"}
+    kube.create(js, ns)
+    groups = ["sr-driver", "sr-workers"]
+
+    def present():
+        return [g for g in groups if kube.get("podgroups.scheduling.k8s.io", g, ns)]
+    wait_for("both PodGroups", lambda: present() == groups)
+    assert kube.get("podgroups.scheduling.k8s.io", "sr-workers", ns)["spec"]["schedulingPolicy"] == {
+        "gang": {"minCount": 2}}
+    kube.run("patch", "jobsets.jobset.x-k8s.io", "sr", "-n", ns, "--type=merge", "-p", '{"spec":{"suspend":true}}')
+    wait_for("PodGroups and Workload deleted while suspended",
+             lambda: not present() and not kube.get("workloads.scheduling.k8s.io", "sr", ns))
+    kube.run("patch", "jobsets.jobset.x-k8s.io", "sr", "-n", ns, "--type=merge", "-p", '{"spec":{"suspend":false}}')
+    wait_for("PodGroups and Workload back on resume",
+             lambda: present() == groups and kube.get("workloads.scheduling.k8s.io", "sr", ns))
