@@ -95,16 +95,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			ours_flags "$hp" "$mp"
 			cmd=("$CONTROLLER" --kubeconfig='{kubeconfig}' "${OURS_FLAGS[@]}")
 		else
-			cat >"$OUT/upstream-config.yaml" <<-EOC
-				apiVersion: config.jobset.x-k8s.io/v1alpha1
-				kind: Configuration
-				leaderElection: {leaderElect: false}
-				internalCertManagement: {enable: false}
-				webhook: {host: 127.0.0.1, port: $wp, certDir: "$JOBSET_CLUSTER_DIR/pki/webhook"}
-				metrics: {bindAddress: "127.0.0.1:$mp"}
-				health: {healthProbeBindAddress: "127.0.0.1:$hp"}
-				clientConnection: {qps: $QPS, burst: $BURST}
-			EOC
+			upstream_config "$OUT/upstream-config.yaml" "$wp" "$mp" "$hp"
 			cmd=("$UPSTREAM" --config="$OUT/upstream-config.yaml" --kubeconfig='{kubeconfig}')
 		fi
 		log "$id"

@@ -17,6 +17,24 @@ ours_flags() {
 		--health-probe-bind-address="127.0.0.1:$1" --metrics-bind-address="127.0.0.1:$2")
 }
 
+# upstream_config FILE WEBHOOK_PORT METRICS_PORT HEALTH_PORT -> upstream's
+# Configuration: leader election and internal cert management off, its
+# webhook server on loopback with hack/cluster's webhook certificate (it
+# always serves one; whether it is registered is the caller's business),
+# metrics (HTTPS behind TokenReview) and probes on loopback, client QPS/burst
+upstream_config() {
+	cat >"$1" <<-EOF
+		apiVersion: config.jobset.x-k8s.io/v1alpha1
+		kind: Configuration
+		leaderElection: {leaderElect: false}
+		internalCertManagement: {enable: false}
+		webhook: {host: 127.0.0.1, port: $2, certDir: "$JOBSET_CLUSTER_DIR/pki/webhook"}
+		metrics: {bindAddress: "127.0.0.1:$3"}
+		health: {healthProbeBindAddress: "127.0.0.1:$4"}
+		clientConnection: {qps: $QPS, burst: $BURST}
+	EOF
+}
+
 bench_log() { printf '[%s %s] %s\n' "${BENCH_TAG:-bench}" "$(date +%H:%M:%S)" "$*" >&2; }
 
 # free_port -> a TCP port free on 127.0.0.1 now

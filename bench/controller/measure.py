@@ -280,10 +280,15 @@ def flow_counts(text):
 def job_posts(text):
     """{code: count} of apiserver_request_total for POST jobs (every user;
     only the process under test creates Jobs here)."""
+    return posts_by_code(text, "jobs")
+
+
+def posts_by_code(text, resource):
+    """{code: count} of apiserver_request_total for POST `resource` (every user)."""
     out = {}
     for line in text.splitlines():
-        if (line.startswith("apiserver_request_total{") and 'resource="jobs"' in line and 'verb="POST"' in line
-                and 'subresource=""' in line):
+        if (line.startswith("apiserver_request_total{") and f'resource="{resource}"' in line
+                and 'verb="POST"' in line and 'subresource=""' in line):
             labels, val = line.rsplit(" ", 1)
             i = labels.index('code="') + 6
             code = labels[i:labels.index('"', i)]
@@ -653,24 +658,32 @@ def find_comm(root, comm, timeout=20):
     raise RuntimeError(f"no process {comm!r} under pid {root} after {timeout} s")
 
 
+def wait_quiet(pid, quiet_s, timeout):
+    """Wait until pid used < 0.05 CPU-s per second for quiet_s seconds.
+    Returns (quiet since, True) or, at the timeout or when pid is gone,
+    (quiet since, False)."""
+    last, quiet_since = proc_cpu(pid), now()
+    deadline = now() + timeout
+    while now() < deadline:
+        time.sleep(1)
+        c = proc_cpu(pid)
+        if c is None:
+            return quiet_since, False
+        if c - last > 0.05:
+            quiet_since = now()
+        last = c
+        if now() - quiet_since >= quiet_s:
+            return quiet_since, True
+    return quiet_since, False
+
+
 def settle(watch, pid, args):
     """Wait for every Job ready, then for the process under test to be quiet."""
     t_ready = watch.wait("t_ready", args.ready_timeout)
     if t_ready is None:
         log(f"not all Jobs ready after {args.ready_timeout:.0f} s ({len(watch.ready)}/{watch.want}); settling anyway")
     if pid:
-        last, quiet_since = proc_cpu(pid), now()
-        deadline = now() + args.quiet_timeout
-        while now() < deadline:
-            time.sleep(1)
-            c = proc_cpu(pid)
-            if c is None:
-                break
-            if c - last > 0.05:
-                quiet_since = now()
-            last = c
-            if now() - quiet_since >= args.quiet_s:
-                break
+        wait_quiet(pid, args.quiet_s, args.quiet_timeout)
     return t_ready
 
 
@@ -886,19 +899,10 @@ def run_held(args):
         pid = proc.pid
         wait_url(args.ready_url.format(**subst), args.start_timeout, proc)
         result["ready_s"] = round(now() - t0, 2)
-        last, quiet_since = proc_cpu(pid), now()
-        deadline = now() + args.quiet_timeout
-        while now() < deadline:
-            time.sleep(1)
-            c = proc_cpu(pid)
-            if c is None:
-                raise RuntimeError(f"process under test exited with {proc.poll()}")
-            if c - last > 0.05:
-                quiet_since = now()
-            last = c
-            if now() - quiet_since >= args.quiet_s:
-                break
-        else:
+        quiet_since, quiet = wait_quiet(pid, args.quiet_s, args.quiet_timeout)
+        if proc.poll() is not None:
+            raise RuntimeError(f"process under test exited with {proc.returncode}")
+        if not quiet:
             log(f"not quiet after {args.quiet_timeout:.0f} s; measuring anyway")
         result["quiet_s"] = round(quiet_since - t0, 1)
         result["cpu_s"] = proc_cpu(pid)

@@ -153,16 +153,7 @@ run_target() {
 		# Webhooks are always served by upstream's manager (it needs
 		# tls.crt/tls.key); they are simply not registered with the API
 		# server.  Its metrics are HTTPS behind TokenReview.
-		cat >"$OUT/upstream-config.yaml" <<-EOF
-			apiVersion: config.jobset.x-k8s.io/v1alpha1
-			kind: Configuration
-			leaderElection: {leaderElect: false}
-			internalCertManagement: {enable: false}
-			webhook: {host: 127.0.0.1, port: $wp, certDir: "$JOBSET_CLUSTER_DIR/pki/webhook"}
-			metrics: {bindAddress: "127.0.0.1:$mp"}
-			health: {healthProbeBindAddress: "127.0.0.1:$hp"}
-			clientConnection: {qps: $QPS, burst: $BURST}
-		EOF
+		upstream_config "$OUT/upstream-config.yaml" "$wp" "$mp" "$hp"
 		measure controller --name upstream "${common[@]}" "${extra[@]}" --jobset "$js" \
 			--ready-url "http://127.0.0.1:$hp/readyz" \
 			--metrics-url "https://127.0.0.1:$mp/metrics" --metrics-token -- \

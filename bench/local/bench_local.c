@@ -5,16 +5,22 @@
  *   cc -O2 -o /tmp/bench_local bench/local/bench_local.c
  *   /tmp/bench_local build/jobset [N=256] [ROUNDS=5] [RUN OPTIONS...]
  *
- * RUN OPTIONS go to `jobset run` (e.g. --no-namespaces, to compare the
- * degraded mode). Each invocation works in its own /tmp/bench_local-XXXXXX,
- * so concurrent benchmarks do not meet.
+ * Every round measures, one after the other, N bare fork+exec, `jobset run`
+ * in its default mode (a network namespace per pod) and `jobset run
+ * --no-namespaces`, with a pause of BENCH_SETTLE_MS (1500) after each, so
+ * the per-pod overheads over bare are ratios taken side by side, within a
+ * round; the load average at the start and end is printed with them.
+ * RUN OPTIONS go to both `jobset run`s. Each invocation works in its own
+ * /tmp/bench_local-XXXXXX, so concurrent benchmarks do not meet.
  *
  * The command of every pod (and of every bare process) is
  *   sh -c 'touch "$D/$HOSTNAME"; exec sleep 600'
  * so "running" means: the process started and executed its first action.
  * The clock starts when the runner (or the first fork) is started and stops
- * when N marker files exist. Prints min/median/max per mode and the per-pod
- * overhead ((jobset - bare) / N).
+ * when N marker files exist. Prints min/median/max per mode, the per-pod
+ * overhead ((jobset - bare) / N, per round, then the median over rounds),
+ * and how long the runner took to stop after SIGTERM (every pod stopped,
+ * results written; the kernel destroys the namespaces after that).
  *
  * It also prints the runner's own CPU time (user + system, every thread of
  * the jobset process, read from /proc when the last pod is running) per
@@ -196,7 +202,7 @@ static double bare(const char *dir, int n, double *ret_cpu)
 }
 
 static double jobset(const char *bin, const char *dir, const char *work, int n, char **extra, int n_extra,
-		     double *ret_cpu, double *ret_total)
+		     double *ret_cpu, double *ret_total, double *ret_down)
 {
 	fresh(dir);
 	char manifest[600];
@@ -235,8 +241,10 @@ static double jobset(const char *bin, const char *dir, const char *work, int n, 
 	double t = now() - t0;
 	*ret_cpu = cpu_of(p);
 	*ret_total = cpu_of(p) + tree_cpu(p);
+	double t1 = now();
 	kill(p, SIGTERM);
 	waitpid(p, NULL, 0);
+	*ret_down = now() - t1;
 	char cmd[1100];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", rundir);
 	if (system(cmd) != 0)
@@ -250,6 +258,32 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/** Sorts v[0..n-1] in place and returns its median. */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	return v[n / 2];
+}
+
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
+/* Pause between measurements (ms), so that what one leaves behind (the
+ * kernel destroys a run's namespaces after the runner exits) does not land
+ * in the next one's time. BENCH_SETTLE_MS overrides. */
+#define SETTLE_MS 1500
+
+enum { BARE, PODNET, NONS, MODES };
+static const char *const mode_name[MODES] = {"bare fork+exec", "jobset run (netns per pod)", "jobset run --no-namespaces"};
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -258,6 +292,12 @@ int main(int argc, char **argv)
 	}
 	int n = argc > 2 ? atoi(argv[2]) : 256, rounds = argc > 3 ? atoi(argv[3]) : 5;
 	n = n / 16 * 16;
+	if (n <= 0 || rounds <= 0) {
+		fprintf(stderr, "bench_local: N must be >= 16 and ROUNDS >= 1\n");
+		return 2;
+	}
+	const char *settle_env = getenv("BENCH_SETTLE_MS");
+	useconds_t settle = (useconds_t)(settle_env ? atoi(settle_env) : SETTLE_MS) * 1000u;
 	char work[] = "/tmp/bench_local-XXXXXX";
 	if (!mkdtemp(work)) {
 		perror("mkdtemp");
@@ -265,30 +305,62 @@ int main(int argc, char **argv)
 	}
 	char dir[256];
 	snprintf(dir, sizeof(dir), "%s/ready", work);
-	double b[64], j[64], c[64], bt[64], jt[64], over[64];
 	if (rounds > 64)
 		rounds = 64;
+	/* Options for the two jobset modes: the caller's, then --no-namespaces
+	 * for the second. */
+	int n_extra = argc > 4 ? argc - 4 : 0;
+	char **nons = calloc((size_t)n_extra + 2, sizeof(char *));
+	for (int i = 0; i < n_extra; i++)
+		nons[i] = argv[4 + i];
+	nons[n_extra] = "--no-namespaces";
+	double t[MODES][64], cpu[MODES][64], runner[MODES][64], down[MODES][64], over[MODES][64], cpu_over[MODES][64];
+	double load0 = loadavg();
 	for (int r = 0; r < rounds; r++) {
-		b[r] = bare(dir, n, &bt[r]);
-		j[r] = jobset(argv[1], dir, work, n, argv + 4, argc > 4 ? argc - 4 : 0, &c[r], &jt[r]);
-		over[r] = jt[r] - bt[r];
+		/* Interleaved, one of each per round, so drift in the machine's
+		 * load hits every mode alike; ratios are taken within a round. */
+		t[BARE][r] = bare(dir, n, &cpu[BARE][r]);
+		usleep(settle);
+		t[PODNET][r] = jobset(argv[1], dir, work, n, argv + 4, n_extra, &runner[PODNET][r], &cpu[PODNET][r],
+				      &down[PODNET][r]);
+		usleep(settle);
+		t[NONS][r] = jobset(argv[1], dir, work, n, nons, n_extra + 1, &runner[NONS][r], &cpu[NONS][r],
+				    &down[NONS][r]);
+		usleep(settle);
+		for (int m = PODNET; m < MODES; m++) {
+			over[m][r] = (t[m][r] - t[BARE][r]) / n;
+			cpu_over[m][r] = (cpu[m][r] - cpu[BARE][r]) / n;
+		}
+		fprintf(stderr, "round %d: bare %.0f ms, netns %.0f ms, no-namespaces %.0f ms (load %.1f)\n", r + 1,
+			t[BARE][r] * 1e3, t[PODNET][r] * 1e3, t[NONS][r] * 1e3, loadavg());
 	}
-	qsort(b, (size_t)rounds, sizeof(double), cmp);
-	qsort(j, (size_t)rounds, sizeof(double), cmp);
-	qsort(c, (size_t)rounds, sizeof(double), cmp);
-	qsort(bt, (size_t)rounds, sizeof(double), cmp);
-	qsort(jt, (size_t)rounds, sizeof(double), cmp);
-	qsort(over, (size_t)rounds, sizeof(double), cmp);
-	printf("pods=%d rounds=%d\n", n, rounds);
-	printf("bare fork+exec : min %.1f ms  median %.1f ms  max %.1f ms\n", b[0] * 1e3, b[rounds / 2] * 1e3,
-	       b[rounds - 1] * 1e3);
-	printf("jobset run     : min %.1f ms  median %.1f ms  max %.1f ms\n", j[0] * 1e3, j[rounds / 2] * 1e3,
-	       j[rounds - 1] * 1e3);
-	printf("per-pod overhead (median): %.2f ms\n", (j[rounds / 2] - b[rounds / 2]) * 1e3 / n);
-	printf("runner CPU per pod: min %.2f ms  median %.2f ms  max %.2f ms\n", c[0] * 1e3 / n,
-	       c[rounds / 2] * 1e3 / n, c[rounds - 1] * 1e3 / n);
-	printf("total CPU per pod: bare median %.2f ms  jobset median %.2f ms  over bare: min %.2f ms  median %.2f ms\n",
-	       bt[rounds / 2] * 1e3 / n, jt[rounds / 2] * 1e3 / n, over[0] * 1e3 / n, over[rounds / 2] * 1e3 / n);
+	double load1 = loadavg();
+	printf("pods=%d rounds=%d settle=%u ms load average (1 min) %.2f at the start, %.2f at the end, %ld CPUs\n", n,
+	       rounds, (unsigned)(settle / 1000), load0, load1, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("%-28s %28s %23s %25s %18s %14s\n", "mode", "all running min/median/max", "over bare per pod",
+	       "CPU over bare per pod", "runner CPU/pod", "stop (SIGTERM)");
+	printf("%-28s %28s %23s %25s %18s %14s\n", "", "(ms)", "median (min) ms", "median (min) ms", "median ms",
+	       "median ms");
+	double med[MODES], med_over[MODES];
+	for (int m = 0; m < MODES; m++) {
+		med[m] = median(t[m], rounds);
+		double lo = t[m][0] * 1e3, hi = t[m][rounds - 1] * 1e3;
+		if (m == BARE) {
+			printf("%-28s %8.0f / %7.0f / %7.0f %23s %25s %18s %14s\n", mode_name[m], lo, med[m] * 1e3, hi, "-",
+			       "-", "-", "-");
+			continue;
+		}
+		med_over[m] = median(over[m], rounds);
+		double cpu_med = median(cpu_over[m], rounds);
+		printf("%-28s %8.0f / %7.0f / %7.0f %15.2f (%5.2f) %17.2f (%5.2f) %18.2f %14.0f\n", mode_name[m], lo,
+		       med[m] * 1e3, hi, med_over[m] * 1e3, over[m][0] * 1e3, cpu_med * 1e3, cpu_over[m][0] * 1e3,
+		       median(runner[m], rounds) * 1e3 / n, median(down[m], rounds) * 1e3);
+	}
+	printf("issue 11 targets (netns per pod): <= 2 ms per pod over bare: %.2f ms (%s); %d pods all running <= 1 s: "
+	       "%.0f ms median, %.0f ms best (%s)\n",
+	       med_over[PODNET] * 1e3, med_over[PODNET] <= 0.002 ? "met" : "not met", n, med[PODNET] * 1e3,
+	       t[PODNET][0] * 1e3, med[PODNET] <= 1.0 ? "met" : "not met");
+	free(nons);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", work);
 	return system(cmd) == 0 ? 0 : 1;

@@ -6,8 +6,9 @@
  * same syntax.
  *
  * Whether a program can honour a gate is that program's business, not this
- * module's: `jobset-controller` and `jobset run` refuse InPlaceRestart=true
- * (docs/differences.md), `jobset validate` accepts it.
+ * module's: `jobset simulate` refuses InPlaceRestart=true, which it could
+ * not act on (docs/differences.md); the controller and `jobset run` drive
+ * it (docs/in-place-restart.md); `jobset validate` accepts it.
  *
  * Pure; thread-safe.
  */

@@ -43,8 +43,9 @@ int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const 
 		return JS_EXIT_OK;
 	fprintf(stderr,
 		"jobset %s: --feature-gates InPlaceRestart=true is refused: in-place restart is not driven end to end "
-		"here: %s, so the in-place step (SPEC §11.16) would never see a restart attempt. 'jobset validate' and "
-		"'jobset render' accept the gate for checking manifests\n",
+		"here: %s, so the in-place step (SPEC §11.16) would never see a restart attempt. 'jobset run' "
+		"restarts pods in place; 'jobset validate' and 'jobset render' accept the gate for checking "
+		"manifests\n",
 		cmd, missing);
 	return JS_EXIT_USAGE;
 }

@@ -27,9 +27,10 @@ int js_cli_opt_gates(const char *cmd, const char *arg, struct js_gates *gates);
  * "json"; *ret_json says which. */
 int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool *ret_json);
 
-/** For the subcommands that drive the reconcile core (run, simulate):
- * refuse InPlaceRestart=true, which they would accept and never act on.
- * `missing` says what they lack for it (docs/differences.md). */
+/** For a subcommand that drives the reconcile core without pods (simulate):
+ * refuse InPlaceRestart=true, which it would accept and never act on.
+ * `missing` says what it lacks for it (docs/differences.md). Returns
+ * JS_EXIT_OK, or JS_EXIT_USAGE having said why on stderr. */
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing);
 
 /** Outcome of reading one document. */

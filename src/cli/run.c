@@ -95,10 +95,10 @@ static const char usage[] =
 	"      --no-namespaces      do not use Linux namespaces (degraded mode: pods\n"
 	"                           share this machine's network, each run gets its\n"
 	"                           own loopback block 127.B.0.0/16)\n"
-	"      --feature-gates G    A=true,B=false: RestartJob, ElasticJobSet (off by\n"
-	"                           default); they apply to validation and to the\n"
-	"                           reconcile core. InPlaceRestart=true is refused:\n"
-	"                           nothing restarts pods in place here\n"
+	"      --feature-gates G    A=true,B=false: RestartJob, InPlaceRestart,\n"
+	"                           ElasticJobSet (off by default); they apply to\n"
+	"                           validation and to the reconcile core; with\n"
+	"                           InPlaceRestart the runner restarts pods in place\n"
 	"  -h, --help               this help\n"
 	"\n"
 	"Exit status: 0 Completed, 1 Failed (or stalled), 2 invalid input,\n"
@@ -573,10 +573,6 @@ int js_cli_run(int argc, char **argv)
 	int pr = parse_args(argc, argv, &ro, &o);
 	if (pr >= 0)
 		return pr;
-	if (js_cli_refuse_in_place("run", &ro.gates,
-				   "no in-place restart agent (SPEC §13) restarts a pod's containers in place and records "
-				   "the attempt on the pod") != JS_EXIT_OK)
-		return RUN_EXIT_INVALID;
 	struct run_inputs in = {0};
 	int rr = read_inputs(argv[optind], &ro, &in);
 	if (rr != 0) {

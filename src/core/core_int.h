@@ -48,6 +48,9 @@ struct js__ctx {
 	struct js_hmap *by_name;    /* every input Job by name (borrowed keys
 				       and values): lookups are O(1), so a
 				       reconcile is linear in its Jobs */
+	struct js_hmap *old_busy;   /* restart cleanup "direct": names of
+				       Jobs with a pod of an older attempt
+				       still running (borrowed keys) */
 	struct js__bucket owned;    /* every child (owner uid matches) */
 	struct js__bucket active, succeeded, failed, previous;
 
@@ -157,9 +160,13 @@ int js__suspend_in_place(struct js__ctx *c);
 /** Delete the Jobs of a bucket that are not already being deleted. */
 void js__finish_delete(struct js__ctx *c, const struct js__bucket *b, const char *why);
 
-/** R7: delete the previous-attempt Jobs, Foreground or drained
- * (js_reconcile_input.drain_previous). */
+/** R7: delete the previous-attempt Jobs, Foreground, or with their pods
+ * (js_reconcile_input.cleanup_direct). */
 void js__finish_delete_previous(struct js__ctx *c);
+
+/** Restart cleanup "direct": a pod of an older attempt of Job `job_name`
+ * still runs, so that name may not be created this pass (#392). */
+bool js__finish_old_pod_runs(const struct js__ctx *c, const char *job_name);
 
 /** TTL after finished: delete the JobSet or requeue. */
 int js__finish_ttl(struct js__ctx *c);

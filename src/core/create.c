@@ -118,7 +118,13 @@ static void create_rjob(struct js__ctx *c, size_t ri, struct js_buf *name)
 		if (js_render_job_name_to(name, c->js, r, idx) < 0)
 			continue; /* past 64 MiB: no such name can exist */
 		const struct js_obsjob *o = observed(c, js_buf_str(name));
-		if (!o) {
+		if (!o && js__finish_old_pod_runs(c, js_buf_str(name))) {
+			/* Restart cleanup "direct": the old Job is gone, but a new
+			 * pod must not run beside an old one of the same hostname
+			 * (#392). Pods are not watched: look again shortly. */
+			c->plan->has_requeue_after = true;
+			c->plan->requeue_after = 1;
+		} else if (!o) {
 			/* The body is rendered when the executor needs it
 			 * (js_plan_render_job), not held by the plan. */
 			struct js_action *a = js__ctx_action(c, JS_ACTION_CREATE_JOB, js_buf_str(name), NULL, "job missing");

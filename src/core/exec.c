@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-/* Length of the run of CreateJob or DeleteJob actions starting at `i`: the
+/* Length of the run of CreateJob, DeleteJob, DeletePod or PatchJob actions starting at `i`: the
  * same kind, at most ops->max_run (0 = unlimited). */
 static size_t run_length(const struct js_exec_ops *ops, const struct js_plan *plan, size_t i)
 {
@@ -48,8 +48,13 @@ static int step(const struct js_exec_ops *ops, void *self, const struct js_plan 
 	case JS_ACTION_DELETE_JOB:
 		return ops->delete_jobs ? ops->delete_jobs(self, a, n) : JS_EUNSUPPORTED;
 	case JS_ACTION_PATCH_JOB:
+		if (ops->patch_jobs)
+			return ops->patch_jobs(self, a, n);
+		return ops->patch_job ? ops->patch_job(self, a) : JS_EUNSUPPORTED;
 	case JS_ACTION_PATCH_JOB_STATUS:
 		return ops->patch_job ? ops->patch_job(self, a) : JS_EUNSUPPORTED;
+	case JS_ACTION_DELETE_POD:
+		return ops->delete_pods ? ops->delete_pods(self, a, n) : JS_EUNSUPPORTED;
 	case JS_ACTION_CREATE_SERVICE:
 	case JS_ACTION_CREATE_PVC:
 	case JS_ACTION_DELETE_JOBSET:
@@ -68,7 +73,9 @@ int js_exec_apply(const struct js_exec_ops *ops, void *self, const struct js_pla
 
 	for (size_t i = 0; i < plan->n_actions;) {
 		const struct js_action *a = &plan->actions[i];
-		bool batch = a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB;
+		bool batch = a->kind == JS_ACTION_CREATE_JOB || a->kind == JS_ACTION_DELETE_JOB ||
+			     a->kind == JS_ACTION_DELETE_POD ||
+			     (a->kind == JS_ACTION_PATCH_JOB && ops->patch_jobs);
 		size_t n = batch ? run_length(ops, plan, i) : 1;
 		r = step(ops, self, plan, a, n);
 		if (r < 0) {

@@ -9,8 +9,10 @@
  * applying a plan are written here once (core/reconcile.h, SPEC §11.2):
  *
  *   1. actions run in plan order; runs of consecutive CreateJob (or
- *      DeleteJob) actions, at most `max_run` long, go to one call so a body
- *      can have them in flight together;
+ *      DeleteJob, or DeletePod, or - when the body has patch_jobs - PatchJob) actions, at
+ *      most `max_run` long, go to one call so a body can have them in flight
+ *      together (a suspend, or the drain of a previous attempt, patches
+ *      every Job);
  *   2. the first failing step stops the pass: no later action, no status
  *      write, no events, no metrics; the body retries the key with backoff;
  *   3. CreateJob bodies are rendered lazily: the body renders each Job
@@ -68,6 +70,17 @@ struct js_exec_ops {
 	/* Merge patch on a Job (PatchJob) or on its status (PatchJobStatus;
 	 * a->kind says which). */
 	int (*patch_job)(void *self, const struct js_action *a);
+
+	/* Merge patches on the Jobs of a run of PatchJob actions (never
+	 * PatchJobStatus), which the body may have in flight together; a Job
+	 * already gone is success. Returns 0 or the first error. May be NULL:
+	 * then each goes to patch_job alone. */
+	int (*patch_jobs)(void *self, const struct js_action *acts, size_t n);
+
+	/* DELETE the pods of actions `acts[i]` (all DeletePod; a pod already
+	 * gone is success), which the body may have in flight together. Returns
+	 * 0 or the first error. */
+	int (*delete_pods)(void *self, const struct js_action *acts, size_t n);
 
 	/* CreateService, CreatePVC (AlreadyExists is success) and DeleteJobSet.
 	 * a->kind says which. */

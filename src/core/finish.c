@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include "base/buf.h"
+
 #include "api/render.h"
 #include "core/core_int.h"
 
@@ -25,49 +27,69 @@ static bool strlist_has(const struct js_strlist *l, const char *s)
 	return false;
 }
 
-/* A previous-attempt Job whose pods have all stopped: finished (Complete or
- * Failed; a FailureTarget Job is still terminating its pods) or suspended by
- * the Job controller (its Suspended condition is set in the same status
- * write that stops counting deleted pods as active), with no active and no
- * terminating pod. */
-static bool drained(const struct js_obsjob *j)
-{
-	bool stopped = js_job_condition_true(j, "Complete") || js_job_condition_true(j, "Failed") ||
-		       (j->has_suspend && j->suspend && js_job_condition_true(j, "Suspended"));
-	return stopped && j->active == 0 && j->terminating == 0;
-}
-
 void js__finish_delete_previous(struct js__ctx *c)
 {
 	static const char why[] = "previous restart attempt";
 	const struct js__bucket *b = &c->previous;
+	const struct js_jobset *js = c->js;
 
-	if (!c->in->drain_previous) {
+	if (!c->in->cleanup_direct) {
 		js__finish_delete(c, b, why);
 		return;
 	}
 	/* Foreground deletion waits on the garbage collector twice (pods, then
-	 * the finalizer), tens of seconds each at 1,000 Jobs. Here the Job
-	 * controller stops the pods of a suspended Job itself, and a drained
-	 * Job is deleted in the Background: its name is free at once and no pod
-	 * of the old attempt still runs when the new one starts (#392). */
+	 * the finalizer), 40 s or more each at 1,000 Jobs. Background frees each
+	 * name at once; the old pods are deleted here (100 in flight: the API
+	 * server's DeleteCollection deletes one at a time), and the create step
+	 * keeps a name while one of its old pods runs (#392). */
 	for (size_t i = 0; i < b->n; i++) {
 		const struct js_obsjob *j = b->items[i];
+		int32_t attempt;
 		if (j->deleting)
 			continue;
-		if (!j->has_terminating) {
-			js__ctx_action(c, JS_ACTION_DELETE_JOB, j->name, NULL, why);
-		} else if (drained(j)) {
-			js__ctx_action(c, JS_ACTION_DELETE_JOB, j->name, NULL, "previous restart attempt, pods stopped")
-				->propagation = JS_PROPAGATION_BACKGROUND;
-		} else if (!(j->has_suspend && j->suspend) && !js__status_failure_cond(j) &&
-			   !js_job_condition_true(j, "Complete")) {
-			js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, json_pack("{s:{s:b}}", "spec", "suspend", 1),
-				       "previous restart attempt: stop its pods");
-		}
-		/* Otherwise its pods are stopping: its next status change
-		 * brings the JobSet back here. */
+		struct js_action *a = js__ctx_action(c, JS_ACTION_DELETE_JOB, j->name, NULL, why);
+		if (js__parse_i32(j->restart_attempt, &attempt) && attempt < js->status.restarts)
+			a->propagation = JS_PROPAGATION_BACKGROUND;
 	}
+	for (size_t i = 0; c->in->old_pods_known && i < c->in->n_old_pods; i++)
+		if (!c->in->old_pods[i].deleting)
+			js__ctx_action(c, JS_ACTION_DELETE_POD, c->in->old_pods[i].name, NULL,
+				       "pod of a previous restart attempt");
+}
+
+bool js__finish_old_pod_runs(const struct js__ctx *c, const char *job_name)
+{
+	if (!c->in->cleanup_direct || !c->in->old_pods_known)
+		return false;
+	/* A handful while a restart drains; a linear scan per created name
+	 * would be N x M at 1,000 Jobs, so the names are hashed once. */
+	return c->old_busy && js_hmap_get(c->old_busy, job_name) != NULL;
+}
+
+int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out)
+{
+	const char *uid = js->meta.uid;
+	if (uid && *uid)
+		return js_buf_printf(out, "jobset.sigs.k8s.io/jobset-uid=%s,jobset.sigs.k8s.io/restart-attempt!=%d", uid,
+				     (int)js->status.restarts);
+	return js_buf_printf(out, "jobset.sigs.k8s.io/jobset-name=%s,jobset.sigs.k8s.io/restart-attempt!=%d",
+			     js_jobset_name(js), (int)js->status.restarts);
+}
+
+bool js_reconcile_wants_old_pods(const struct js_jobset *js)
+{
+	if (js->status.restarts <= 0)
+		return false;
+	bool restarting = false;
+	for (size_t i = 0; i < js->status.n_conditions; i++) {
+		const struct js_condition *k = &js->status.conditions[i];
+		if (!k->type || !k->status || strcmp(k->status, "True") != 0)
+			continue;
+		if (strcmp(k->type, JS_COND_COMPLETED) == 0 || strcmp(k->type, JS_COND_FAILED) == 0)
+			return false;
+		restarting |= strcmp(k->type, JS_COND_RESTARTING) == 0;
+	}
+	return restarting;
 }
 
 bool js__success_run(struct js__ctx *c)

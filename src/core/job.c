@@ -138,12 +138,11 @@ static const char *owner_uid(const json_t *meta)
 	return NULL;
 }
 
-/* The conditions the core reads (job.h): True, and one of four types. */
+/* The conditions the core reads (job.h): True, and one of three types. */
 static bool kept_condition(const char *type, const char *status)
 {
 	return type && status && strcmp(status, "True") == 0 &&
-	       (strcmp(type, "Complete") == 0 || strcmp(type, "Failed") == 0 || strcmp(type, "FailureTarget") == 0 ||
-		strcmp(type, "Suspended") == 0);
+	       (strcmp(type, "Complete") == 0 || strcmp(type, "Failed") == 0 || strcmp(type, "FailureTarget") == 0);
 }
 
 /* Point `out` at the kept conditions of `conds` (strings borrowed from

@@ -31,12 +31,10 @@
 
 /** One batch/v1 JobCondition the core reads. js_job_from_json keeps only
  * conditions with status "True" and type Complete, Failed or FailureTarget
- * (SPEC §11.3, §11.8), or Suspended (the Job controller has stopped the pods
- * of a suspended Job: the drained restart of reconcile.h reads it): a Job's
- * other conditions never change a plan. A record
+ * (SPEC §11.3, §11.8): a Job's other conditions never change a plan. A record
  * never holds a condition without type or status (js_job_build drops it). */
 struct js_jobcond {
-	const char *type;    /* "Complete" | "Failed" | "FailureTarget" | "Suspended" */
+	const char *type;    /* "Complete" | "Failed" | "FailureTarget" */
 	const char *status;  /* "True" (js_job_build: as given) */
 	const char *reason;  /* NULL when absent */
 	const char *message; /* NULL when absent */

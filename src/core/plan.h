@@ -38,6 +38,9 @@ enum js_action_kind {
 	JS_ACTION_CREATE_SERVICE,    /* POST `object` (the headless Service) */
 	JS_ACTION_CREATE_PVC,        /* POST `object`; AlreadyExists ok */
 	JS_ACTION_DELETE_JOBSET,     /* DELETE the JobSet `name`; `propagation` */
+	JS_ACTION_DELETE_POD,        /* DELETE the pod `name` (a pod of an older
+					restart attempt: cleanup "direct",
+					core/reconcile.h); NotFound ok */
 	JS_ACTION__COUNT
 };
 

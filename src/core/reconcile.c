@@ -131,6 +131,7 @@ const char *js_reconcile_action_kind_name(enum js_action_kind k)
 		[JS_ACTION_CREATE_SERVICE] = "CreateService",
 		[JS_ACTION_CREATE_PVC] = "CreatePVC",
 		[JS_ACTION_DELETE_JOBSET] = "DeleteJobSet",
+		[JS_ACTION_DELETE_POD] = "DeletePod",
 	};
 	return k >= 0 && k < JS_ACTION__COUNT ? names[k] : "?";
 }
@@ -192,6 +193,14 @@ static void index_jobs(struct js__ctx *c)
 		const struct js_obsjob *j = c->in->jobs[i];
 		if (!js_hmap_has(c->by_name, j->name))
 			(void)js_hmap_put(c->by_name, j->name, (void *)(uintptr_t)j, NULL);
+	}
+	if (c->in->cleanup_direct && c->in->old_pods_known && c->in->n_old_pods > 0) {
+		c->old_busy = js_hmap_new(&by_name);
+		for (size_t i = 0; i < c->in->n_old_pods; i++) {
+			const char *jn = c->in->old_pods[i].job_name;
+			if (jn && !js_hmap_has(c->old_busy, jn))
+				(void)js_hmap_put(c->old_busy, jn, (void *)(uintptr_t)1, NULL);
+		}
 	}
 }
 
@@ -256,6 +265,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 		r = run_steps(&c);
 	}
 	js_hmap_free(c.by_name);
+	js_hmap_free(c.old_busy);
 	c.plan->actions = c.actions;
 	c.plan->n_actions = c.n_actions;
 	c.plan->events = c.events;

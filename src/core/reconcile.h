@@ -38,9 +38,9 @@
  *   finished (Completed/Failed=True)        -> delete active Jobs, TTL:
  *                                              delete JobSet or requeue
  *                                                           (R6, §11.14, #666)
- *   delete previous-attempt Jobs (Foreground; or, drain_previous,
- *     suspend each, then delete it in the Background once its pods are
- *     stopped)                                                      (R7, §11.9)
+ *   delete previous-attempt Jobs (Foreground; or, cleanup_direct, in
+ *     the Background, with their pods, and no create while one
+ *     runs)                                                         (R7, §11.9)
  *   all Jobs ready and not suspended        -> RestartingJobSet=False  (R8)
  *   any failed Job                          -> failure policy; stop   (§11.8)
  *      FailJobSet | no policy | budget spent   -> Failed=True (terminal)
@@ -67,6 +67,7 @@
 #include <stdint.h>
 
 #include "api/jobset.h"
+#include "base/buf.h"
 #include "base/common.h"
 #include "core/job.h"
 #include "core/plan.h"
@@ -85,6 +86,15 @@ struct js_obspod {
 					    or NULL */
 };
 
+/** A pod of an older restart attempt that is neither Succeeded nor Failed
+ * (restart cleanup "direct"). */
+struct js_oldpod {
+	const char *name;
+	const char *job_name; /* label batch.kubernetes.io/job-name (else
+				 job-name); NULL when absent */
+	bool deleting;        /* metadata.deletionTimestamp is set */
+};
+
 /** Everything one reconcile looks at. All pointers are borrowed. */
 struct js_reconcile_input {
 	const struct js_jobset *jobset;   /* as read: spec, metadata, status */
@@ -100,21 +110,19 @@ struct js_reconcile_input {
 	const struct js_obspod *pods;     /* only for §11.16 */
 	size_t n_pods;
 	struct js_gates gates;
-	bool drain_previous;              /* R7 without the garbage collector:
-					     a previous-attempt Job is first
-					     suspended (the Job controller stops
-					     its pods), then deleted with
-					     Background propagation once it
-					     reports Suspended (or finished),
-					     active 0 and terminating 0. Its
-					     name is free as soon as the DELETE
-					     returns, and no pod of it still
-					     runs. Jobs whose status has no
-					     `terminating` (clusters before
-					     JobPodReplacementPolicy) are deleted
-					     in the Foreground as upstream does.
-					     docs/differences.md "Restart
-					     without the garbage collector" */
+	/* Restart cleanup "direct" (docs/differences.md "Restart without the
+	 * garbage collector"): the Jobs of an older restart attempt are deleted
+	 * in the Background (their names are free at once) and their pods one by
+	 * one (DeletePod), instead of Foreground deletion, which waits on the
+	 * garbage collector twice. A Job name is not created again while a pod
+	 * of an older attempt of that name still runs (#392): the runtime lists
+	 * those pods (js_reconcile_old_pods_selector, not Succeeded or Failed)
+	 * when js_reconcile_wants_old_pods says so. Jobs of an older per-Job
+	 * attempt (RestartJob) are still deleted in the Foreground. */
+	bool cleanup_direct;
+	bool old_pods_known;              /* the runtime listed them this pass */
+	const struct js_oldpod *old_pods; /* what it found */
+	size_t n_old_pods;
 	int64_t now;                      /* Unix seconds */
 };
 
@@ -142,6 +150,20 @@ struct js_plan *js_reconcile_plan_free(struct js_plan *plan);
 
 /** "CreateJob", "DeleteJob", ... (static). */
 const char *js_reconcile_action_kind_name(enum js_action_kind k);
+
+/**
+ * The label selector of the pods of older restart attempts of `js` (restart
+ * cleanup "direct"): its jobset-uid (else jobset-name) label, and a
+ * restart-attempt other than status.restarts. Written to `out`; returns 0,
+ * or -ENOMEM.
+ */
+JS_WARN_UNUSED int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out);
+
+/** True when the runtime should list the pods of older attempts before
+ * this JobSet's reconcile (restart cleanup "direct"): it has restarted, is
+ * not finished, and its RestartingJobSet condition is True (the new attempt
+ * is not all ready yet, so an old pod may still run). */
+bool js_reconcile_wants_old_pods(const struct js_jobset *js);
 
 /** "Foreground" | "Background" (static). */
 const char *js_reconcile_propagation_name(enum js_propagation p);

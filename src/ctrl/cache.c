@@ -269,3 +269,72 @@ static bool child_same(const void *a, const void *b)
 
 const struct js_store_type js_cache_service_type = {service_transform, child_ref, child_unref, child_same};
 const struct js_store_type js_cache_pvc_type = {pvc_transform, child_ref, child_unref, child_same};
+
+/* ---- JobSet pods (gate InPlaceRestart) ---- */
+
+struct podrec {
+	struct js_cache_pod pub; /* first: the record is read as the public type */
+	atomic_int refs;
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? js_xstrdup(s) : NULL;
+}
+
+static int32_t max_restarts(const json_t *statuses, int32_t m)
+{
+	size_t i;
+	json_t *st;
+	json_array_foreach(statuses, i, st)
+	{
+		json_int_t rc = json_integer_value(json_object_get(st, "restartCount"));
+		if (rc > m && rc <= INT32_MAX)
+			m = (int32_t)rc;
+	}
+	return m;
+}
+
+static const void *pod_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	const json_t *md = json_object_get(obj, "metadata"), *st = json_object_get(obj, "status");
+	const char *ns = js_json_str(md, "namespace");
+	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
+	const char *phase = js_json_str(st, "phase");
+	struct podrec *r = js_xcalloc(1, sizeof *r);
+	atomic_init(&r->refs, 1);
+	r->pub.jobset_key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
+	r->pub.name = dup_or_null(js_json_str(md, "name"));
+	r->pub.attempt = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_IN_PLACE_RESTART_ATTEMPT));
+	r->pub.failed = phase && strcmp(phase, "Failed") == 0;
+	r->pub.max_restart_count = max_restarts(json_object_get(st, "containerStatuses"),
+						max_restarts(json_object_get(st, "initContainerStatuses"), 0));
+	return r;
+}
+
+static const void *pod_ref(const void *p)
+{
+	atomic_fetch_add(&((struct podrec *)(uintptr_t)p)->refs, 1);
+	return p;
+}
+
+static void pod_unref(const void *p)
+{
+	struct podrec *r = (struct podrec *)(uintptr_t)p;
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	free((char *)(uintptr_t)r->pub.jobset_key);
+	free((char *)(uintptr_t)r->pub.name);
+	free((char *)(uintptr_t)r->pub.attempt);
+	free(r);
+}
+
+static bool pod_same(const void *pa, const void *pb)
+{
+	const struct js_cache_pod *a = pa, *b = pb;
+	return str_eq(a->jobset_key, b->jobset_key) && str_eq(a->name, b->name) && str_eq(a->attempt, b->attempt) &&
+	       a->failed == b->failed && a->max_restart_count == b->max_restart_count;
+}
+
+const struct js_store_type js_cache_pod_type = {pod_transform, pod_ref, pod_unref, pod_same};

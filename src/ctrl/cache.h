@@ -16,6 +16,8 @@
  *   Services, PVCs
  *             struct js_cache_child: existence, plus the key of the JobSet
  *             the object belongs to (for the event handlers).
+ *   Pods      (gate InPlaceRestart only) struct js_cache_pod: what the
+ *             in-place restart bookkeeping reads (SPEC §11.16).
  *
  * Change filters (pure) decide which updates enqueue their JobSet; the
  * informer already drops updates whose records its type's same() finds
@@ -29,6 +31,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "api/jobset.h"
 #include "core/job.h"
@@ -54,6 +57,15 @@ struct js_cache_child {
 	const char *jobset_key; /* "namespace/name" of the JobSet it is for, or NULL */
 };
 
+/** A cached JobSet pod (gate InPlaceRestart, ctrl/inplace.c). */
+struct js_cache_pod {
+	const char *jobset_key;    /* "<namespace>/<jobset-name label>", or NULL */
+	const char *name;          /* metadata.name */
+	const char *attempt;       /* annotation jobset.sigs.k8s.io/in-place-restart-attempt, or NULL */
+	bool failed;               /* status.phase Failed */
+	int32_t max_restart_count; /* largest restartCount of its init and regular containers */
+};
+
 /** JobSets: transform decodes (lenient, managedFields dropped); same()
  * compares every field of struct js_cache_jobset except rv. */
 extern const struct js_store_type js_cache_jobset_type;
@@ -69,6 +81,10 @@ extern const struct js_store_type js_cache_service_type;
 /** PVCs: jobset_key from the jobset-name label (SPEC §8 labels every PVC it
  * creates so). same() compares jobset_key. */
 extern const struct js_store_type js_cache_pvc_type;
+
+/** JobSet pods: struct js_cache_pod. same() compares every field, so a
+ * pod's other status updates (conditions, heartbeats) are not events. */
+extern const struct js_store_type js_cache_pod_type;
 
 /** What our last status write of a JobSet was, for the change filter. */
 struct js_cache_written {

@@ -504,8 +504,8 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 			return fail(reterr_msg, "--%s: expected gates or webhook, got '%s'", f->name, v);
 		return 0;
 	case FL_CLEANUP:
-		if (strcmp(v, "drain") != 0 && strcmp(v, "foreground") != 0)
-			return fail(reterr_msg, "--%s: expected drain or foreground, got '%s'", f->name, v);
+		if (strcmp(v, "direct") != 0 && strcmp(v, "foreground") != 0)
+			return fail(reterr_msg, "--%s: expected direct or foreground, got '%s'", f->name, v);
 		*(bool *)(base + f->off) = strcmp(v, "foreground") == 0;
 		return 0;
 	case FL_LEVEL: {
@@ -650,11 +650,6 @@ int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, cha
 	if (!(cfg->lease_duration_ms > cfg->renew_deadline_ms &&
 	      cfg->renew_deadline_ms * 10 > cfg->retry_period_ms * 12))
 		return fail(reterr_msg, "leader election: need leaseDuration > renewDeadline > 1.2 * retryPeriod");
-	/* Checked once flags and file are merged, so a later InPlaceRestart=false
-	 * wins. Accepting the gate would do nothing: the step it enables
-	 * (SPEC §11.16) needs the Pods, and this controller does not watch them. */
-	if (cfg->gates.in_place_restart)
-		return fail(reterr_msg, "%s", JS_CONFIG_IN_PLACE_REFUSED);
 	r = check_tls(cfg, "--tls-min-version/--tls-cipher-suites: ", reterr_msg);
 	return r < 0 ? r : check_certs(cfg, reterr_msg);
 }
@@ -682,7 +677,7 @@ const char *js_config_usage(void)
 	       "  --tls-min-version V               VersionTLS12 (default) or VersionTLS13, webhooks and metrics\n"
 	       "  --tls-cipher-suites A,B           TLS 1.2 cipher suites (IANA names; default OpenSSL's)\n"
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
-	       "  --feature-gates A=true,...        RestartJob, ElasticJobSet (InPlaceRestart=true is refused)\n"
+	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
 	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"
@@ -701,9 +696,10 @@ const char *js_config_usage(void)
 	       "  --exclusive-placement gates|webhook  followers of an exclusive Job wait behind a scheduling\n"
 	       "                                    gate the controller lifts (gates), or are refused at\n"
 	       "                                    admission until their leader is bound (webhook: upstream's)\n"
-	       "  --restart-cleanup drain|foreground  Jobs of a previous restart attempt are suspended and\n"
-	       "                                    deleted once their pods are stopped (drain), or deleted\n"
-	       "                                    in the Foreground (upstream's)\n"
+	       "  --restart-cleanup direct|foreground  Jobs of a previous restart attempt are deleted in the\n"
+	       "                                    Background and their pods by the controller, the new\n"
+	       "                                    attempt waiting until none runs (direct), or deleted in\n"
+	       "                                    the Foreground (upstream's)\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

@@ -33,13 +33,6 @@
 #define JS_CONFIG_CERT_NAMESPACE "jobset-system"
 #define JS_CONFIG_SERVICE_NAME "jobset-webhook-service"
 #define JS_CONFIG_SECRET_NAME "jobset-webhook-server-cert"
-/* Why the controller refuses the InPlaceRestart gate (docs/differences.md):
- * the gate would enable a step that cannot run here, silently. */
-#define JS_CONFIG_IN_PLACE_REFUSED                                                                               \
-	"feature gate InPlaceRestart=true is refused: in-place restart is not driven end to end yet. It needs the "   \
-	"Pods of each JobSet (their in-place-restart-attempt annotations, SPEC §11.16), and this controller does not " \
-	"watch Pods; nor does this project ship the in-place restart agent (SPEC §13). Use restartStrategy Recreate " \
-	"or BlockingRecreate"
 #define JS_CONFIG_MUTATING_NAME "jobset-mutating-webhook-configuration"
 #define JS_CONFIG_VALIDATING_NAME "jobset-validating-webhook-configuration"
 
@@ -96,8 +89,8 @@ struct js_config {
 	 * exclusive Job wait for their leader (api/jobset.h js_placement_mode,
 	 * docs/differences.md). */
 	enum js_placement_mode placement;
-	/* --restart-cleanup drain|foreground (drain): how the Jobs of a previous
-	 * restart attempt go (core/reconcile.h drain_previous,
+	/* --restart-cleanup direct|foreground (direct): how the Jobs of a
+	 * previous restart attempt go (core/reconcile.h cleanup_direct,
 	 * docs/differences.md "Restart without the garbage collector");
 	 * foreground is upstream's. */
 	bool restart_foreground;
@@ -123,8 +116,8 @@ void js_config_done(struct js_config *cfg);
  * "--name=value" or "--name value"; booleans also bare "--name". Returns 0,
  * or JS_EINVALID / -errno with *reterr_msg (caller frees) naming the flag,
  * field or file. Feature gates (file `featureGates`, --feature-gates) are
- * read by api/gates.h; InPlaceRestart=true, once file and flags are merged,
- * is JS_EINVALID with JS_CONFIG_IN_PLACE_REFUSED as the message.
+ * read by api/gates.h; InPlaceRestart=true turns on the pod cache and the
+ * in-place bookkeeping (SPEC §11.16, ctrl/inplace.c).
  */
 JS_WARN_UNUSED int js_config_parse_args(struct js_config *cfg, int argc, char *const *argv, char **reterr_msg);
 

@@ -345,7 +345,7 @@ static bool caches_synced(struct js_controller *c)
 {
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
 	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs) &&
-	       (!c->pods || js_informer_has_synced(c->pods));
+	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods));
 }
 
 static void *worker(void *arg)
@@ -358,9 +358,12 @@ static void *worker(void *arg)
 	/* Never act on a partial view: a missing Job would be created twice. */
 	while (!atomic_load(&c->stopping) && !caches_synced(c)) {
 		if (js_informer_wait_synced(c->jobsets, 200) == 0 && js_informer_wait_synced(c->jobs, 200) == 0 &&
-		    js_informer_wait_synced(c->services, 200) == 0 && js_informer_wait_synced(c->pvcs, 200) == 0 &&
-		    c->pods)
-			(void)!js_informer_wait_synced(c->pods, 200);
+		    js_informer_wait_synced(c->services, 200) == 0 && js_informer_wait_synced(c->pvcs, 200) == 0) {
+			if (c->pods)
+				(void)!js_informer_wait_synced(c->pods, 200);
+			if (c->ipods)
+				(void)!js_informer_wait_synced(c->ipods, 200);
+		}
 	}
 	for (;;) {
 		char *key = NULL;
@@ -504,6 +507,8 @@ static int make_informers(struct js_controller *c)
 				  &c->pvc_events, &c->pvcs);
 	if (r == 0 && c->o.placement == JS_PLACEMENT_GATES)
 		r = js__placement_informer(c);
+	if (r == 0 && c->o.gates.in_place_restart)
+		r = js__inplace_informer(c);
 	return r;
 }
 
@@ -575,8 +580,10 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(infs) && infs[i]; i++) {
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
+		if (!infs[i])
+			continue;
 		int r = js_informer_start(infs[i]);
 		if (r < 0)
 			return r; /* js_controller_stop stops what did start */
@@ -664,9 +671,10 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
 		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(infs) && infs[i]; i++)
-		(void)js_informer_stop(infs[i]);
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
+		if (infs[i])
+			(void)js_informer_stop(infs[i]);
 	c->stop_result = r;
 	atomic_store(&c->stopped, true);
 	return r;
@@ -684,7 +692,7 @@ int js_controller_free(struct js_controller *c)
 	}
 	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
 	c->le = NULL;
-	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods};
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
 		*infs[i] = NULL;
@@ -747,4 +755,6 @@ void js_controller_refresh_metrics(struct js_controller *c)
 	informer_metrics(c, c->pvcs, "persistentvolumeclaims");
 	if (c->pods)
 		informer_metrics(c, c->pods, "pods");
+	if (c->ipods)
+		informer_metrics(c, c->ipods, "jobset-pods");
 }

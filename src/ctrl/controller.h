@@ -67,10 +67,11 @@ struct js_controller_opts {
 	 * docs/controller.md "Exclusive placement"): a cache of the pods the pod
 	 * webhook labelled, and the lifting of their scheduling gates. */
 	enum js_placement_mode placement;
-	/* Previous-attempt Jobs are suspended, then deleted in the Background
-	 * once their pods are stopped, instead of deleted in the Foreground
-	 * (core/reconcile.h js_reconcile_input.drain_previous; --restart-cleanup). */
-	bool drain_previous;
+	/* Restart cleanup "direct": older attempts' Jobs are deleted in the
+	 * Background and their pods by one DeleteCollection, and nothing is
+	 * created while one of those pods runs (core/reconcile.h
+	 * js_reconcile_input.cleanup_direct; --restart-cleanup). */
+	bool cleanup_direct;
 	js_controller_log_fn *log;   /* may be NULL */
 	void *log_user;
 };

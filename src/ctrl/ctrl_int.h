@@ -67,6 +67,8 @@ struct js_controller {
 	struct js_metrics *metrics;
 	struct js_informer *jobsets, *jobs, *services, *pvcs;
 	struct js_informer *pods;    /* placement: labelled pods only; NULL in webhook mode */
+	struct js_informer *ipods;   /* in-place restart: pods with the jobset-name
+					label; NULL unless the InPlaceRestart gate is on */
 	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
@@ -100,6 +102,8 @@ struct js__sync_result {
 };
 
 struct js_arena;
+struct js_obspod;
+struct js_jobset;
 
 /* Reconcile key "ns/name" once (SPEC §11.2), with scratch memory from
  * `arena` (the caller resets it afterwards). sync.c. */
@@ -112,6 +116,23 @@ int js__placement_informer(struct js_controller *c);
 /* Place the followers of one Job: `key` without JS__CTRL_PLACEMENT_PREFIX,
  * "<namespace>/<Job uid>". placement.c. */
 void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res);
+
+/* True when `js` restarts in place (failurePolicy.restartStrategy
+ * InPlaceRestart). NULL is false. inplace.c. */
+bool js__inplace_strategy(const struct js_jobset *js);
+
+/* Create c->ipods, the cache of JobSet pods the in-place restart
+ * bookkeeping reads (SPEC §11.16), with its index. Returns 0 or an informer
+ * error. inplace.c. */
+int js__inplace_informer(struct js_controller *c);
+
+/* The observed pods of JobSet `key` ("<namespace>/<name>") for the core:
+ * *ret_pods (in `a`, borrowing the records' strings) and *ret_recs (the
+ * records, one reference each: js_informer_release(c->ipods, ...) once the
+ * reconcile is done). Returns their count; 0 and NULLs without the cache.
+ * inplace.c. */
+size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const char *key, const void ***ret_recs,
+			   struct js_obspod **ret_pods);
 
 /* Queue `key` now, or (`fold`) after the fold window; counts the event of
  * `resource`. controller.c. */

@@ -484,7 +484,7 @@ int main(int argc, char **argv)
 		.retry_period_ms = arg_cfg.retry_period_ms,
 		.fold_window_ms = arg_cfg.fold_window_ms,
 		.placement = arg_cfg.placement,
-		.drain_previous = !arg_cfg.restart_foreground,
+		.cleanup_direct = !arg_cfg.restart_foreground,
 		.log = ctrl_log,
 	};
 	r = js_controller_new(&o, &ctl);

@@ -73,6 +73,9 @@ struct observed {
 	const char **pvcs;                 /* arena */
 	size_t n_pvcs;
 	bool service_exists;
+	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
+	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
+	size_t n_ipods;
 	json_t *regarding;                 /* what events are about (built once, lazily) */
 	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
 };
@@ -81,6 +84,8 @@ static void observed_done(struct js_controller *c, struct observed *o)
 {
 	js_informer_unref(c->jobsets, o->rec);
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
+	if (c->ipods)
+		js_informer_release(c->ipods, o->ipod_recs, o->n_ipods);
 	json_decref(o->regarding);
 	js_hmap_free(o->by_name);
 }
@@ -166,6 +171,8 @@ static int observe(struct js_controller *c, struct js_arena *a, const char *key,
 	o->service_exists = js_informer_has(c->services, o->ns, js_jobset_subdomain(js));
 	if (js->has_spec && js->spec.n_volume_claim_policies > 0)
 		observe_pvcs(c, a, o);
+	if (c->ipods && js__inplace_strategy(js))
+		o->n_ipods = js__inplace_observe(c, a, key, &o->ipod_recs, &o->ipods);
 	return 1;
 }
 
@@ -183,7 +190,32 @@ static int left_ms(uint64_t dl)
 }
 
 /* Wait until every Job in `names` is in the cache (or gone: `gone`). */
-static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n, bool gone)
+/* What the cache must show of a Job this pass wrote. */
+enum rw_want {
+	RW_EXISTS,    /* created */
+	RW_GONE,      /* deleted: absent or marked for deletion */
+	RW_SUSPENDED, /* patched spec.suspend true (or gone) */
+	RW_RESUMED,   /* patched spec.suspend false (or gone) */
+};
+
+static bool rw_shows(const struct js_obsjob *j, enum rw_want w)
+{
+	switch (w) {
+	case RW_EXISTS:
+		return j != NULL;
+	case RW_GONE:
+		return !j || j->deleting;
+	case RW_SUSPENDED:
+	case RW_RESUMED:
+		/* Without this a pass soon after would patch the same Jobs
+		 * again: a suspend of 1,000 Jobs sent half as often again. */
+		return !j || (j->has_suspend && j->suspend) == (w == RW_SUSPENDED);
+	}
+	return true;
+}
+
+static void wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n,
+		      enum rw_want want)
 {
 	if (c->o.cache_wait_ms < 0 || n == 0)
 		return;
@@ -193,7 +225,7 @@ static void wait_jobs(struct js_controller *c, const char *ns, const char *const
 		uint64_t gen = js_informer_generation(c->jobs);
 		while (done < n) {
 			const struct js_obsjob *j = js_informer_get(c->jobs, ns, names[done]);
-			bool ok = gone ? (!j || j->deleting) : j != NULL;
+			bool ok = rw_shows(j, want);
 			js_informer_unref(c->jobs, j);
 			if (!ok)
 				break;
@@ -230,8 +262,8 @@ struct body {
 	 * the read-your-writes wait for them comes once, at the end of the
 	 * pass, so runs of creates follow each other without a watch round
 	 * trip in between. */
-	const char **created, **deleted;
-	size_t n_created, n_deleted;
+	const char **created, **deleted, **suspended, **resumed;
+	size_t n_created, n_deleted, n_suspended, n_resumed;
 	bool conflict;        /* the status write met a newer resourceVersion */
 	bool has_requeue_after;
 	int64_t requeue_after;
@@ -310,16 +342,33 @@ static char *delete_body(struct observed *o, const struct js_action *a)
 	return s;
 }
 
-/* Submit one create (`body`) or delete; 0 and *ret, or the error. */
+/* The HTTP method of a windowed action (CreateJob, DeleteJob, DeletePod,
+ * PatchJob). */
+static const char *run_method(const struct js_action *a)
+{
+	return a->kind == JS_ACTION_CREATE_JOB ? "POST" : a->kind == JS_ACTION_PATCH_JOB ? "PATCH" : "DELETE";
+}
+
+/* Submit one create (`body`), delete or merge patch; 0 and *ret, or the
+ * error. */
 static int submit_one(struct js_controller *c, struct observed *o, const struct js_action *a,
 		      const struct js_exec_run *run, size_t i, struct js_client_xfer **ret)
 {
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
+	bool patch = a->kind == JS_ACTION_PATCH_JOB;
 	struct js_buf path;
 	js_buf_init(&path, 4096);
 	char *text = NULL;
-	int r = js_client_path(&js_client_res_jobs, o->ns, create ? NULL : a->name, NULL, &path);
-	if (r == 0 && create) {
+	bool pod = a->kind == JS_ACTION_DELETE_POD;
+	int r = js_client_path(pod ? &js_client_res_pods : &js_client_res_jobs, o->ns, create ? NULL : a->name, NULL,
+			       &path);
+	if (r == 0 && pod) {
+		/* Background: its Job is gone, nothing depends on the pod. */
+		text = js_xstrdup("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"propagationPolicy\":\"Background\"}");
+	} else if (r == 0 && patch) {
+		text = json_dumps(a->object, JSON_COMPACT);
+		r = text ? 0 : -ENOMEM;
+	} else if (r == 0 && create) {
 		/* Rendered just before it is sent: only the window's Jobs exist
 		 * as text at any time (core/exec.h rule 3). */
 		json_t *body = js_exec_render(run, i);
@@ -330,9 +379,9 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 		text = delete_body(o, a);
 	}
 	struct js_client_req req = {
-		.method = create ? "POST" : "DELETE",
+		.method = run_method(a),
 		.path = js_buf_str(&path),
-		.content_type = "application/json",
+		.content_type = patch ? "application/merge-patch+json" : "application/json",
 		.body = text,
 		.body_len = text ? strlen(text) : 0,
 	};
@@ -343,10 +392,12 @@ static int submit_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Wait for one submitted create/delete (action `i` of `run`), repeating it
- * when the answer asks to with Retry-After (client.h, as client-go does for
- * every verb), and apply the AlreadyExists/NotFound rules. Returns 0 or the
- * error; appends a message to `msgs` on error. */
+/* Wait for one submitted create/delete/patch (action `i` of `run`),
+ * repeating it when the answer asks to with Retry-After (client.h, as
+ * client-go does for every verb), and apply the AlreadyExists/NotFound
+ * rules (a Job gone before its delete or patch needs nothing more: the next
+ * pass sees it gone). Returns 0 or the error; appends a message to `msgs` on
+ * error. */
 static int finish_one(struct js_controller *c, struct observed *o, const struct js_action *a,
 		      const struct js_exec_run *run, size_t i, struct js_client_xfer *x, int submit_err,
 		      struct js_buf *msgs)
@@ -360,11 +411,11 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 		r = js_client_xfer_wait(x, &resp, why, sizeof(why));
 		uint64_t again = r == 0 ? js_client_retry_after_ms(&resp, tries) : 0;
 		if (r == 0) {
-			js__ctrl_count_request(c, create ? "POST" : "DELETE", resp.code);
+			js__ctrl_count_request(c, run_method(a), resp.code);
 			if (resp.code < 200 || resp.code > 299)
 				r = js_apierr_decode(resp.code, resp.body, resp.len, resp.retry_after_s, &err);
 		} else {
-			js__ctrl_count_request(c, create ? "POST" : "DELETE", 0);
+			js__ctrl_count_request(c, run_method(a), 0);
 			js_apierr_set_transport(&err, r, why);
 		}
 		js_client_resp_done(&resp);
@@ -383,7 +434,7 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 			append_err(msgs, a->name, "exists and is not controlled by this JobSet");
 	} else if (!create && r == JS_ENOTFOUND) {
 		r = 0; /* already gone */
-	} else if (!create && r == JS_ECONFLICT) {
+	} else if (a->kind == JS_ACTION_DELETE_JOB && r == JS_ECONFLICT) {
 		r = 0; /* uid precondition: a newer incarnation; ours is gone */
 	} else if (r < 0) {
 		append_err(msgs, a->name, err.message ? err.message : js_apierr_strerror(r));
@@ -393,9 +444,21 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
-/* Submit every action of a run (all CreateJob, rendered from `run`, or all
- * DeleteJob) through the sliding window, wait for all, and note what the cache must show before
- * the next reconcile (waited for at the end of the pass).
+/* A patch of spec.suspend that landed: the cache must show it before the
+ * next pass (wait_jobs). */
+static void note_suspend_patch(struct body *b, const struct js_action *a)
+{
+	const json_t *s = json_object_get(json_object_get(a->object, "spec"), "suspend");
+	if (json_is_true(s))
+		b->suspended[b->n_suspended++] = a->name;
+	else if (json_is_false(s))
+		b->resumed[b->n_resumed++] = a->name;
+}
+
+/* Submit every action of a run (all CreateJob, rendered from `run`, all
+ * DeleteJob, all DeletePod or all PatchJob) through the sliding window, wait for all, and
+ * note what the cache must show before the next reconcile (waited for at the
+ * end of the pass).
  * Returns 0 or the first error. */
 static int apply_run(struct body *b, const struct js_action *acts, const struct js_exec_run *run, size_t n)
 {
@@ -422,8 +485,10 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 		/* A delete of a Job we never saw has nothing to wait for. */
 		if (r == 0 && create)
 			b->created[b->n_created++] = acts[i].name;
-		else if (r == 0 && job_uid(o, acts[i].name))
+		else if (r == 0 && acts[i].kind == JS_ACTION_DELETE_JOB && job_uid(o, acts[i].name))
 			b->deleted[b->n_deleted++] = acts[i].name;
+		else if (r == 0 && acts[i].kind == JS_ACTION_PATCH_JOB)
+			note_suspend_patch(b, &acts[i]);
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -446,6 +511,16 @@ static int op_create_jobs(void *self, const struct js_action *acts, size_t n, co
 }
 
 static int op_delete_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+static int op_patch_jobs(void *self, const struct js_action *acts, size_t n)
+{
+	return apply_run(self, acts, NULL, n);
+}
+
+static int op_delete_pods(void *self, const struct js_action *acts, size_t n)
 {
 	return apply_run(self, acts, NULL, n);
 }
@@ -643,12 +718,60 @@ static const struct js_exec_ops body_ops = {
 	.create_jobs = op_create_jobs,
 	.delete_jobs = op_delete_jobs,
 	.patch_job = op_patch_job,
+	.patch_jobs = op_patch_jobs,
+	.delete_pods = op_delete_pods,
 	.apply_other = op_apply_other,
 	.write_status = op_write_status,
 	.emit_event = op_emit_event,
 	.count_metrics = op_count_metrics,
 	.requeue_after = op_requeue_after,
 };
+
+/* Restart cleanup "direct" (core/reconcile.h): the pods of older restart
+ * attempts that are not Succeeded or Failed, by one label- and
+ * field-selected LIST. Pods are not cached (memory: issue 9), and this runs
+ * only while the JobSet is restarting. Returns 0 with the pods in *ret
+ * (arena `a`), or the error (the pass then fails and is retried: never
+ * create blind). */
+static int list_old_pods(struct js_controller *c, struct js_arena *a, const struct observed *o,
+			 struct js_oldpod **ret, size_t *ret_n)
+{
+	struct js_buf sel;
+	js_buf_init(&sel, 256);
+	int r = js_reconcile_old_pods_selector(o->rec->js, &sel);
+	struct js_list_opts lo = {.label_selector = js_buf_str(&sel),
+				  .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
+	json_t *list = NULL;
+	struct js_apierr err = {0};
+	if (r == 0)
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &list, &err);
+	count(c, "LIST", r, &err, 200);
+	if (r < 0 && !aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the pods of older attempts: %s", o->ns,
+			      o->name, why(&err, r));
+	js_apierr_done(&err);
+	js_buf_done(&sel);
+	const json_t *items = json_object_get(list, "items");
+	size_t n = 0, i;
+	json_t *p;
+	*ret = js_arena_calloc(a, json_array_size(items) + 1, sizeof(**ret));
+	json_array_foreach(items, i, p) {
+		const json_t *md = json_object_get(p, "metadata");
+		const json_t *lb = json_object_get(md, "labels");
+		const char *name = js_json_str(md, "name");
+		const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
+		if (!job)
+			job = js_json_str(lb, "job-name");
+		if (!name)
+			continue;
+		(*ret)[n++] = (struct js_oldpod){.name = js_arena_strdup(a, name),
+						 .job_name = job ? js_arena_strdup(a, job) : NULL,
+						 .deleting = js_json_str(md, "deletionTimestamp") != NULL};
+	}
+	*ret_n = n;
+	json_decref(list);
+	return r;
+}
 
 void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res)
 {
@@ -667,10 +790,21 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.service_exists = o.service_exists,
 		.pvcs = o.pvcs,
 		.n_pvcs = o.n_pvcs,
+		.pods = o.ipods,
+		.n_pods = o.n_ipods,
 		.gates = c->o.gates,
-		.drain_previous = c->o.drain_previous,
+		.cleanup_direct = c->o.cleanup_direct,
 		.now = (int64_t)time(NULL),
 	};
+	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {
+		struct js_oldpod *pods = NULL;
+		if (list_old_pods(c, arena, &o, &pods, &in.n_old_pods) < 0) {
+			res->error = true;
+			goto out;
+		}
+		in.old_pods = pods;
+		in.old_pods_known = true;
+	}
 	struct js_plan *plan = NULL;
 	char *msg = NULL;
 	r = js_reconcile_run(&in, &plan, &msg);
@@ -685,12 +819,16 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	struct body b = {.c = c, .o = &o, .a = arena};
 	b.created = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.created));
 	b.deleted = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.deleted));
+	b.suspended = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.suspended));
+	b.resumed = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.resumed));
 	size_t failed_at = SIZE_MAX;
 	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
 	/* Read-your-writes, even after a failed pass: what was written must
 	 * show before the next reconcile of this key reads the cache. */
-	wait_jobs(c, o.ns, b.created, b.n_created, false);
-	wait_jobs(c, o.ns, b.deleted, b.n_deleted, true);
+	wait_jobs(c, o.ns, b.created, b.n_created, RW_EXISTS);
+	wait_jobs(c, o.ns, b.deleted, b.n_deleted, RW_GONE);
+	wait_jobs(c, o.ns, b.suspended, b.n_suspended, RW_SUSPENDED);
+	wait_jobs(c, o.ns, b.resumed, b.n_resumed, RW_RESUMED);
 	res->error = r < 0;
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;

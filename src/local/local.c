@@ -325,6 +325,14 @@ static bool take_gpus(struct js_local *l, struct ljob *j, int32_t index, uint64_
 	return false;
 }
 
+/** The JobSet restarts in place here: gate and strategy (KEP-467). */
+static bool in_place(const struct js_local *l)
+{
+	const struct js_failure_policy *fp = l->js->has_spec ? l->js->spec.failure_policy : NULL;
+	return l->opts.gates.in_place_restart && fp && fp->has_restart_strategy &&
+	       fp->restart_strategy == JS_RESTART_STRATEGY_IN_PLACE;
+}
+
 static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t t)
 {
 	const char *const *gpus = NULL;
@@ -386,7 +394,7 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	struct js_pod_init init = {
 		.id = ++l->next_pod_id, .name = name, .namespace_ = js_jobset_namespace(l->js), .uid = uid,
 		.job_name = j->name, .index = index, .hostname = hostname, .subdomain = subdomain, .ip = ip,
-		.hosts_file = hosts, .net = net, .tmpl = tmpl, .gpus = gpus,
+		.hosts_file = hosts, .net = net, .tmpl = tmpl, .gpus = gpus, .in_place = in_place(l),
 	};
 	char *workdir = pod_workdir(l, hostname);
 	init.job_uid = job_uid;
@@ -776,8 +784,8 @@ static int plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_er
 			obs[n++] = o;
 	}
 	/* Pods only matter to the in-place restart step (gate InPlaceRestart):
-	 * their failure and restart counts. No agent restarts pods in place
-	 * locally, so none carries an in-place restart attempt. */
+	 * their failure and restart counts, and the attempt their agent wrote
+	 * (in_place_agents). */
 	size_t n_pods = 0;
 	for (size_t i = 0; l->opts.gates.in_place_restart && i < l->n_jobs; i++)
 		n_pods += l->jobs[i].deleting ? 0 : l->jobs[i].n_pods;
@@ -785,10 +793,12 @@ static int plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_er
 	size_t np = 0;
 	for (size_t i = 0; n_pods && i < l->n_jobs; i++) {
 		for (size_t k = 0; !l->jobs[i].deleting && k < l->jobs[i].n_pods; k++) {
-			const struct js_pod *p = l->jobs[i].pods[k];
+			struct js_pod *p = l->jobs[i].pods[k];
+			const struct js_inplace_agent *ag = js_pod_agent(p);
 			pods[np++] = (struct js_obspod){.name = js_pod_name(p),
 							.failed = js_pod_phase(p) == JS_JOBCTL_FAILED,
-							.max_restart_count = js_pod_max_restarts(p)};
+							.max_restart_count = js_pod_max_restarts(p),
+							.in_place_attempt = ag && ag->has_attempt ? js_pod_annotation(p, JS_ANN_IN_PLACE_RESTART_ATTEMPT) : NULL};
 		}
 	}
 	struct js_reconcile_input in = {
@@ -833,6 +843,63 @@ static void reconcile(struct js_local *l, int64_t t)
 		l->dirty = true;
 	}
 	js_reconcile_plan_free(plan);
+}
+
+/* ---- in-place restart: the agents' part (docs/in-place-restart.md) ----
+ *
+ * Each pod of a JobSet that restarts in place has an agent here, as on a
+ * cluster it has the in-place-restart-agent sidecar: the same decisions
+ * (core/inplace.h) over the JobSet as the core last wrote it. Writing the
+ * attempt is setting the pod's annotation (and the downward API's view of
+ * it); exiting with the restart code is js_pod_restart_in_place; lifting
+ * the barrier is js_pod_release. Returns true when anything changed (the
+ * core must look again). */
+static bool in_place_agents(struct js_local *l, int64_t t)
+{
+	if (!in_place(l))
+		return false;
+	struct js_inplace_view view = js_inplace_view_of(l->js);
+	bool changed = false;
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		for (size_t k = 0; !l->jobs[i].deleting && k < l->jobs[i].n_pods; k++) {
+			struct js_pod *p = l->jobs[i].pods[k];
+			struct js_inplace_agent *ag = js_pod_agent(p);
+			struct js_pod_info pi;
+			js_pod_info(p, &pi);
+			if (!ag || js_pod_restarting(p) || pi.stop != JS_POD_STOP_NONE ||
+			    js_pod_phase(p) >= JS_JOBCTL_SUCCEEDED)
+				continue;
+			struct js_inplace_step s;
+			if (js_inplace_agent_step(&view, ag, &s) < 0)
+				continue;
+			if (s.patch) {
+				char v[16];
+				snprintf(v, sizeof(v), "%d", (int)s.patch_attempt);
+				js_pod_set_annotation(p, JS_ANN_IN_PLACE_RESTART_ATTEMPT, v);
+				ag->has_attempt = true;
+				ag->attempt = s.patch_attempt;
+				changed = true;
+				if (js_inplace_agent_step(&view, ag, &s) < 0)
+					continue;
+			}
+			if (s.exit) {
+				js__report_event(l, "Normal", "InPlaceRestart", "pod", js_pod_name(p),
+						 "attempt %d is outdated (previousInPlaceRestartAttempt %d): restarting the "
+						 "pod's containers in place", (int)ag->attempt, (int)view.previous);
+				js_pod_restart_in_place(p, &l->host, t);
+				changed = true;
+			} else if (s.lift) {
+				js_pod_release(p);
+				ag->barrier_active = false;
+				changed = true;
+				/* Start its containers now: a held pod has nothing
+				 * running that would wake the loop. */
+				for (int n = 0; n < 8 && js_pod_step(p, &l->host, t); n++)
+					;
+			}
+		}
+	}
+	return changed;
 }
 
 /* ---- the loop ---- */
@@ -1310,6 +1377,7 @@ static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 		}
 		l->resync = false;
 		if (!l->interrupts) {
+			changed |= in_place_agents(l, t);
 			for (size_t i = 0; i < l->n_jobs; i++)
 				changed |= sync_job(l, &l->jobs[i], t);
 		}

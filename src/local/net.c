@@ -23,6 +23,8 @@
 
 #define NET_BRIDGE "jsbr0"
 #define NET_NS_SELF "/proc/thread-self/ns/net"
+/* /proc/sys/net is the opening thread's namespace's. */
+#define NET_ADDR_GEN_MODE "/proc/sys/net/ipv6/conf/default/addr_gen_mode"
 
 struct js_net {
 	enum js_net_mode mode;
@@ -112,6 +114,14 @@ static int pods_setup(struct js_net *net, const char **ret_why)
 		return r;
 	}
 	net->run_fd = open(NET_NS_SELF, O_RDONLY | O_CLOEXEC);
+	/* Links made in the run's namespace from now on (the bridge, every
+	 * pod's veth) get no IPv6 link-local address: each would send
+	 * neighbour discovery, router solicitations and MLD reports, which
+	 * the bridge floods to every port (nl.h, js_nl_link_up_no_ll). Only
+	 * this namespace's default; without IPv6 there is nothing to set. */
+	if (write_proc(NET_ADDR_GEN_MODE, "1") < 0) {
+		/* no IPv6, or a kernel before the setting: links as they are */
+	}
 	*ret_why = "cannot open the run's namespace";
 	r = net->run_fd < 0 ? -errno : js_nl_open(&net->nl);
 	if (!r) {

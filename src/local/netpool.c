@@ -12,7 +12,9 @@
  *
  * Who frees a job: the owner when it takes a done one or cancels a done
  * one; a maker when it meets a cancelled one (queued, or finished making);
- * a maker after a release; js_netpool_stop for whatever is left.
+ * a maker after a release; js_netpool_stop for whatever is left. A
+ * released namespace's fd goes to the graves (bury), closed by a maker
+ * that finds nothing else to do, or by js_netpool_stop.
  *
  * Making one: a maker unshares into a new namespace, keeps an fd of it
  * (/proc/thread-self/ns/net) and a netlink socket in it (a socket keeps its
@@ -77,6 +79,8 @@ struct js_netpool {
 	uint64_t cursor;            /* next position to look at for making ahead */
 	size_t n_releasing;         /* releases (and cancelled makes) under way */
 	uint64_t next_id;           /* veth names */
+	int *grave;                 /* released namespaces, veth down, to close */
+	size_t n_grave, cap_grave;
 	bool stop;
 };
 
@@ -87,6 +91,25 @@ static void close_pod(struct js_netpool_pod *pod)
 	if (pod->fd >= 0)
 		close(pod->fd);
 	pod->fd = -1;
+}
+
+/** lo up, eth0's address, eth0 up without an IPv6 link-local address
+ * (nl.h), in one batch. */
+static int configure_inside(struct js_nl *in, int eth0, uint32_t addr)
+{
+	js_nl_batch_begin(in);
+	int r = js_nl_link_set(in, 1, NULL, true, NULL);
+	if (!r)
+		r = js_nl_add_addr4(in, eth0, addr, JS_IPAM_BLOCK_BITS);
+	if (!r)
+		r = js_nl_link_up_no_ll(in, eth0);
+	int e = js_nl_batch_end(in);
+	r = r ? r : e;
+	/* A kernel without IPv6 refuses the mode, and only that (the kernel
+	 * carries out every request of a batch): up as it is then. */
+	if (r == -EAFNOSUPPORT)
+		r = js_nl_link_set(in, eth0, NULL, true, NULL);
+	return r;
 }
 
 /** Make a namespace with eth0 at `addr`, its veth `ret->veth` (named by
@@ -114,13 +137,9 @@ static int make_one(struct js_netpool *p, struct js_nl *run_nl, uint32_t addr, s
 	if (!r)
 		r = js_nl_add_veth(run_nl, &v);
 	if (!r)
-		r = js_nl_link_set(in, 1, NULL, true, NULL);
-	if (!r)
 		r = js_nl_ifindex(in, "eth0", &eth0);
 	if (!r)
-		r = js_nl_add_addr4(in, eth0, addr, JS_IPAM_BLOCK_BITS);
-	if (!r)
-		r = js_nl_link_set(in, eth0, NULL, true, NULL);
+		r = configure_inside(in, eth0, addr);
 	js_nl_close(in);
 	/* A half-made namespace goes with its fd, veth and all. */
 	if (r < 0)
@@ -128,14 +147,46 @@ static int make_one(struct js_netpool *p, struct js_nl *run_nl, uint32_t addr, s
 	return r;
 }
 
-static void release_one(struct js_nl *run_nl, struct js_netpool_pod *pod)
+/** Take a released pod's address off the bridge: its veth down at once,
+ * so the address stops answering now. Its namespace (and the veth with
+ * it) goes once the fd is closed: bury(). */
+static void release_one(struct js_nl *run_nl, const struct js_netpool_pod *pod)
 {
-	/* Down at once, so the address stops answering on the bridge now; the
-	 * namespace and its veth go when the kernel gets to them. */
 	if (run_nl && pod->veth[0] && js_nl_link_set(run_nl, 0, pod->veth, false, NULL) < 0) {
 		/* gone already */
 	}
-	close_pod(pod);
+}
+
+/** Keep a released namespace's fd until the makers are idle (under mu).
+ * Closing the last fd hands the namespace to the kernel's cleanup_net,
+ * which holds the rtnetlink lock while it takes a batch of namespaces
+ * apart: done while pods' networks are being made (a restarted JobSet
+ * releases and asks for all its pods at once), that stalls the makers. */
+static void bury(struct js_netpool *p, struct js_netpool_pod *pod)
+{
+	if (pod->fd < 0)
+		return;
+	if (p->n_grave == p->cap_grave) {
+		p->cap_grave = p->cap_grave ? p->cap_grave * 2 : 64;
+		p->grave = js_xrealloc(p->grave, p->cap_grave * sizeof(*p->grave));
+	}
+	p->grave[p->n_grave++] = pod->fd;
+	pod->fd = -1;
+}
+
+/** Close every buried namespace (called under mu, which it drops while
+ * closing). */
+static void close_graves(struct js_netpool *p)
+{
+	int *fds = p->grave;
+	size_t n = p->n_grave;
+	p->grave = NULL;
+	p->n_grave = p->cap_grave = 0;
+	pthread_mutex_unlock(&p->mu);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	pthread_mutex_lock(&p->mu);
 }
 
 /* ---- the queue (under mu) ---- */
@@ -258,15 +309,21 @@ static void *maker(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct js_netpool_req *r = NULL;
-		while (!p->stop && !(r = next_job(p)))
+		while (!p->stop && !(r = next_job(p))) {
+			if (p->n_grave) {
+				close_graves(p); /* nothing else to do now */
+				continue;
+			}
 			pthread_cond_wait(&p->cv, &p->mu);
+		}
 		if (p->stop)
 			break; /* what is left is js_netpool_stop's */
 		if (r->release) {
 			pthread_mutex_unlock(&p->mu);
 			release_one(run_nl, &r->pod);
-			free(r);
 			pthread_mutex_lock(&p->mu);
+			bury(p, &r->pod);
+			free(r);
 			p->n_releasing--;
 			pthread_cond_broadcast(&p->cv);
 			continue;
@@ -283,6 +340,7 @@ static void *maker(void *arg)
 			pthread_mutex_unlock(&p->mu);
 			release_one(run_nl, &undo);
 			pthread_mutex_lock(&p->mu);
+			bury(p, &undo);
 			p->n_releasing--;
 			pthread_cond_broadcast(&p->cv);
 		}
@@ -307,6 +365,9 @@ static void free_all(struct js_netpool *p)
 		close_pod(&r->pod);
 		free(r);
 	}
+	for (size_t i = 0; i < p->n_grave; i++)
+		close(p->grave[i]);
+	free(p->grave);
 	if (p->wake_fd >= 0)
 		close(p->wake_fd);
 	pthread_cond_destroy(&p->cv);

@@ -16,7 +16,11 @@
  *    run's bridge; the first pod of a position takes it at once;
  *  - on request, they make one for an address (a restarted pod, a
  *    NonIndexed pod, a position not made yet);
- *  - they release a pod's network (veth down, fd closed) when told.
+ *  - they release a pod's network when told: its veth down at once (the
+ *    address stops answering), its namespace closed once they have nothing
+ *    else to do - the kernel's teardown of namespaces holds the rtnetlink
+ *    lock for a batch at a time, and would stall the making of the networks
+ *    of pods that replace them (a restarted JobSet asks for all at once).
  *
  * Nothing here makes the owner wait: js_netpool_ask returns a request at
  * once, which is either done already (a position made ahead) or done
@@ -83,8 +87,9 @@ JS_WARN_UNUSED int js_netpool_take(struct js_netpool *p, struct js_netpool_req *
  * released, one not begun is never made. Frees the request. Never waits. */
 void js_netpool_cancel(struct js_netpool *p, struct js_netpool_req *req);
 
-/** Release a pod's network: queued, done by a maker (veth down, fd
- * closed). Takes *pod (its fd is -1 afterwards). Never waits. */
+/** Release a pod's network: queued, done by a maker (veth down; the
+ * namespace fd closed when the makers are idle, or at js_netpool_stop).
+ * Takes *pod (its fd is -1 afterwards). Never waits. */
 void js_netpool_release(struct js_netpool *p, struct js_netpool_pod *pod);
 
 /** An fd (non-blocking, close-on-exec) that is readable once a request

@@ -8,6 +8,9 @@
  * the kernel's acknowledgement: when a function returns 0 the change is in
  * place. Errors are the kernel's, as -errno.
  *
+ * Requests can be batched (js_nl_batch_begin/end): queued, then sent
+ * together and acknowledged together.
+ *
  * This module does not create namespaces and never enters one (net.c does).
  * Not thread-safe: one js_nl per thread.
  */
@@ -45,6 +48,32 @@ JS_WARN_UNUSED int js_nl_ifindex(struct js_nl *nl, const char *name, int *ret_if
  * `mac` unless NULL; the link is found by `ifindex` when > 0, else by
  * `name`. Returns 0 or -errno (-ENODEV when there is no such link). */
 JS_WARN_UNUSED int js_nl_link_set(struct js_nl *nl, int ifindex, const char *name, bool up, const uint8_t *mac);
+
+/** Set link `ifindex` up without an IPv6 link-local address
+ * (IFLA_INET6_ADDR_GEN_MODE none, in the same request): the link sends no
+ * IPv6 neighbour discovery, router solicitations or MLD reports, which a
+ * bridge would flood to every port. IPv6 stays enabled (sockets on [::],
+ * ::1 on lo). Returns 0 or -errno (-EAFNOSUPPORT from a kernel without
+ * IPv6). */
+JS_WARN_UNUSED int js_nl_link_up_no_ll(struct js_nl *nl, int ifindex);
+
+/**
+ * Start a batch: until js_nl_batch_end, js_nl_link_set, js_nl_link_up_no_ll,
+ * js_nl_add_addr4, js_nl_add_veth and js_nl_del_link only queue their
+ * request and return 0 (at most 8 requests); js_nl_ifindex and
+ * js_nl_add_bridge, which read a reply, are refused with -EINVAL, and so is
+ * a ninth request; a refused request makes js_nl_batch_end fail too.
+ */
+void js_nl_batch_begin(struct js_nl *nl);
+
+/**
+ * Send the queued requests in one datagram and wait for every
+ * acknowledgement. The kernel carries out each request even when an
+ * earlier one failed. Returns 0 when all succeeded, else the first error
+ * (-errno, or -EINVAL for a request the batch refused). An empty batch is
+ * 0.
+ */
+JS_WARN_UNUSED int js_nl_batch_end(struct js_nl *nl);
 
 /** Create bridge `name`, up, and return its ifindex. Returns 0 or -errno
  * (-EEXIST when the name is taken, -EOPNOTSUPP without bridge support). */

@@ -88,6 +88,10 @@ struct js_pod {
 	struct js_volumes_pod *vols;
 	const char *const *gpus; /* borrowed from js_pod_init during js_pod_new */
 	bool runtime_pod;        /* container mode: the runtime's pod exists */
+	bool in_place;           /* in-place restart (pod.h) */
+	bool restarting;         /* ... containers being killed for it */
+	bool held;               /* ... waiting at the barrier */
+	struct js_inplace_agent agent;
 	size_t gpu_cursor;       /* the next GPU of gpus for a regular container */
 };
 
@@ -444,6 +448,8 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 									   : POD_DEFAULT_GRACE_S) *
 			1000;
 	pod->phase = JS_JOBCTL_PENDING;
+	pod->in_place = pod->held = init->in_place;
+	pod->agent = (struct js_inplace_agent){.barrier_active = true};
 	pod->gpus = init->gpus;
 	int r = walk_ctrs(init->tmpl, json_object_get(init->tmpl, "metadata"), pod, host, host->ctrt != NULL, ret_err);
 	pod->gpus = NULL;
@@ -856,6 +862,8 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 	return true;
 }
 
+static bool step_in_place(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool *changed);
+
 static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
 {
 	bool changed = false;
@@ -882,6 +890,8 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	 * other pods and is woken when it is ready (local/net.h). */
 	if (pod->phase == JS_JOBCTL_PENDING && pod->net && js_net_pod_pending(pod->net))
 		return false;
+	if (pod->in_place && step_in_place(pod, host, now_ms, &changed))
+		return changed;
 	/* Restarts that are due. */
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		struct ctr *c = &pod->ctrs[i];
@@ -917,6 +927,113 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		changed = true;
 	}
 	return changed;
+}
+
+
+/* ---- in-place restart (pod.h) ---- */
+
+void js_pod_restart_in_place(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
+{
+	(void)now_ms;
+	if (!pod->in_place || pod->stopping || pod->restarting)
+		return;
+	pod->restarting = true;
+	for (size_t i = 0; i < pod->n_ctrs; i++) {
+		struct ctr *c = &pod->ctrs[i];
+		if (c->state == JS_POD_CTR_RUNNING && !c->killed) {
+			signal_ctr(c, host, SIGKILL);
+			c->killed = true;
+		}
+	}
+}
+
+/* The in-place part of a step. Returns true when the step ends here. */
+static bool step_in_place(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool *changed)
+{
+	if (!pod->restarting && !pod->held) {
+		/* The worker's rule: a failed container restarts the pod in place. */
+		for (size_t i = 0; i < pod->n_ctrs; i++) {
+			const struct ctr *c = &pod->ctrs[i];
+			if (!c->sidecar && c->state == JS_POD_CTR_TERMINATED && c->exit_code != 0)
+				js_pod_restart_in_place(pod, host, now_ms);
+		}
+	}
+	if (pod->restarting) {
+		if (!js_pod_gone(pod))
+			return true; /* woken by the exits */
+		for (size_t i = 0; i < pod->n_ctrs; i++) {
+			struct ctr *c = &pod->ctrs[i];
+			if (c->state == JS_POD_CTR_TERMINATED) {
+				keep_last(c);
+				c->restarts++;
+			}
+			c->state = JS_POD_CTR_WAITING;
+			c->restart_at_ms = -1;
+			c->killed = false;
+		}
+		pod->next_init = 0;
+		pod->initialized = false;
+		pod->phase = JS_JOBCTL_PENDING;
+		pod->restarting = false;
+		pod->held = true;
+		pod->agent = (struct js_inplace_agent){.barrier_active = true}; /* a new agent process */
+		*changed = true;
+	}
+	return pod->held;
+}
+
+const char *js_pod_annotation(const struct js_pod *pod, const char *key)
+{
+	return js_json_str(js_json_path(pod->tmpl, "metadata.annotations"), key);
+}
+
+bool js_pod_held(const struct js_pod *pod)
+{
+	return pod->in_place && (pod->held || pod->restarting);
+}
+
+bool js_pod_restarting(const struct js_pod *pod)
+{
+	return pod->restarting;
+}
+
+void js_pod_release(struct js_pod *pod)
+{
+	if (!pod->restarting)
+		pod->held = false;
+}
+
+struct js_inplace_agent *js_pod_agent(struct js_pod *pod)
+{
+	return pod->in_place ? &pod->agent : NULL;
+}
+
+void js_pod_set_annotation(struct js_pod *pod, const char *key, const char *value)
+{
+	json_t *ann = js_json_path_make(pod->tmpl, "metadata.annotations");
+	json_object_set_new(ann, key, json_string(value));
+	for (size_t i = 0; i < pod->n_ctrs; i++) {
+		struct ctr *c = &pod->ctrs[i];
+		size_t k;
+		json_t *e;
+		json_array_foreach(json_object_get(c->json, "env"), k, e)
+		{
+			const char *fp = js_json_str(json_object_get(json_object_get(e, "valueFrom"), "fieldRef"), "fieldPath");
+			char *ref = NULL;
+			const char *name = js_json_str(e, "name");
+			if (!fp || !name || !parse_map_ref(fp, "metadata.annotations", &ref))
+				continue;
+			bool same = strcmp(ref, key) == 0;
+			free(ref);
+			size_t nl = strlen(name);
+			for (size_t v = 0; same && c->envp && c->envp[v]; v++) {
+				if (strncmp(c->envp[v], name, nl) == 0 && c->envp[v][nl] == '=') {
+					free(c->envp[v]);
+					c->envp[v] = js_buf_format("%s=%s", name, value);
+				}
+			}
+		}
+	}
 }
 
 bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)

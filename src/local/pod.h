@@ -51,6 +51,7 @@
 #include <sys/types.h>
 
 #include "base/common.h"
+#include "core/inplace.h"
 #include "local/container.h"
 #include "local/jobctl.h"
 #include "local/net.h"
@@ -143,6 +144,9 @@ struct js_pod_init {
 				     pod keeps a reference */
 	const char *const *gpus;  /* GPU ids the pod holds (local/gpu.h),
 				     NULL-terminated, or NULL */
+	bool in_place;            /* its JobSet restarts in place (KEP-467,
+				     docs/in-place-restart.md): see
+				     js_pod_restart_in_place */
 };
 
 /**
@@ -164,6 +168,48 @@ JS_WARN_UNUSED int js_pod_check_template(const json_t *tmpl, char **ret_err);
 /** As js_pod_check_template for container mode, where a container without
  * `command` runs its image's ENTRYPOINT. */
 JS_WARN_UNUSED int js_pod_check_template_images(const json_t *tmpl, char **ret_err);
+
+/* ---- In-place restart (KEP-467; docs/in-place-restart.md) ----
+ *
+ * A pod made with js_pod_init.in_place plays the kubelet's part of the
+ * protocol, and keeps its agent's state (core/inplace.h) for the runner,
+ * which plays the agent's part:
+ *  - it starts held: no container starts until js_pod_release (the
+ *    agent's barrier);
+ *  - a container other than a sidecar that exits non-zero restarts the
+ *    whole pod in place (the worker's restartPolicyRules action RestartPod)
+ *    instead of failing it, as js_pod_restart_in_place does;
+ *  - restarting in place kills every container (SIGKILL), keeps each run
+ *    as lastState with restartCount + 1, resets the agent's state, and
+ *    holds the pod again (phase Pending until released). The pod's name,
+ *    uid, IP and volumes stay. */
+
+/** Restart every container of an in-place pod in place (the agent exited
+ * with its restart exit code). No-op for other pods and stopping ones. */
+void js_pod_restart_in_place(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms);
+
+/** True while an in-place pod is held at its barrier (or restarting). */
+bool js_pod_held(const struct js_pod *pod);
+
+/** True while an in-place pod's containers are being killed for an
+ * in-place restart (its agent is gone until they are). */
+bool js_pod_restarting(const struct js_pod *pod);
+
+/** Lift the barrier: the pod's containers start at the next step. */
+void js_pod_release(struct js_pod *pod);
+
+/** The pod's agent state (NULL unless in_place); the runner's to update. */
+struct js_inplace_agent *js_pod_agent(struct js_pod *pod);
+
+/** Set annotation `key` of the pod to `value` (copied), and every
+ * environment variable of its containers that takes it through
+ * valueFrom.fieldRef (metadata.annotations['key']): the downward API as
+ * the next start of each container sees it. ($(VAR) references to such a
+ * variable in command and args are not expanded again.) */
+void js_pod_set_annotation(struct js_pod *pod, const char *key, const char *value);
+
+/** Annotation `key` of the pod (borrowed, valid until it changes), or NULL. */
+const char *js_pod_annotation(const struct js_pod *pod, const char *key);
 
 /** Free a pod; its processes must be gone (js_pod_gone). NULL is a no-op. */
 struct js_pod *js_pod_free(struct js_pod *pod);

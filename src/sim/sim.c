@@ -26,7 +26,12 @@ struct js_sim {
 	int64_t now;
 	int64_t next_uid;
 	bool auto_settle;
-	bool drain_previous; /* js_reconcile_input.drain_previous */
+	/* js_reconcile_input's restart cleanup "direct" and what the script
+	 * says of the old attempts' pods */
+	bool cleanup_direct, old_pods_known;
+	struct js_oldpod old_pods[64]; /* strings in old_strs */
+	char *old_strs[128];
+	size_t n_old_pods;
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -136,6 +141,13 @@ struct js_sim *js_sim_new(const struct js_jobset *js, struct js_gates gates, int
 	return s;
 }
 
+static void clear_old_pods(struct js_sim *s)
+{
+	for (size_t i = 0; i < 2 * s->n_old_pods; i++)
+		free(s->old_strs[i]);
+	s->n_old_pods = 0;
+}
+
 struct js_sim *js_sim_free(struct js_sim *s)
 {
 	if (!s)
@@ -145,6 +157,7 @@ struct js_sim *js_sim_free(struct js_sim *s)
 	json_decref(s->pvcs);
 	js_reconcile_plan_free(s->last);
 	free(s->last_error);
+	clear_old_pods(s);
 	free(s);
 	return NULL;
 }
@@ -204,6 +217,16 @@ static int sim_delete_jobs(void *self, const struct js_action *acts, size_t n)
 	return 0;
 }
 
+/* Marked for deletion; they still run until the script says otherwise. */
+static int sim_delete_pods(void *self, const struct js_action *acts, size_t n)
+{
+	struct js_sim *s = self;
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < s->n_old_pods; i++)
+			s->old_pods[i].deleting |= strcmp(s->old_pods[i].name, acts[k].name) == 0;
+	return 0;
+}
+
 static int sim_patch_job(void *self, const struct js_action *a)
 {
 	json_t *j = find_job(self, a->name);
@@ -220,6 +243,7 @@ static int sim_apply_other(void *self, const struct js_action *a)
 		s->service_exists = true;
 	} else if (a->kind == JS_ACTION_CREATE_PVC) {
 		json_array_append_new(s->pvcs, json_string(a->name));
+
 	} else if (!s->js->meta.deletion_timestamp) { /* DeleteJobSet */
 		now_str(s, t);
 		s->js->meta.deletion_timestamp = js_xstrdup(t);
@@ -255,6 +279,7 @@ static void sim_count_metrics(void *self, const struct js_plan *plan)
 static const struct js_exec_ops sim_ops = {
 	.create_jobs = sim_create_jobs,
 	.delete_jobs = sim_delete_jobs,
+	.delete_pods = sim_delete_pods,
 	.patch_job = sim_patch_job,
 	.apply_other = sim_apply_other,
 	.write_status = sim_write_status,
@@ -283,7 +308,10 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.pvcs = *pvcs,
 		.n_pvcs = np,
 		.gates = s->gates,
-		.drain_previous = s->drain_previous,
+		.cleanup_direct = s->cleanup_direct,
+		.old_pods_known = s->old_pods_known,
+		.old_pods = s->old_pods,
+		.n_old_pods = s->n_old_pods,
 		.now = s->now,
 	};
 }
@@ -601,12 +629,6 @@ static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *re
 		json_object_set_new(st, "ready", json_integer(p));
 	} else if (strcmp(cmd, "activate") == 0) {
 		json_object_set_new(st, "active", json_integer(p));
-	} else if (strcmp(cmd, "stopped") == 0) {
-		/* The Job controller deleted the pods of a suspended Job and they
-		 * are gone: nothing active or terminating, Suspended=True. */
-		json_t *susp = js_json_path(job, "spec.suspend");
-		if (json_is_true(susp))
-			json_array_append_new(conds, jcond("Suspended", "JobSuspended", "Job suspended", t));
 	} else { /* suspended-cond: keep the status, add the condition */
 		json_decref(st);
 		st = json_deep_copy(old ? old : json_object());
@@ -622,10 +644,6 @@ static void drive(struct js_sim *s, const char *cmd, json_t *job, const char *re
 	if (json_array_size(conds))
 		json_object_set(st, "conditions", conds);
 	json_decref(conds);
-	/* Kubernetes 1.34 always reports status.terminating
-	 * (JobPodReplacementPolicy GA), which the drained restart reads. */
-	if (s->drain_previous && !json_object_get(st, "terminating"))
-		json_object_set_new(st, "terminating", json_integer(0));
 	json_object_set_new(job, "status", st);
 }
 
@@ -982,8 +1000,7 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 	int32_t secs;
 
 	if (strcmp(c, "fail") == 0 || strcmp(c, "failtarget") == 0 || strcmp(c, "complete") == 0 ||
-	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0 ||
-	    strcmp(c, "stopped") == 0) {
+	    strcmp(c, "ready") == 0 || strcmp(c, "activate") == 0 || strcmp(c, "suspended-cond") == 0) {
 		if (n < 2)
 			return failf(reterr, JS_EINVALID, "usage: %s JOB", c);
 		if ((r = select_jobs(s, tok[1], false, sel, &ns, reterr)) < 0)
@@ -1000,10 +1017,29 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 				return failf(reterr, JS_EINVALID, "job %s is not being deleted", job_name(sel[i]));
 			remove_job(s, sel[i]);
 		}
-	} else if (strcmp(c, "drain-previous") == 0) {
-		if (n != 2 || (strcmp(tok[1], "on") != 0 && strcmp(tok[1], "off") != 0))
-			return failf(reterr, JS_EINVALID, "usage: drain-previous on|off");
-		s->drain_previous = strcmp(tok[1], "on") == 0;
+	} else if (strcmp(c, "restart-cleanup") == 0) {
+		if (n != 2 || (strcmp(tok[1], "direct") != 0 && strcmp(tok[1], "foreground") != 0))
+			return failf(reterr, JS_EINVALID, "usage: restart-cleanup direct|foreground");
+		s->cleanup_direct = tok[1][0] == 'd';
+	} else if (strcmp(c, "old-pods") == 0) {
+		/* old-pods unknown | old-pods none | old-pods JOB/POD[/deleting]... */
+		clear_old_pods(s);
+		s->old_pods_known = !(n == 2 && strcmp(tok[1], "unknown") == 0);
+		for (size_t i = 1; s->old_pods_known && i < n && strcmp(tok[1], "none") != 0; i++) {
+			char *pod = strchr(tok[i], '/');
+			if (!pod || s->n_old_pods == JS_ARRAY_SIZE(s->old_pods))
+				return failf(reterr, JS_EINVALID,
+					     "usage: old-pods unknown | none | JOB/POD[/deleting]... (at most 64)");
+			*pod++ = '\0';
+			char *del = strchr(pod, '/');
+			if (del)
+				*del++ = '\0';
+			char **str = &s->old_strs[2 * s->n_old_pods];
+			str[0] = js_xstrdup(pod);
+			str[1] = js_xstrdup(tok[i]);
+			s->old_pods[s->n_old_pods++] = (struct js_oldpod){
+				.name = str[0], .job_name = str[1], .deleting = del && strcmp(del, "deleting") == 0};
+		}
 	} else if (strcmp(c, "suspend") == 0 || strcmp(c, "resume") == 0) {
 		s->js->spec.has_suspend = true;
 		s->js->spec.suspend = c[0] == 's';

@@ -19,10 +19,10 @@
  *   fail JOB [reason=R] [message=M]  Failed=True (+FailureTarget)
  *   failtarget JOB [reason=R] [message=M]   FailureTarget=True only
  *   complete JOB | ready JOB | activate JOB | finalize JOB | remove JOB
- *   stopped JOB                      no pod active or terminating; Suspended
- *                                    =True when spec.suspend is true
- *   drain-previous on|off            js_reconcile_input.drain_previous (and
- *                                    Jobs report status.terminating)
+ *   restart-cleanup direct|foreground   js_reconcile_input.cleanup_direct
+ *   old-pods unknown | none | JOB/POD[/deleting]...   what the runtime
+ *                                    listed of the older attempts' running
+ *                                    pods (DeletePod marks one deleting)
  *   suspend | resume | patch {merge patch on the JobSet} | advance SECONDS
  *   delete-service | add-job {Job JSON} | delete-jobset
  *   expect ...                       see js_sim_exec() in sim.c

@@ -170,13 +170,12 @@ def test_render_refuses_a_huge_jobset_quickly(tmp_path):
 IN_PLACE = SHARED / "upstream-examples" / "in-place-restart" / "jobset-main-container-mode.yaml"
 # (subcommand, options, exit status, text on stdout or stderr). The shared options are parsed in one
 # place (src/cli/manifest.c), so each subcommand says the same thing. InPlaceRestart=true is refused
-# where the reconcile core would run and never see an in-place restart (docs/differences.md), and
-# accepted where it only checks or prints a manifest.
+# by the simulator, which models Jobs and not the pods an in-place restart needs (docs/differences.md);
+# `jobset run` drives it (tests/e2e/local/test_inplace_restart.py).
 OPTION_CASES = [
     ("validate", ["--feature-gates", "InPlaceRestart=true"], 0, "is valid"),
     ("render", ["--feature-gates", "InPlaceRestart=true"], 0, "kind: Job"),
-    ("run", ["--feature-gates", "InPlaceRestart=true"], 2, "InPlaceRestart=true is refused"),
-    ("run", ["--feature-gates", "RestartJob=true,InPlaceRestart=1"], 2, "no in-place restart agent"),
+    ("run", ["--feature-gates", "RestartJob=true,InPlaceRestart=1,Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("simulate", ["--feature-gates", "InPlaceRestart=true"], 2, "the simulator models Jobs, not Pods"),
     ("validate", ["--feature-gates", "RestartJob"], 2, "invalid feature gate 'RestartJob': expected Name=true|false"),
     ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),

@@ -87,11 +87,11 @@ def test_restart_jobset_then_completes(kube, ctl, ns):
     assert kube.events(ns, "RestartJobSetFailurePolicyAction")
 
 
-def test_restart_drains_previous_attempt(kube, controller, ns):
+def test_restart_cleans_up_directly(kube, ctl, ns):
     """docs/differences.md "Restart without the garbage collector": the Jobs of the old attempt are
-    suspended (the Job controller stops their pods and says so with its Suspended event), then deleted
-    in the Background once stopped; with --restart-cleanup=foreground none is suspended (upstream's
-    Foreground deletion)."""
+    deleted in the Background and their pods by DeletePod actions, and the
+    new attempt is created once no old pod runs; with --restart-cleanup=foreground, upstream's
+    Foreground deletion, no DeletePod is sent. Either way the restart completes."""
     fail_once = {"jobset-test/fail-if-job-index": "0", "jobset-test/fail-if-restart-attempt": "0",
                  "jobset-test/exit-code": "3", "jobset-test/run-for": "2s"}
     others = {"jobset-test/run-for": "8s"}
@@ -105,14 +105,23 @@ def test_restart_drains_previous_attempt(kube, controller, ns):
         jobs = kube.jobs(ns, name)
         assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-a-0", f"{name}-b-0", f"{name}-b-1", f"{name}-b-2"]
         assert all(j["metadata"]["labels"][JS + "restart-attempt"] == "1" for j in jobs)
-        return {e["regarding"]["name"] for e in kube.events(ns, "Suspended") if e["regarding"].get("kind") == "Job"
-                and e["regarding"]["name"].startswith(name + "-")}
+        # No pod of attempt 0 is left running.
+        old = [p for p in kube.list("pods", ns, f"{JS}jobset-name={name},{JS}restart-attempt=0")
+               if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+        assert not old, [p["metadata"]["name"] for p in old]
 
-    # The failed Job a-0 has no pod left and is deleted at once; b-0..b-2 were running.
-    assert run("js-drain") == {"js-drain-b-0", "js-drain-b-1", "js-drain-b-2"}
-    controller.restart("--restart-cleanup=foreground")
-    controller.custom = True
-    assert run("js-fg") == set()
+    def delete_pods(text):
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("jobset_controller_actions_total{") and 'action="DeletePod"' in line
+                   and 'result="ok"' in line)
+
+    before = delete_pods(ctl.metrics())
+    run("js-direct")
+    assert delete_pods(ctl.metrics()) >= before + 1
+    ctl.restart("--restart-cleanup=foreground")
+    ctl.custom = True
+    run("js-fg")
+    assert delete_pods(ctl.metrics()) == 0
 
 
 def test_max_restarts_exhausted(kube, ctl, ns):

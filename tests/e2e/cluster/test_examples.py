@@ -69,7 +69,8 @@ SKIPPED = {
     "failure-policy/restartjob-action.yaml": "needs `kubectl exec` into live containers to fail a Job",
     "failure-policy/restartjobandignoremaxrestarts-action.yaml": "needs `kubectl exec` into live containers",
     "volume-claim-policy/single-pvc.yaml": "needs a storage provisioner (pods wait for a bound PVC)",
-    "in-place-restart": "needs the in-place restart agent image and container restarts",
+    "in-place-restart": "its agent is a container and its pods restart containers, neither of which kwok runs: "
+                        "test_inplace_restart.py drives the protocol with real agent processes instead",
     "tpu-multislice": "TPU hardware and Kueue",
     "workload-aware-scheduling": "Workload/PodGroup APIs and DRA",
     "argo-workflow": "Argo Workflows",

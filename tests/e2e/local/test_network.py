@@ -315,11 +315,13 @@ def _local_addresses(fib_trie):
 # More pods than the makers make ahead (32): the rest are made on request
 # while the runner goes on starting the others, and each pod's containers
 # start once its own network is made. Every pod records the addresses its
-# namespace holds (/proc/net/fib_trie is per network namespace).
+# namespace holds (/proc/net/fib_trie and /proc/net/if_inet6 are per
+# network namespace).
 def test_many_pods_each_in_their_own_network(run, tmp_path):
     d = tmp_path / "seen"
     d.mkdir()
-    r = run(jobset_yaml("many", 'cat /proc/net/fib_trie > "$D/$HOSTNAME"', replicas=3, completions=16,
+    r = run(jobset_yaml("many", 'cat /proc/net/fib_trie > "$D/$HOSTNAME"; '
+                        'cat /proc/net/if_inet6 > "$D/$HOSTNAME.v6" 2>/dev/null || :', replicas=3, completions=16,
                         env={"D": d}), timeout=180)
     assert r.rc == 0, (r.stdout, r.stderr, r.events())
     ips = {p["spec"]["hostname"]: p["status"]["podIP"] for p in r.items if p["kind"] == "Pod"}
@@ -327,6 +329,10 @@ def test_many_pods_each_in_their_own_network(run, tmp_path):
     for host, ip in ips.items():
         # Its own loopback and its own address, nobody else's.
         assert _local_addresses((d / host).read_text()) == {"127.0.0.1", ip}, host
+        # IPv6 is on (::1 on lo where the kernel has it), but eth0 has no
+        # link-local address: nothing for the bridge to flood.
+        v6 = (d / (host + ".v6")).read_text().splitlines()
+        assert not [l for l in v6 if l.split()[-1] != "lo"], (host, v6)
     # Position p of the JobSet has 10.244.0.(2+p), made ahead or not.
     assert ips["many-w-0-0"] == "10.244.0.2" and ips["many-w-2-15"] == "10.244.0.49"
 
@@ -343,6 +349,10 @@ def test_interrupt_while_networks_are_made(jobset_bin, tmp_path):
     r = _finish(p, d, timeout=60)
     assert r.rc == 130, (r.stdout, r.stderr)
     assert not processes_with_env(marker)
+    # Nothing of the run's network reached the machine's namespace, and
+    # with the runner and its pods gone nothing holds the namespaces (fds
+    # only, nothing under /var/run/netns): the kernel takes them apart.
+    assert not [n for n in os.listdir("/sys/class/net") if n == "jsbr0" or n.startswith("jsv")]
     conds = {c["type"]: c for c in r.status.get("conditions", [])}
     assert conds["Interrupted"]["status"] == "True", r.status
     pods = [i for i in r.items if i["kind"] == "Pod"]

@@ -64,6 +64,24 @@ static int f_patch(void *self, const struct js_action *a)
 	return call(self);
 }
 
+static int f_patches(void *self, const struct js_action *acts, size_t n)
+{
+	struct fake *f = self;
+	for (size_t i = 0; i < n; i++)
+		logf_(f, "%s%s", i ? "," : " patches(", acts[i].name);
+	logf_(f, ")");
+	return call(f);
+}
+
+static int f_delete_pods(void *self, const struct js_action *acts, size_t n)
+{
+	struct fake *f = self;
+	for (size_t i = 0; i < n; i++)
+		logf_(f, "%s%s", i ? "," : " delpods(", acts[i].name);
+	logf_(f, ")");
+	return call(f);
+}
+
 static int f_other(void *self, const struct js_action *a)
 {
 	logf_(self, " other(%s)", a->name);
@@ -93,7 +111,7 @@ static void f_requeue(void *self, int64_t seconds)
 	logf_(self, " requeue(%lld)", (long long)seconds);
 }
 
-/* Actions by letter: C create, D delete, P patch, S patch status,
+/* Actions by letter: C create, D delete, Q delete pod, P patch, S patch status,
  * V service, O PVC, J delete JobSet. Named by letter and position. */
 static enum js_action_kind kind_of(char c)
 {
@@ -101,6 +119,7 @@ static enum js_action_kind kind_of(char c)
 	case 'C': return JS_ACTION_CREATE_JOB;
 	case 'D': return JS_ACTION_DELETE_JOB;
 	case 'P': return JS_ACTION_PATCH_JOB;
+	case 'Q': return JS_ACTION_DELETE_POD;
 	case 'S': return JS_ACTION_PATCH_JOB_STATUS;
 	case 'V': return JS_ACTION_CREATE_SERVICE;
 	case 'O': return JS_ACTION_CREATE_PVC;
@@ -136,30 +155,41 @@ static void test_apply(void **state)
 		const char *want_log;
 		int want_r;
 		size_t want_failed_at;
+		bool patch_runs; /* the body has patch_jobs */
 	} cases[] = {
-		{"empty plan", "", 0, false, false, false, false, 0, -1, " metrics", 0, SIZE_MAX},
+		{"empty plan", "", 0, false, false, false, false, 0, -1, " metrics", 0, SIZE_MAX, false},
 		{"order, runs, then status, events, metrics, requeue", "CCDPVSC", 0, true, true, false, false, 2, -1,
 		 " create(t-w-0,t-w-1) delete(D2) patch(P3) other(V4) patchstatus(S5) create(t-w-2) status event(R0)"
 		 " event(R1) metrics requeue(30)",
-		 0, SIZE_MAX},
+		 0, SIZE_MAX, false},
 		{"runs cut at max_run", "CCCDDD", 2, false, false, false, false, 0, -1,
-		 " create(t-w-0,t-w-1) create(t-w-2) delete(D3,D4) delete(D5) metrics", 0, SIZE_MAX},
+		 " create(t-w-0,t-w-1) create(t-w-2) delete(D3,D4) delete(D5) metrics", 0, SIZE_MAX, false},
 		{"no status write when unchanged, events still go", "P", 0, false, false, false, false, 1, -1,
-		 " patch(P0) event(R0) metrics", 0, SIZE_MAX},
+		 " patch(P0) event(R0) metrics", 0, SIZE_MAX, false},
 		{"first failure stops everything", "CCPD", 0, true, true, false, false, 1, 1, " create(t-w-0,t-w-1) patch(P2)",
-		 JS_ECONFLICT, 2},
+		 JS_ECONFLICT, 2, false},
 		{"failed run reports its first action", "PDD", 0, true, false, false, false, 0, 1, " patch(P0) delete(D1,D2)",
-		 JS_ECONFLICT, 1},
+		 JS_ECONFLICT, 1, false},
 		{"failed status write: no events, no metrics, no requeue", "O", 0, true, true, false, false, 3, 1,
-		 " other(O0) status", JS_ECONFLICT, 1},
-		{"failed status write of an empty plan", "", 0, true, false, false, false, 0, 0, " status", JS_ECONFLICT, 0},
-		{"missing op fails the pass", "PC", 0, true, false, true, false, 0, -1, " patch(P0)", JS_EUNSUPPORTED, 1},
-		{"missing status op", "", 0, true, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0},
-		{"missing delete op", "D", 0, false, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0},
-		{"missing other op", "J", 0, false, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0},
-		{"missing optional ops are skipped", "", 0, false, true, true, false, 2, -1, "", 0, SIZE_MAX},
-		{"taken JobSet cannot render", "PCC", 0, false, false, false, true, 0, -1, " patch(P0)", JS_EINVALID, 1},
-		{"invalid kind", "x", 0, false, false, false, false, 0, -1, "", JS_EINVALID, 0},
+		 " other(O0) status", JS_ECONFLICT, 1, false},
+		{"failed status write of an empty plan", "", 0, true, false, false, false, 0, 0, " status", JS_ECONFLICT, 0, false},
+		{"missing op fails the pass", "PC", 0, true, false, true, false, 0, -1, " patch(P0)", JS_EUNSUPPORTED, 1, false},
+		{"missing status op", "", 0, true, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0, false},
+		{"missing delete op", "D", 0, false, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0, false},
+		{"missing other op", "J", 0, false, false, true, false, 0, -1, "", JS_EUNSUPPORTED, 0, false},
+		{"missing optional ops are skipped", "", 0, false, true, true, false, 2, -1, "", 0, SIZE_MAX, false},
+		{"taken JobSet cannot render", "PCC", 0, false, false, false, true, 0, -1, " patch(P0)", JS_EINVALID, 1, false},
+		{"invalid kind", "x", 0, false, false, false, false, 0, -1, "", JS_EINVALID, 0, false},
+		{"patch runs go together, status patches alone", "PPSPP", 0, false, false, false, false, 0, -1,
+		 " patches(P0,P1) patchstatus(S2) patches(P3,P4) metrics", 0, SIZE_MAX, true},
+		{"a single patch is a run of one", "P", 0, false, false, false, false, 0, -1, " patches(P0) metrics", 0,
+		 SIZE_MAX, true},
+		{"patch runs cut at max_run", "PPP", 2, false, false, false, false, 0, -1, " patches(P0,P1) patches(P2) metrics",
+		 0, SIZE_MAX, true},
+		{"pod deletes go in runs", "DDQQQC", 2, false, false, false, false, 0, -1,
+		 " delete(D0,D1) delpods(Q2,Q3) delpods(Q4) create(t-w-0) metrics", 0, SIZE_MAX, false},
+		{"failed patch run stops the pass", "PPD", 0, true, false, false, false, 0, 0, " patches(P0,P1)", JS_ECONFLICT,
+		 0, true},
 	};
 	(void)state;
 	struct js_jobset *js = jobset(3);
@@ -196,6 +226,7 @@ static void test_apply(void **state)
 			.max_run = cases[ci].max_run,
 			.create_jobs = f_create,
 			.delete_jobs = f_delete,
+			.delete_pods = f_delete_pods,
 			.patch_job = f_patch,
 			.apply_other = f_other,
 			.write_status = f_status,
@@ -203,6 +234,8 @@ static void test_apply(void **state)
 			.count_metrics = f_metrics,
 			.requeue_after = f_requeue,
 		};
+		if (cases[ci].patch_runs)
+			ops.patch_jobs = f_patches;
 		if (cases[ci].no_ops)
 			ops = (struct js_exec_ops){.patch_job = f_patch};
 		struct fake f = {.fail_call = cases[ci].fail_call, .fail_err = JS_ECONFLICT};

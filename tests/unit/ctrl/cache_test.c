@@ -184,6 +184,81 @@ static void test_child_records(void **state)
 	}
 }
 
+/* JobSet pods (gate InPlaceRestart): what the record keeps, and which
+ * updates are events (SPEC §11.16 reads only these fields). */
+#define POD(md, st) "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"" md "},\"status\":" st "}"
+#define JSL ",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"js\"}"
+#define ATT(v) ",\"annotations\":{\"jobset.sigs.k8s.io/in-place-restart-attempt\":\"" v "\"}"
+
+static const struct {
+	const char *name, *json;
+	const char *key, *attempt; /* NULL: none */
+	bool failed;
+	int32_t max_rc;
+} pod_rows[] = {
+	{"running, no attempt yet", POD(JSL, "{\"phase\":\"Running\"}"), "ns/js", NULL, false, 0},
+	{"attempt written", POD(JSL ATT("3"), "{\"phase\":\"Running\"}"), "ns/js", "3", false, 0},
+	{"failed", POD(JSL, "{\"phase\":\"Failed\"}"), "ns/js", NULL, true, 0},
+	{"restart counts, init and regular",
+	 POD(JSL, "{\"initContainerStatuses\":[{\"restartCount\":4}],\"containerStatuses\":[{\"restartCount\":2}]}"),
+	 "ns/js", NULL, false, 4},
+	{"no jobset label", POD("", "{}"), NULL, NULL, false, 0},
+	{"empty jobset label", POD(",\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"\"}", "{}"), NULL, NULL, false, 0},
+};
+
+static const void *pod_rec(const char *json)
+{
+	json_t *o = json_loads(json, 0, NULL);
+	assert_non_null(o);
+	int err = 0;
+	const void *r = js_cache_pod_type.transform(o, &err);
+	json_decref(o);
+	assert_non_null(r);
+	return r;
+}
+
+static bool streq_or_null(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void test_pod_records(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(pod_rows); i++) {
+		const struct js_cache_pod *r = pod_rec(pod_rows[i].json);
+		if (!streq_or_null(r->jobset_key, pod_rows[i].key) || !streq_or_null(r->attempt, pod_rows[i].attempt) ||
+		    r->failed != pod_rows[i].failed || r->max_restart_count != pod_rows[i].max_rc ||
+		    strcmp(r->name, "p") != 0)
+			fail_msg("%s: key %s attempt %s failed %d max_rc %d", pod_rows[i].name,
+				 r->jobset_key ? r->jobset_key : "(null)", r->attempt ? r->attempt : "(null)", r->failed,
+				 r->max_restart_count);
+		js_cache_pod_type.unref(r);
+	}
+	/* Updates: only a change of a field the bookkeeping reads is an event. */
+	static const struct {
+		const char *name, *a, *b;
+		bool same;
+	} upd[] = {
+		{"a condition changes", POD(JSL ATT("1"), "{\"phase\":\"Running\"}"),
+		 POD(JSL ATT("1"), "{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\"}]}"), true},
+		{"the attempt changes", POD(JSL ATT("1"), "{}"), POD(JSL ATT("2"), "{}"), false},
+		{"the attempt appears", POD(JSL, "{}"), POD(JSL ATT("0"), "{}"), false},
+		{"it fails", POD(JSL, "{\"phase\":\"Running\"}"), POD(JSL, "{\"phase\":\"Failed\"}"), false},
+		{"a container restarts", POD(JSL, "{\"containerStatuses\":[{\"restartCount\":0}]}"),
+		 POD(JSL, "{\"containerStatuses\":[{\"restartCount\":1}]}"), false},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(upd); i++) {
+		const void *a = pod_rec(upd[i].a), *b = pod_rec(upd[i].b);
+		if (js_cache_pod_type.same(a, b) != upd[i].same)
+			fail_msg("%s: same() is %d", upd[i].name, !upd[i].same);
+		const void *a2 = js_cache_pod_type.ref(a);
+		js_cache_pod_type.unref(a);
+		js_cache_pod_type.unref(a2);
+		js_cache_pod_type.unref(b);
+	}
+}
+
 /* Records are shared by the informer's thread and the workers, and the
  * last holder frees: every type's unref from many threads at once. Checked
  * by ThreadSanitizer in the tsan tier (the free must happen after every
@@ -217,6 +292,7 @@ static void test_shared_unref(void **state)
 				      "{\"spec\":{\"tolerations\":[{\"key\":\"k\"}]}}}}"},
 		{&js_cache_service_type, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\"}}"},
 		{&js_cache_pvc_type, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"}}"},
+		{&js_cache_pod_type, POD(JSL ATT("1"), "{\"phase\":\"Running\"}")},
 	};
 	for (size_t k = 0; k < JS_ARRAY_SIZE(kinds); k++) {
 		for (int round = 0; round < 50; round++) {
@@ -244,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_jobset_filter),
 		cmocka_unit_test(test_jobset_record),
 		cmocka_unit_test(test_child_records),
+		cmocka_unit_test(test_pod_records),
 		cmocka_unit_test(test_shared_unref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

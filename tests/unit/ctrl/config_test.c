@@ -97,9 +97,9 @@ static int parse(struct js_config *c, const char *config_flag, const char *const
 	return r;
 }
 
-/* The controller reads gates with api/gates.h (tests/unit/api/gates_test.c)
- * and refuses InPlaceRestart=true once file and flags are merged: nothing
- * here would drive it (docs/differences.md). */
+/* The controller reads gates with api/gates.h (tests/unit/api/gates_test.c);
+ * file and flags merge, the last word wins (InPlaceRestart included: the
+ * controller drives it with ctrl/inplace.c and the agent, SPEC §11.16, §13). */
 static void test_gates(void **state)
 {
 	(void)state;
@@ -110,21 +110,21 @@ static void test_gates(void **state)
 		bool with_file; /* --config with InPlaceRestart and RestartJob on */
 		const char *args[3];
 		const char *msg; /* NULL = accepted */
-		bool rj, ej;
+		bool rj, ej, ipr;
 	} cases[] = {
-		{"two gates", false, {"--feature-gates=RestartJob=true, ElasticJobSet=true"}, NULL, true, true},
-		{"in-place off", false, {"--feature-gates=InPlaceRestart=false"}, NULL, false, false},
-		{"TLSOptions on", false, {"--feature-gates", "TLSOptions=true"}, NULL, false, false},
-		{"in-place flag", false, {"--feature-gates=InPlaceRestart=true"}, "InPlaceRestart=true is refused", false, false},
-		{"in-place in a list", false, {"--feature-gates=RestartJob=true,InPlaceRestart=True"}, "does not watch Pods",
-		 false, false},
-		{"in-place in the file", true, {NULL}, "in-place restart agent", false, false},
-		{"flag turns the file's off", true, {"--feature-gates=InPlaceRestart=false"}, NULL, true, false},
+		{"two gates", false, {"--feature-gates=RestartJob=true, ElasticJobSet=true"}, NULL, true, true, false},
+		{"in-place off", false, {"--feature-gates=InPlaceRestart=false"}, NULL, false, false, false},
+		{"TLSOptions on", false, {"--feature-gates", "TLSOptions=true"}, NULL, false, false, false},
+		{"in-place flag", false, {"--feature-gates=InPlaceRestart=true"}, NULL, false, false, true},
+		{"in-place in a list", false, {"--feature-gates=RestartJob=true,InPlaceRestart=True"}, NULL, true, false,
+		 true},
+		{"in-place in the file", true, {NULL}, NULL, true, false, true},
+		{"flag turns the file's off", true, {"--feature-gates=InPlaceRestart=false"}, NULL, true, false, false},
 		{"the last flag wins", true, {"--feature-gates=InPlaceRestart=false", "--feature-gates=InPlaceRestart=1"},
-		 "InPlaceRestart=true is refused", false, false},
-		{"locked", false, {"--feature-gates=TLSOptions=false"}, "locked to true", false, false},
-		{"unknown", false, {"--feature-gates=Foo=true"}, "unknown feature gate 'Foo'", false, false},
-		{"no value", false, {"--feature-gates=RestartJob"}, "expected Name=true|false", false, false},
+		 NULL, true, false, true},
+		{"locked", false, {"--feature-gates=TLSOptions=false"}, "locked to true", false, false, false},
+		{"unknown", false, {"--feature-gates=Foo=true"}, "unknown feature gate 'Foo'", false, false, false},
+		{"no value", false, {"--feature-gates=RestartJob"}, "expected Name=true|false", false, false, false},
 	};
 	char path[] = "/tmp/js-config-gates-XXXXXX", cfgflag[128];
 	temp_config(path, file_on, cfgflag, sizeof(cfgflag));
@@ -137,7 +137,7 @@ static void test_gates(void **state)
 		if (!cases[i].msg && r < 0)
 			fail_msg("%s: refused: %s", cases[i].name, err);
 		if (!cases[i].msg && (c.gates.restart_job != cases[i].rj || c.gates.elastic_jobset != cases[i].ej ||
-				      c.gates.in_place_restart))
+				      c.gates.in_place_restart != cases[i].ipr))
 			fail_msg("%s: gates rj=%d ipr=%d ej=%d", cases[i].name, c.gates.restart_job,
 				 c.gates.in_place_restart, c.gates.elastic_jobset);
 		free(err);
@@ -319,7 +319,7 @@ static void test_flags_and_precedence(void **state)
 	assert_string_equal(c.validating_name, JS_CONFIG_VALIDATING_NAME);
 	assert_int_equal(c.cert_interval_ms, 60000);
 	assert_int_equal(c.placement, JS_PLACEMENT_GATES);
-	assert_false(c.restart_foreground); /* drain */
+	assert_false(c.restart_foreground); /* direct */
 	js_config_done(&c);
 
 	/* Upstream's exclusive placement behind a flag (docs/differences.md). */
@@ -330,7 +330,7 @@ static void test_flags_and_precedence(void **state)
 	js_config_done(&c);
 
 	/* Upstream's Foreground deletion of a previous attempt, and back. */
-	char *argvr[] = {"jobset-controller", "--restart-cleanup=foreground", "--restart-cleanup", "drain", NULL};
+	char *argvr[] = {"jobset-controller", "--restart-cleanup=foreground", "--restart-cleanup", "direct", NULL};
 	js_config_defaults(&c);
 	assert_int_equal(js_config_parse_args(&c, 2, argvr, &err), 0);
 	assert_true(c.restart_foreground);
@@ -355,7 +355,7 @@ static void test_flags_and_precedence(void **state)
 		{{"--cert-check-interval=100ms"}, "--cert-check-interval"},
 		{{"--webhook-port=0"}, "--webhook-port"},
 		{{"--exclusive-placement=admission"}, "--exclusive-placement: expected gates or webhook, got 'admission'"},
-		{{"--restart-cleanup=orphan"}, "--restart-cleanup: expected drain or foreground, got 'orphan'"},
+		{{"--restart-cleanup=drain"}, "--restart-cleanup: expected direct or foreground, got 'drain'"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = NULL;

@@ -4,13 +4,16 @@
  * Pod mode (needs root or an unprivileged user namespace; says so and
  * skips otherwise): a pod's namespace has its address on eth0, two pods
  * reach each other by address, the run's namespace reaches them, a NonIndexed
- * pod gets an address above the positions, and the run's namespace is left
+ * pod gets an address above the positions, no link but lo has an IPv6
+ * address (no link-local ones), and the run's namespace is left
  * again at the end (by root: an unprivileged runner stays in its user
  * namespace, see net.h). The pods' sockets are made by threads that join a pod's
  * namespace (setns affects only the calling thread). Networks are made
  * after js_net_pod_new returns; the tests wait for them as the runner does
  * (the wake fd). Many pods asked for at once all get their own namespace
- * and address; a pod cancelled before its network is made, replaced while
+ * and address, and after js_net_free the process holds no namespace; a
+ * released pod's namespace is closed (its veth gone) while the run goes
+ * on, once the makers are idle; a pod cancelled before its network is made, replaced while
  * it holds its address, or restarted leaves the address answering once,
  * from the newest pod.
  *
@@ -19,7 +22,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -134,6 +140,56 @@ static void *peer_main(void *arg)
 	return NULL;
 }
 
+/** Whether any link of namespace `netns_fd` (-1: the thread's own) but
+ * lo has an IPv6 address (getifaddrs reads the thread's namespace). */
+static bool has_v6_beyond_lo(int netns_fd)
+{
+	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	assert_true(home >= 0);
+	if (netns_fd >= 0)
+		assert_int_equal(setns(netns_fd, CLONE_NEWNET), 0);
+	struct ifaddrs *all = NULL;
+	assert_int_equal(getifaddrs(&all), 0);
+	bool v6 = false;
+	for (struct ifaddrs *i = all; i; i = i->ifa_next)
+		v6 |= i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 && strcmp(i->ifa_name, "lo") != 0;
+	freeifaddrs(all);
+	assert_int_equal(setns(home, CLONE_NEWNET), 0);
+	close(home);
+	return v6;
+}
+
+/** Network namespaces this process holds open as fds. */
+static int netns_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char target[64];
+		ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strncmp(target, "net:[", 5) == 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/** Links in the thread's namespace. */
+static int n_links(void)
+{
+	struct if_nameindex *all = if_nameindex();
+	assert_non_null(all);
+	int n = 0;
+	while (all[n].if_index)
+		n++;
+	if_freenameindex(all);
+	return n;
+}
+
 static int in_thread(struct peer *p)
 {
 	pthread_t t;
@@ -191,6 +247,12 @@ static void test_pod_mode(void **state)
 	assert_int_equal(in_thread(&a_to_dyn), -ECONNREFUSED);
 	close(la.listen_fd);
 	close(lb.listen_fd);
+	/* Neither the pods' eth0 nor the bridge and its ports got an IPv6
+	 * link-local address (whose discovery traffic the bridge would flood
+	 * to every port); the links are up and carry traffic by now. */
+	assert_false(has_v6_beyond_lo(fa));
+	assert_false(has_v6_beyond_lo(fb));
+	assert_false(has_v6_beyond_lo(-1));
 
 	/* Released: no more containers may join. */
 	js_net_pod_release(b);
@@ -279,8 +341,56 @@ static void test_many_at_once(void **state)
 		assert_int_equal(listen_in(pods[i], &l), 0);
 		close(l.listen_fd);
 	}
+	assert_true(netns_fds() >= MANY);
 	for (int i = 0; i < MANY; i++)
 		js_net_pod_free(pods[i]);
+	js_net_free(net);
+	/* Nothing is left: the run's namespace and every pod's are closed (the
+	 * kernel takes them apart, veths and all). */
+	assert_int_equal(netns_fds(), 0);
+	js_jobset_free(js);
+}
+
+/* A released pod's address stops answering at once (veth down), and its
+ * namespace is closed while the run goes on, as soon as the makers have
+ * nothing else to do: its veth leaves the bridge for good. */
+static void test_release_closes_when_idle(void **state)
+{
+	(void)state;
+	struct js_jobset *js = jobset();
+	struct js_net_opts o = {.js = js};
+	struct js_net *net = NULL;
+	assert_int_equal(js_net_new(&o, &net), 0);
+	if (js_net_mode(net) != JS_NET_PODS) {
+		print_message("no network namespaces here (%s): pod mode not tested\n", js_net_why(net));
+		js_net_free(net);
+		js_jobset_free(js);
+		skip();
+	}
+	struct js_net_pod *a = NULL, *b = NULL;
+	assert_int_equal(js_net_pod_new(net, 0, &a), 0);
+	assert_int_equal(js_net_pod_new(net, 1, &b), 0);
+	wait_made(net, a);
+	wait_made(net, b);
+	/* The makers go on making the other two positions ahead; wait until
+	 * they are done, so the count below is steady. */
+	int before = n_links();
+	for (int i = 0; i < 1000 && (before = n_links()) < 6; i++)
+		usleep(10000);
+	assert_int_equal(before, 6); /* lo, jsbr0, a veth per position */
+	struct peer l;
+	assert_int_equal(listen_in(a, &l), 0);
+	close(l.listen_fd);
+	js_net_pod_free(a);
+	struct peer dial = {.netns_fd = -1, .dial_ip = "10.244.0.2"};
+	int links = before;
+	for (int i = 0; i < 1000 && (links = n_links()) == before; i++)
+		usleep(10000);
+	assert_int_equal(links, before - 1);
+	assert_int_not_equal(in_thread(&dial), 0); /* nothing answers there */
+	int fd = -1;
+	assert_int_equal(js_net_pod_netns(b, &fd), 0); /* the other pod keeps its own */
+	js_net_pod_free(b);
 	js_net_free(net);
 	js_jobset_free(js);
 }
@@ -377,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_pod_mode),
 		cmocka_unit_test(test_many_at_once),
 		cmocka_unit_test(test_cancel_and_replace),
+		cmocka_unit_test(test_release_closes_when_idle),
 		cmocka_unit_test(test_degraded_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
