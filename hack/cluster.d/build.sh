@@ -8,7 +8,7 @@
 #   $CACHE/etcd/<ver>/bin/etcd
 #   $CACHE/kwok/<ver>/bin/kwok
 #   $CACHE/helm/<ver>/bin/helm       (chart tests; Debian bookworm has no helm)
-#   $CACHE/kueue/<ver>/bin/kueue     (Kueue e2e tests; CRDs and webhook
+#   $CACHE/kueue/<ver>/bin/kueue     (Kueue e2e tests, not in "all"; CRDs and webhook
 #                                     manifests are read from its module source)
 #   $CACHE/go/{pkg/mod,...}  GOPATH / GOMODCACHE
 #   $CACHE/go-build          GOCACHE
@@ -188,7 +188,9 @@ cmd_build() {
 	fi
 	local t0=$SECONDS
 	case $only in
-	all) build_etcd && build_kwok && build_k8s && build_helm && build_kueue ;;
+	# Kueue is not in "all" yet: its tests are opt-in (JOBSET_TEST_KUEUE=1,
+	# docs/integrations.md) until they have passed here.
+	all) build_etcd && build_kwok && build_k8s && build_helm ;;
 	etcd) build_etcd ;;
 	kwok) build_kwok ;;
 	k8s) build_k8s ;;

@@ -31,8 +31,15 @@ import yaml
 from conftest import Controller, condition, terminal, wait_for, wait_terminal
 from test_controller_webhooks import Setup
 
-pytestmark = pytest.mark.skipif(not os.environ.get("JOBSET_TEST_KUBECONFIG"),
-                                reason="JOBSET_TEST_KUBECONFIG unset: run hack/cluster up and eval hack/cluster env")
+pytestmark = [
+    pytest.mark.skipif(not os.environ.get("JOBSET_TEST_KUBECONFIG"),
+                       reason="JOBSET_TEST_KUBECONFIG unset: run hack/cluster up and eval hack/cluster env"),
+    # Opt-in until these tests have passed on hack/cluster (issue 15): the
+    # Kueue build did not finish in the session that wrote them.
+    pytest.mark.skipif(os.environ.get("JOBSET_TEST_KUEUE") != "1",
+                       reason="Kueue tests not yet verified: JOBSET_TEST_KUEUE=1 after `hack/cluster build kueue` "
+                              "runs them (docs/integrations.md)"),
+]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
