@@ -182,6 +182,8 @@ static const struct field spec_fields[] = {
 	{"managedBy", K_STR, O(js_spec, managed_by), NONE, NONE, NULL, NULL, 0},
 	{"ttlSecondsAfterFinished", K_I32, O(js_spec, ttl_seconds_after_finished),
 	 O(js_spec, has_ttl_seconds_after_finished), NONE, NULL, NULL, 0},
+	{"activeDeadlineSeconds", K_I64, O(js_spec, active_deadline_seconds),
+	 O(js_spec, has_active_deadline_seconds), NONE, NULL, NULL, 0},
 	{"volumeClaimPolicies", K_LIST, O(js_spec, volume_claim_policies), O(js_spec, has_volume_claim_policies),
 	 O(js_spec, n_volume_claim_policies), &vcp_type, NULL, 0},
 };
@@ -224,6 +226,9 @@ static const struct field status_fields[] = {
 	 O(js_status, has_previous_in_place_restart_attempt), NONE, NULL, NULL, 0},
 	{"currentInPlaceRestartAttempt", K_I32, O(js_status, current_in_place_restart_attempt),
 	 O(js_status, has_current_in_place_restart_attempt), NONE, NULL, NULL, 0},
+	{"executionAttempts", K_I32, O(js_status, execution_attempts), O(js_status, has_execution_attempts), NONE,
+	 NULL, NULL, 0},
+	{"startTime", K_STR, O(js_status, start_time), NONE, NONE, NULL, NULL, 0},
 };
 static const struct type status_type = TYPE(js_status, "JobSetStatus", status_fields, NONE, NULL);
 

@@ -22,12 +22,16 @@ static const struct {
 	{"RestartJob", offsetof(struct js_gates, restart_job), false},
 	{"InPlaceRestart", offsetof(struct js_gates, in_place_restart), false},
 	{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset), false},
+	{"ExecutionAttemptsTracking", offsetof(struct js_gates, execution_attempts), false},
+	{"MutablePodResourcesForSuspendedJobSets", offsetof(struct js_gates, mutable_pod_resources), false},
+	{"JobSetActiveDeadlineSeconds", offsetof(struct js_gates, active_deadline), false},
 	{"TLSOptions", NO_FIELD, true},
 };
 
 const char *js_gates_known(void)
 {
-	return "RestartJob, InPlaceRestart, ElasticJobSet, TLSOptions";
+	return "RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking, "
+	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, TLSOptions";
 }
 
 static int fail(char **reterr_msg, char *msg)

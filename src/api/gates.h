@@ -23,7 +23,9 @@
 
 /**
  * Set the gate named by the `n` bytes at `name` to `on` in `gates`. Known:
- * RestartJob, InPlaceRestart, ElasticJobSet (alpha, off by default) and
+ * RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking
+ * (KEP-1282), MutablePodResourcesForSuspendedJobSets (KEP-1150),
+ * JobSetActiveDeadlineSeconds (KEP-1186) (alpha, off by default) and
  * TLSOptions (GA, locked to true: setting it true is accepted and changes
  * nothing). Returns 0, or JS_EINVALID for an unknown name or for turning a
  * locked gate off, with *reterr_msg (caller frees; may be NULL) saying which.

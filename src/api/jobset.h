@@ -52,6 +52,9 @@
 #define JS_TOLERATION_NO_SCHEDULE "alpha.jobset.sigs.k8s.io/no-schedule"
 #define JS_ANN_IN_PLACE_RESTART_ATTEMPT "jobset.sigs.k8s.io/in-place-restart-attempt"
 #define JS_ANN_DISABLE_IN_PLACE_RESTART "jobset.sigs.k8s.io/disable-in-place-restart"
+/* KEP-1282: the execution attempt a Job (and its pods) belongs to, on the
+ * Job and its pod template (gate ExecutionAttemptsTracking). */
+#define JS_ANN_EXECUTION_ATTEMPT "jobset.sigs.k8s.io/execution-attempt"
 #define JS_MANAGED_BY_SELF "jobset.sigs.k8s.io/jobset-controller"
 #define JS_ANN_JOB_COMPLETION_INDEX "batch.kubernetes.io/job-completion-index"
 /* Exclusive placement through scheduling gates (ours, not upstream's: upstream
@@ -264,6 +267,10 @@ struct js_spec {
 	char *managed_by;
 	bool has_ttl_seconds_after_finished;
 	int32_t ttl_seconds_after_finished;
+	/* KEP-1186 "API Changes": seconds the JobSet may stay continuously
+	 * active, from status.startTime (minimum 1; mutable). */
+	bool has_active_deadline_seconds;
+	int64_t active_deadline_seconds;
 	bool has_volume_claim_policies;
 	size_t n_volume_claim_policies;
 	struct js_vcp *volume_claim_policies;
@@ -303,6 +310,13 @@ struct js_status {
 	int32_t previous_in_place_restart_attempt;
 	bool has_current_in_place_restart_attempt;
 	int32_t current_in_place_restart_attempt;
+	/* KEP-1282 "API Changes": execution lifecycles (resumes and whole-JobSet
+	 * restarts); absent = never run or gate off. */
+	bool has_execution_attempts;
+	int32_t execution_attempts;
+	/* KEP-1186 "API Changes": when the JobSet last became active (RFC 3339);
+	 * NULL while suspended or with the gate off. */
+	char *start_time;
 };
 
 /* ---- The object ---- */
@@ -347,6 +361,10 @@ struct js_gates {
 	bool restart_job;      /* "RestartJob" */
 	bool in_place_restart; /* "InPlaceRestart" */
 	bool elastic_jobset;   /* "ElasticJobSet" */
+	bool execution_attempts;     /* "ExecutionAttemptsTracking" (KEP-1282) */
+	bool mutable_pod_resources;  /* "MutablePodResourcesForSuspendedJobSets"
+					(KEP-1150) */
+	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their

@@ -96,6 +96,8 @@ struct keys {
 	int64_t replicas, global_replicas, job_index, global_index, group_replicas, group_index;
 	int64_t attempt, job_attempt;
 	bool with_job_attempt;
+	bool with_exec_attempt; /* KEP-1282 */
+	int64_t exec_attempt;
 	char job_key[41];
 	char *coordinator;
 	const char *excl, *node_sel; /* exclusive-placement annotation values or NULL */
@@ -123,6 +125,10 @@ static void label_and_annotate(json_t *meta, const struct keys *k)
 		if (k->coordinator)
 			json_object_set_new(m, JS_LABEL_COORDINATOR, json_string(k->coordinator));
 	}
+	/* KEP-1282 "Data Propagation": the execution attempt, an annotation
+	 * only, on the Job and on its pod template. */
+	if (k->with_exec_attempt)
+		set_i64(maps[1], JS_ANN_EXECUTION_ATTEMPT, k->exec_attempt);
 	/* Exclusive-placement keys go to annotations only (SPEC §6.3 steps 3-5). */
 	if (k->excl)
 		json_object_set_new(maps[1], JS_ANN_EXCLUSIVE_TOPOLOGY, json_string(k->excl));
@@ -166,6 +172,8 @@ static void fill_keys(const struct js_jobset *js, size_t ri, int32_t job_index, 
 	k->group_index = group_before + job_index;
 	k->attempt = opts && opts->has_attempt ? opts->attempt : js->status.restarts;
 	k->with_job_attempt = opts && opts->gates.restart_job;
+	k->with_exec_attempt = opts && opts->gates.execution_attempts;
+	k->exec_attempt = js->status.has_execution_attempts ? js->status.execution_attempts : 0;
 	if (k->with_job_attempt) {
 		int si = js_jobset_find_rjob_status(js, r->name);
 		if (si >= 0) {

@@ -53,7 +53,9 @@ struct js_render_opts {
 
 /**
  * The child Job for ReplicatedJob `rjob_index`, Job `job_index` (SPEC §6.2,
- * §6.3): labels and annotations K1-K14, subdomain, exclusive placement,
+ * §6.3): labels and annotations K1-K14 (and, with the gate
+ * ExecutionAttemptsTracking, jobset.sigs.k8s.io/execution-attempt from
+ * status.executionAttempts, KEP-1282), subdomain, exclusive placement,
  * suspend, PVC volumes, owner reference. Returns a new reference (never NULL).
  */
 json_t *js_render_job(const struct js_jobset *js, size_t rjob_index, int32_t job_index,

@@ -174,6 +174,12 @@ static void check_schema(struct js_vctx *v)
 		js__vadd(v, JS_DIAG_INVALID, "spec.ttlSecondsAfterFinished", x, "must be 0 or more seconds");
 		json_decref(x);
 	}
+	if (s->has_active_deadline_seconds && s->active_deadline_seconds < 1) {
+		/* KEP-1186 "API Changes": the CRD's minimum 1. */
+		json_t *x = json_integer(s->active_deadline_seconds);
+		js__vadd(v, JS_DIAG_INVALID, "spec.activeDeadlineSeconds", x, "must be 1 or more seconds");
+		json_decref(x);
+	}
 	if (s->n_volume_claim_policies > JS_LIMIT_VCP)
 		js__vadd(v, JS_DIAG_TOO_MANY, "spec.volumeClaimPolicies", NULL, "has %zu entries; at most %d are allowed",
 			 s->n_volume_claim_policies, JS_LIMIT_VCP);
@@ -601,6 +607,25 @@ static void check_vcps(struct js_vctx *v)
 	json_decref(seen);
 }
 
+/* KEP-1186 "Validation", the feature-gate guard: with JobSetActiveDeadlineSeconds
+ * off, activeDeadlineSeconds may not be set or changed (on create `old` is
+ * NULL). Keeping an unchanged value and clearing the field stay allowed, so a
+ * JobSet created while the gate was on can still be updated. */
+static void check_deadline_gate(struct js_vctx *v, const struct js_jobset *old, const struct js_jobset *js)
+{
+	const struct js_spec *s = &js->spec;
+	if (v->opts->gates.active_deadline || !s->has_active_deadline_seconds)
+		return;
+	if (old && old->spec.has_active_deadline_seconds &&
+	    old->spec.active_deadline_seconds == s->active_deadline_seconds)
+		return;
+	json_t *x = json_integer(s->active_deadline_seconds);
+	js__vadd(v, JS_DIAG_FORBIDDEN, "spec.activeDeadlineSeconds", x,
+		 "activeDeadlineSeconds needs the JobSetActiveDeadlineSeconds feature gate, which is off (enable it "
+		 "with the gate JobSetActiveDeadlineSeconds=true)");
+	json_decref(x);
+}
+
 static char *simulated_name(const struct js_jobset *js)
 {
 	if (js->meta.name && js->meta.name[0])
@@ -620,6 +645,7 @@ int js_validate_create(const struct js_jobset *js, const struct js_validate_opts
 	const struct js_spec *s = &js->spec;
 
 	check_schema(&v);
+	check_deadline_gate(&v, NULL, js);
 	if (!opts->gates.in_place_restart && s->failure_policy && s->failure_policy->has_restart_strategy &&
 	    s->failure_policy->restart_strategy == JS_RESTART_STRATEGY_IN_PLACE)
 		js__vadd(&v, JS_DIAG_FORBIDDEN, "spec.failurePolicy.restartStrategy", NULL,
@@ -809,6 +835,41 @@ static void mask_suspended_fields(json_t *scratch, json_t *oldl)
 	}
 }
 
+/* KEP-1150 "Webhook Changes": with MutablePodResourcesForSuspendedJobSets on,
+ * resources.requests and resources.limits of every container and init
+ * container are taken from the old container of the same name before the
+ * comparison, so only they may differ; resources.claims and every other
+ * container field (and the set of containers) stay immutable. */
+static void mask_container_resources(json_t *scratch, json_t *oldl)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	static const char *const keys[] = {"requests", "limits"};
+	size_t i;
+	json_t *nr;
+	json_array_foreach(scratch, i, nr) {
+		json_t *or_ = find_by_name(oldl, js_json_str(nr, "name"));
+		json_t *nspec = js_json_path(nr, "template.spec.template.spec");
+		json_t *ospec = js_json_path(or_, "template.spec.template.spec");
+		if (!or_ || !nspec)
+			continue;
+		for (size_t l = 0; l < JS_ARRAY_SIZE(lists); l++) {
+			json_t *olist = json_object_get(ospec, lists[l]), *c;
+			size_t k;
+			json_array_foreach(json_object_get(nspec, lists[l]), k, c) {
+				json_t *oc = find_by_name(olist, js_json_str(c, "name"));
+				if (!json_is_object(c) || !oc)
+					continue;
+				json_t *nres = js_json_path_make(c, "resources");
+				const json_t *ores = json_object_get(oc, "resources");
+				for (size_t q = 0; q < JS_ARRAY_SIZE(keys); q++)
+					copy_field(nres, ores, keys[q]);
+				if (json_object_size(nres) == 0 && !ores)
+					json_object_del(c, "resources");
+			}
+		}
+	}
+}
+
 int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, const struct js_validate_opts *opts,
 		       struct js_diag *diag)
 {
@@ -845,11 +906,15 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 	bool suspended = (old->spec.has_suspend && old->spec.suspend) || (js->spec.has_suspend && js->spec.suspend);
 	if (suspended)
 		mask_suspended_fields(scratch, oldl);
+	if (suspended && opts->gates.mutable_pod_resources)
+		mask_container_resources(scratch, oldl);
 	if (!semantic_equal(scratch, oldl))
 		js__vadd(&v, JS_DIAG_INVALID, "spec.replicatedJobs", NULL,
 			 "cannot be changed after creation, except pod-template labels, annotations, nodeSelector, "
-			 "tolerations and schedulingGates while the JobSet is suspended%s",
+			 "tolerations and schedulingGates%s while the JobSet is suspended%s",
+			 opts->gates.mutable_pod_resources ? " and container resource requests and limits" : "",
 			 opts->gates.elastic_jobset ? " and parallelism/completions of Indexed Jobs" : "");
+	check_deadline_gate(&v, old, js);
 	const char *om = old->spec.managed_by, *nm = js->spec.managed_by;
 	if (!((!om && !nm) || (om && nm && strcmp(om, nm) == 0)))
 		vadd_str(&v, JS_DIAG_INVALID, "spec.managedBy", nm, "cannot be changed after the JobSet is created");

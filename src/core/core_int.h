@@ -57,6 +57,8 @@ struct js__ctx {
 	bool dirty;                 /* status must be written */
 	bool hold;                  /* suspended since creation: no Job, no
 				       Service until first resumed (#535) */
+	bool attempts_first_run;    /* KEP-1282: this pass started the
+				       counter at 0 (attempts.c) */
 	char now[21];               /* RFC 3339 of in->now */
 	const char *err;            /* reconcile error message, or NULL */
 };
@@ -154,6 +156,44 @@ void js__suspend_run(struct js__ctx *c);
 
 /** In-place restart bookkeeping (R16). */
 int js__suspend_in_place(struct js__ctx *c);
+
+/* ---- attempts.c: execution attempts (KEP-1282) ---- */
+
+/** KEP-1282 "1. Initialization and Upgrade Migration": with the gate on and
+ * no status.executionAttempts, start it at status.restarts when the JobSet
+ * has run (restarts or children), at 0 when it runs for the first time. */
+void js__attempts_init(struct js__ctx *c);
+
+/** KEP-1282 "2. Increment on resume": count a suspend -> unsuspend
+ * transition once (before any Job is created or resumed in the pass). */
+void js__attempts_resume(struct js__ctx *c);
+
+/** KEP-1282 "3. Increment on restart": count a whole-JobSet restart. */
+void js__attempts_restart(struct js__ctx *c);
+
+/** KEP-1282 "4. Data Propagation": with the gate on, put the annotation
+ * with the current value on the Job and pod-template metadata of the merge
+ * patch `patch`. */
+void js__attempts_annotate(const struct js__ctx *c, json_t *patch);
+
+/* ---- deadline.c: activeDeadlineSeconds (KEP-1186) ---- */
+
+/** KEP-1186 "Controller Logic", startTime maintenance: set while active,
+ * cleared while suspended (gate on only). */
+void js__deadline_start_time(struct js__ctx *c);
+
+/** KEP-1186 "3. Interaction with failurePolicy restarts": a whole-JobSet
+ * restart starts the clock again (gate on only). */
+void js__deadline_restart(struct js__ctx *c);
+
+/** Gate on and spec.activeDeadlineSeconds set: the pass checks success,
+ * then the deadline, then failures (KEP-1186 "Controller Logic"). */
+bool js__deadline_applies(const struct js__ctx *c);
+
+/** KEP-1186 deadline check: true when the deadline has passed (active Jobs
+ * deleted, Failed=True reason DeadlineExceeded); otherwise asks for a
+ * requeue when it falls. */
+bool js__deadline_run(struct js__ctx *c);
 
 /* ---- finish.c (SPEC §11.2 R6, R7, §11.14) ---- */
 

@@ -103,6 +103,8 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 		st->restarts_count_towards_max++;
 	c->dirty = true;
 	c->js->has_status = true;
+	js__attempts_restart(c); /* KEP-1282 §3 */
+	js__deadline_restart(c); /* KEP-1186 §3 */
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, "Warning");
 	js__ctx_event(c, "Warning",
 		      counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",

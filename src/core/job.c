@@ -58,7 +58,7 @@ static json_t *copy_array(const json_t *a)
 static struct js_obsjob *pack(const struct js_obsjob *src)
 {
 	const char *const strs[] = {src->name, src->uid, src->owner_uid, src->rjob_name, src->job_index,
-				    src->restart_attempt, src->job_restart_attempt};
+				    src->restart_attempt, src->job_restart_attempt, src->execution_attempt};
 	size_t bytes = 0, n_conds = 0;
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		bytes += slen(strs[i]);
@@ -84,6 +84,7 @@ static struct js_obsjob *pack(const struct js_obsjob *src)
 	r->j.job_index = put(&cur, src->job_index);
 	r->j.restart_attempt = put(&cur, src->restart_attempt);
 	r->j.job_restart_attempt = put(&cur, src->job_restart_attempt);
+	r->j.execution_attempt = put(&cur, src->execution_attempt);
 	size_t k = 0;
 	for (size_t i = 0; i < src->n_conditions; i++) {
 		const struct js_jobcond *c = &src->conditions[i];
@@ -188,6 +189,7 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	j.job_index = js_json_str(labels, JS_LABEL_JOB_INDEX);
 	j.restart_attempt = js_json_str(labels, JS_LABEL_RESTART_ATTEMPT);
 	j.job_restart_attempt = js_json_str(labels, JS_LABEL_JOB_RESTART_ATTEMPT);
+	j.execution_attempt = js_json_str(json_object_get(meta, "annotations"), JS_ANN_EXECUTION_ATTEMPT);
 	json_t *del = json_object_get(meta, "deletionTimestamp");
 	j.deleting = del && !json_is_null(del);
 
@@ -282,7 +284,8 @@ bool js_job_same(const struct js_obsjob *a, const struct js_obsjob *b)
 	if (!str_same(a->name, b->name) || !str_same(a->uid, b->uid) || !str_same(a->owner_uid, b->owner_uid) ||
 	    !str_same(a->rjob_name, b->rjob_name) || !str_same(a->job_index, b->job_index) ||
 	    !str_same(a->restart_attempt, b->restart_attempt) ||
-	    !str_same(a->job_restart_attempt, b->job_restart_attempt))
+	    !str_same(a->job_restart_attempt, b->job_restart_attempt) ||
+	    !str_same(a->execution_attempt, b->execution_attempt))
 		return false;
 	if (a->deleting != b->deleting || !OPT_SAME(a, b, suspend) || !OPT_SAME(a, b, parallelism) ||
 	    !OPT_SAME(a, b, completions) || a->active != b->active || a->succeeded != b->succeeded ||

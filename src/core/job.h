@@ -52,6 +52,10 @@ struct js_obsjob {
 	/* The labels the core reads (jobset.sigs.k8s.io/replicatedjob-name,
 	 * job-index, restart-attempt, job-restart-attempt); NULL when absent. */
 	const char *rjob_name, *job_index, *restart_attempt, *job_restart_attempt;
+	/* Annotation jobset.sigs.k8s.io/execution-attempt (KEP-1282), NULL
+	 * when absent: a resume that was applied but whose status write was
+	 * lost is recognised by it. */
+	const char *execution_attempt;
 	bool deleting;          /* metadata.deletionTimestamp is set */
 
 	bool has_suspend;       /* spec.suspend */

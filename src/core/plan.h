@@ -62,6 +62,11 @@ struct js_action {
 	int32_t job_index;               /* CreateJob: the Job's index */
 	enum js_propagation propagation; /* deletes only */
 	const char *why;                 /* static text for humans and logs */
+	const char *fail_reason;         /* Warning event reason the body
+					    emits when this action fails, or
+					    NULL (static) */
+	const char *fail_message;        /* its message, before ": <error>"
+					    (static; with fail_reason) */
 };
 
 /** An event on the JobSet (SPEC §11.7), emitted after the status write. */
@@ -96,6 +101,8 @@ struct js_plan {
 
 	int32_t metric_completed;     /* jobset_completed_total += */
 	int32_t metric_failed;        /* jobset_failed_total += */
+	int32_t metric_deadline_exceeded; /* jobset_active_deadline_exceeded_total
+					     += (KEP-1186) */
 
 	struct js_gates gates;        /* the gates the plan was computed with
 					 (rendering reads them) */

@@ -225,13 +225,28 @@ static int run_steps(struct js__ctx *c)
 		js__finish_delete(c, &c->active, "jobset finished");
 		return js__finish_ttl(c);
 	}
+	js__attempts_init(c);       /* KEP-1282 §1 */
+	js__deadline_start_time(c); /* KEP-1186 */
 	js__finish_delete_previous(c); /* R7 */
 	all_ready(c);                                                   /* R8 */
-	if (c->failed.n > 0)                                            /* R9 */
-		return js__failure_run(c);
-	if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
-		return 0;
+	if (js__deadline_applies(c)) {
+		/* KEP-1186: success first, so a finished run is never failed by
+		 * the deadline; the deadline before the failure policy, whose
+		 * restart would start the clock again. */
+		if (c->succeeded.n > 0 && js__success_run(c))
+			return 0;
+		if (js__deadline_run(c))
+			return 0;
+		if (c->failed.n > 0)
+			return js__failure_run(c);
+	} else {
+		if (c->failed.n > 0) /* R9 */
+			return js__failure_run(c);
+		if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
+			return 0;
+	}
 	c->hold = held_since_creation(c);
+	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
 	js__create_dependents(c); /* R11-R13 */
 	js__create_jobs(c);       /* R14 */
 	js__suspend_run(c);       /* R15 */

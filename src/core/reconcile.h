@@ -38,21 +38,32 @@
  *   finished (Completed/Failed=True)        -> delete active Jobs, TTL:
  *                                              delete JobSet or requeue
  *                                                           (R6, §11.14, #666)
+ *   gate ExecutionAttemptsTracking: start executionAttempts  (KEP-1282 §1)
+ *   gate JobSetActiveDeadlineSeconds: startTime set while active,
+ *     cleared while suspended                               (KEP-1186)
  *   delete previous-attempt Jobs (Foreground; or, cleanup_direct, in
  *     the Background, with their pods, and no create while one
  *     runs)                                                         (R7, §11.9)
  *   all Jobs ready and not suspended        -> RestartingJobSet=False  (R8)
+ *   activeDeadlineSeconds set (gate on): success policy, then the
+ *     deadline (past: delete active Jobs, Failed=True DeadlineExceeded;
+ *     else requeue at it), then the failure policy          (KEP-1186)
  *   any failed Job                          -> failure policy; stop   (§11.8)
  *      FailJobSet | no policy | budget spent   -> Failed=True (terminal)
  *      RestartJobSet[AndIgnoreMaxRestarts]     -> restarts++, RestartingJobSet
+ *        (and executionAttempts++, startTime = now, KEP-1282/1186)
  *      RestartJob[AndIgnoreMaxRestarts]        -> jobRestarts[i]++
  *   success policy satisfied                -> Completed=True; stop  (§11.10)
  *   headless Service, PVCs                                       (§7, §8)
  *   ElasticJobSet: patch parallelism/completions                    (§11.15)
+ *   a resume (Suspended=True, spec.suspend false): executionAttempts++
+ *     once                                                 (KEP-1282 §2)
  *   create missing Jobs: per name, BlockingRecreate waits for all
  *     previous Jobs to be gone; dependsOn; InOrder       (§6.1, §11.11-11.12)
  *     (never while suspended since creation: no Job, no Service, #535)
- *   suspend pass | resume pass (clear startTime, merge template) (§11.13)
+ *   suspend pass | resume pass (clear startTime, merge template; the
+ *     execution-attempt annotation, KEP-1282 §4; container resources with
+ *     gate MutablePodResourcesForSuspendedJobSets, KEP-1150)   (§11.13)
  *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
  *
  * Differences from upstream are listed in docs/differences.md.

@@ -93,6 +93,29 @@ static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
 	return patch;
 }
 
+/* KEP-1150 "Controller Changes": with MutablePodResourcesForSuspendedJobSets
+ * on, the Job's containers and init containers become the template's. A
+ * merge patch replaces a list whole, and while the JobSet was suspended its
+ * webhook let only resources.requests and resources.limits of a container
+ * change (the set of containers, their names and resources.claims are as
+ * the Job was created from), so this carries exactly the resource edits;
+ * fields the API server defaulted on the Job are defaulted again. Returns
+ * true when the patch carries containers. */
+static bool resume_resources(json_t *patch, const struct js_rjob *r)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	const json_t *pod = js_json_path(r->template_, "spec.template.spec");
+	bool any = false;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(lists); i++) {
+		const json_t *l = json_object_get(pod, lists[i]);
+		if (json_array_size(l) == 0)
+			continue;
+		json_object_set_new(js_json_path_make(patch, "spec.template.spec"), lists[i], json_deep_copy(l));
+		any = true;
+	}
+	return any;
+}
+
 static void resume_job(struct js__ctx *c, const struct js_obsjob *j, const struct js_rjob *r)
 {
 	/* The Job API refuses template changes while startTime is set, so
@@ -100,7 +123,18 @@ static void resume_job(struct js__ctx *c, const struct js_obsjob *j, const struc
 	if (j->has_start_time)
 		js__ctx_action(c, JS_ACTION_PATCH_JOB_STATUS, j->name, json_pack("{s:{s:n}}", "status", "startTime"),
 			       "resume: clear startTime");
-	js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, resume_patch(j, r), "resume");
+	json_t *patch = resume_patch(j, r);
+	js__attempts_annotate(c, patch); /* KEP-1282 §4 */
+	bool res = c->in->gates.mutable_pod_resources && resume_resources(patch, r);
+	struct js_action *a = js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, patch, "resume");
+	if (res) {
+		/* KEP-1150 "Risks and Mitigations": a refusal (the API server
+		 * without MutablePodResourcesForSuspendedJobs) is announced,
+		 * not only retried. */
+		a->fail_reason = "FailedResourcePropagation";
+		a->fail_message = "Failed to propagate mutated resources to child Job; ensure "
+				  "MutablePodResourcesForSuspendedJobs is enabled on the API server";
+	}
 }
 
 static void suspend_pass(struct js__ctx *c)

@@ -33,6 +33,7 @@ enum {
 	JS__M_FAILED,            /* jobset_failed_total{jobset_name,namespace} */
 	JS__M_COMPLETED,         /* jobset_completed_total{jobset_name,namespace} */
 	JS__M_RESTARTS,          /* jobset_restarts_total{jobset_name,namespace} */
+	JS__M_DEADLINE_EXCEEDED, /* jobset_active_deadline_exceeded_total{jobset_name,namespace} (KEP-1186) */
 	JS__M_RECONCILE_TOTAL,   /* controller_runtime_reconcile_total{controller,result} */
 	JS__M_RECONCILE_ERRORS,  /* controller_runtime_reconcile_errors_total{controller} */
 	JS__M_RECONCILE_TIME,    /* controller_runtime_reconcile_time_seconds{controller} */

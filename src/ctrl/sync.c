@@ -444,6 +444,15 @@ static int finish_one(struct js_controller *c, struct observed *o, const struct 
 	return r;
 }
 
+/* The Warning event a plan asks for when action `a` fails (plan.h
+ * fail_reason, e.g. KEP-1150 FailedResourcePropagation). */
+static void fail_event(struct js_controller *c, struct observed *o, const struct js_action *a, const char *err)
+{
+	char *msg = js_buf_format("%s: %s", a->fail_message ? a->fail_message : a->why, err);
+	event(c, o, "Warning", a->fail_reason, msg);
+	free(msg);
+}
+
 /* A patch of spec.suspend that landed: the cache must show it before the
  * next pass (wait_jobs). */
 static void note_suspend_patch(struct body *b, const struct js_action *a)
@@ -471,10 +480,13 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 	for (; sent < n && sent < IN_FLIGHT; sent++)
 		submit_err[sent] = submit_one(c, o, &acts[sent], run, sent, &x[sent]);
 	int first = 0;
+	const struct js_action *failed = NULL;
 	struct js_buf msgs;
 	js_buf_init(&msgs, 16384);
 	for (size_t i = 0; i < sent; i++) {
 		int r = finish_one(c, o, &acts[i], run, i, x[i], submit_err[i], &msgs);
+		if (r < 0 && !failed)
+			failed = &acts[i];
 		/* Answers come back about in order: the oldest one frees a slot.
 		 * After a failure nothing more is sent (the pass stops, SPEC
 		 * §11.2); what is in flight is still waited for. */
@@ -498,6 +510,8 @@ static int apply_run(struct body *b, const struct js_action *acts, const struct 
 			      js_buf_str(&msgs));
 		if (create)
 			event(c, o, "Warning", "JobCreationFailed", js_buf_str(&msgs));
+		else if (failed && failed->fail_reason)
+			fail_event(c, o, failed, js_buf_str(&msgs));
 	} else if (first == 0) {
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s/%s': %s x%zu", o->ns, o->name, kind, sent);
 	}
@@ -553,6 +567,8 @@ static int op_patch_job(void *self, const struct js_action *a)
 	struct js_write_opts wo = {.subresource = a->kind == JS_ACTION_PATCH_JOB_STATUS ? "status" : NULL};
 	int r = js_client_patch(b->c->client, &js_client_res_jobs, b->o->ns, a->name, JS_PATCH_MERGE, a->object, &wo,
 				NULL, &err);
+	if (r < 0 && r != JS_ENOTFOUND && a->fail_reason && !aborted(b->c))
+		fail_event(b->c, b->o, a, why(&err, r));
 	return done_one(b, a, "PATCH", r, &err);
 }
 
@@ -699,6 +715,8 @@ static void op_count_metrics(void *self, const struct js_plan *plan)
 		(void)js_metrics_add(c->metrics, JS__M_COMPLETED, v, plan->metric_completed);
 	if (plan->metric_failed > 0)
 		(void)js_metrics_add(c->metrics, JS__M_FAILED, v, plan->metric_failed);
+	if (plan->metric_deadline_exceeded > 0)
+		(void)js_metrics_add(c->metrics, JS__M_DEADLINE_EXCEEDED, v, plan->metric_deadline_exceeded);
 	const struct js_jobset *js = b->o->rec->js;
 	int32_t before = js->has_status ? js->status.restarts : 0;
 	int32_t after = plan->status ? plan->status->restarts : 0;

@@ -3,12 +3,15 @@
  */
 #include "sim/sim.h"
 
+#include "api/gates.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/codec.h"
+#include "api/gates.h"
 #include "base/json.h"
 #include "base/parse.h"
 #include "base/time.h"
@@ -35,7 +38,7 @@ struct js_sim {
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
-	int64_t metric_completed, metric_failed;
+	int64_t metric_completed, metric_failed, metric_deadline;
 };
 
 /* ---- small helpers ---- */
@@ -274,6 +277,7 @@ static void sim_count_metrics(void *self, const struct js_plan *plan)
 	struct js_sim *s = self;
 	s->metric_completed += plan->metric_completed;
 	s->metric_failed += plan->metric_failed;
+	s->metric_deadline += plan->metric_deadline_exceeded;
 }
 
 static const struct js_exec_ops sim_ops = {
@@ -774,6 +778,10 @@ static int expect_counts(struct js_sim *s, char **tok, size_t n, char **reterr)
 		bool ok;
 		if (strcmp(key, "terminalState") == 0) {
 			ok = strcmp(st->terminal_state ? st->terminal_state : "-", val) == 0;
+		} else if (!r && strcmp(key, "startTime") == 0) { /* "-" = absent */
+			ok = strcmp(st->start_time ? st->start_time : "-", val) == 0;
+		} else if (!r && strcmp(key, "executionAttempts") == 0 && strcmp(val, "-") == 0) {
+			ok = !st->has_execution_attempts;
 		} else if (r && strcmp(key, "jobRestarts") == 0) {
 			ok = i32list_matches(&r->job_restarts, val);
 		} else if (r && strcmp(key, "jobRestartsCountTowardsMax") == 0) {
@@ -785,6 +793,8 @@ static int expect_counts(struct js_sim *s, char **tok, size_t n, char **reterr)
 				have = st->restarts;
 			else if (!r && strcmp(key, "restartsCountTowardsMax") == 0)
 				have = st->restarts_count_towards_max;
+			else if (!r && strcmp(key, "executionAttempts") == 0)
+				have = st->has_execution_attempts ? st->execution_attempts : -1;
 			else if (r && strcmp(key, "ready") == 0)
 				have = r->ready;
 			else if (r && strcmp(key, "succeeded") == 0)
@@ -867,17 +877,22 @@ static int expect_job(struct js_sim *s, const char *line, char **tok, size_t n, 
 		ok = !job_deleting(j);
 	} else if (strcmp(what, "suspended") == 0 || strcmp(what, "unsuspended") == 0) {
 		ok = json_is_true(js_json_path(j, "spec.suspend")) == (what[0] == 's');
-	} else if (strcmp(what, "label") == 0 || strcmp(what, "annotation") == 0) {
+	} else if (strcmp(what, "label") == 0 || strcmp(what, "annotation") == 0 || strcmp(what, "pod-annotation") == 0) {
 		char *eq = n > 4 ? strchr(tok[4], '=') : NULL;
 		if (!eq)
-			return failf(reterr, JS_EINVALID, "usage: expect job NAME label KEY=VALUE");
+			return failf(reterr, JS_EINVALID, "usage: expect job NAME label|annotation|pod-annotation KEY=VALUE");
 		*eq = '\0';
-		const char *have = js_json_str(json_object_get(m, what[0] == 'l' ? "labels" : "annotations"), tok[4]);
+		const json_t *map = what[0] == 'p' ? js_json_path(j, "spec.template.metadata.annotations")
+						   : json_object_get(m, what[0] == 'l' ? "labels" : "annotations");
+		const char *have = js_json_str(map, tok[4]);
 		ok = have && strcmp(have, eq + 1) == 0;
 		if (!ok)
 			return failf(reterr, JS_ECONFLICT, "job %s %s %s is %s", tok[2], what, tok[4], have ? have : "absent");
 	} else if (strcmp(what, "no-label") == 0) {
 		ok = n > 4 && !js_json_str(json_object_get(m, "labels"), tok[4]);
+	} else if (strcmp(what, "no-annotation") == 0) {
+		ok = n > 4 && !js_json_str(json_object_get(m, "annotations"), tok[4]) &&
+		     !js_json_str(js_json_path(j, "spec.template.metadata.annotations"), tok[4]);
 	} else if (strcmp(what, "path") == 0) {
 		json_error_t e;
 		json_t *want = json_loads(rest_after(line, 5), JSON_DECODE_ANY, &e);
@@ -963,11 +978,12 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 	if (strcmp(w, "jobset-deleted") == 0)
 		return n == 3 && (s->js->meta.deletion_timestamp != NULL) == (strcmp(tok[2], "yes") == 0) ? 0 : failf(reterr, JS_ECONFLICT, "jobset deleted: %d", s->js->meta.deletion_timestamp != NULL);
 	if (strcmp(w, "metric") == 0) {
-		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed");
-		int32_t wc, wf;
+		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed"), *d = kv(tok, n, "deadline");
+		int32_t wc, wf, wd;
 		if ((c && (!parse_i32(c, &wc) || wc != s->metric_completed)) ||
-		    (f && (!parse_i32(f, &wf) || wf != s->metric_failed)))
-			return failf(reterr, JS_ECONFLICT, "metrics completed=%lld failed=%lld", (long long)s->metric_completed, (long long)s->metric_failed);
+		    (f && (!parse_i32(f, &wf) || wf != s->metric_failed)) ||
+		    (d && (!parse_i32(d, &wd) || wd != s->metric_deadline)))
+			return failf(reterr, JS_ECONFLICT, "metrics completed=%lld failed=%lld deadline=%lld", (long long)s->metric_completed, (long long)s->metric_failed, (long long)s->metric_deadline);
 		return 0;
 	}
 	return failf(reterr, JS_EINVALID, "unknown expectation %s", w);
@@ -1040,6 +1056,16 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 			s->old_pods[s->n_old_pods++] = (struct js_oldpod){
 				.name = str[0], .job_name = str[1], .deleting = del && strcmp(del, "deleting") == 0};
 		}
+	} else if (strcmp(c, "gates") == 0) {
+		/* The controller restarted with other --feature-gates. */
+		struct js_gates g = s->gates;
+		char *msg = NULL;
+		if (n != 2 || js_gates_parse(tok[1], &g, &msg) < 0) {
+			int e = failf(reterr, JS_EINVALID, "usage: gates Name=true|false,...: %s", msg ? msg : "");
+			free(msg);
+			return e;
+		}
+		s->gates = g;
 	} else if (strcmp(c, "suspend") == 0 || strcmp(c, "resume") == 0) {
 		s->js->spec.has_suspend = true;
 		s->js->spec.suspend = c[0] == 's';

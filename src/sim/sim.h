@@ -24,6 +24,8 @@
  *                                    listed of the older attempts' running
  *                                    pods (DeletePod marks one deleting)
  *   suspend | resume | patch {merge patch on the JobSet} | advance SECONDS
+ *   gates Name=true|false,...        change feature gates (a controller
+ *                                    restarted with other flags)
  *   delete-service | add-job {Job JSON} | delete-jobset
  *   expect ...                       see js_sim_exec() in sim.c
  *

@@ -323,6 +323,9 @@ static const struct {
 			   "external controller.\"}"},
 	{"spec.ttlSecondsAfterFinished", "{\"minimum\":0,\"description\":\"Seconds after finishing before the JobSet is "
 					 "deleted.\"}"},
+	{"spec.activeDeadlineSeconds", "{\"minimum\":1,\"description\":\"Seconds the JobSet may stay continuously "
+				       "active, from status.startTime, before it fails with DeadlineExceeded (KEP-1186, "
+				       "gate JobSetActiveDeadlineSeconds). Mutable.\"}"},
 	{"spec.volumeClaimPolicies", "{\"maxItems\":50," ATOMIC "," IMMUTABLE ",\"description\":\"PersistentVolumeClaims "
 				     "created for the JobSet and mounted by its pods.\"}"},
 	{"spec.volumeClaimPolicies[]", "{\"x-kubernetes-validations\":[{\"rule\":\"!has(self.templates) || self.templates"
@@ -350,6 +353,10 @@ static const struct {
 	{"status.replicatedJobsStatus[].jobRestartsCountTowardsMax", "{\"maxItems\":1024," ATOMIC "}"},
 	{"status.previousInPlaceRestartAttempt", "{\"minimum\":0}"},
 	{"status.currentInPlaceRestartAttempt", "{\"minimum\":0}"},
+	{"status.executionAttempts", "{\"minimum\":0,\"description\":\"Execution lifecycles: resumes and whole-JobSet "
+				     "restarts (KEP-1282, gate ExecutionAttemptsTracking).\"}"},
+	{"status.startTime", "{\"format\":\"date-time\",\"description\":\"When the JobSet last became active; "
+			     "cleared while suspended (KEP-1186, gate JobSetActiveDeadlineSeconds).\"}"},
 };
 
 static json_t *load(const char *path)
@@ -372,7 +379,9 @@ static json_t *crd(json_t *schema)
 		".status\"},"
 		"{\"name\":\"Suspended\",\"type\":\"string\",\"jsonPath\":\".spec.suspend\",\"description\":\"Whether the "
 		"JobSet is suspended\"},"
-		"{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"}]",
+		"{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"},"
+		"{\"name\":\"StartTime\",\"type\":\"date\",\"jsonPath\":\".status.startTime\",\"description\":"
+		"\"Time the JobSet became active\"}]",
 		0, NULL);
 	json_t *version = json_pack("{s:s,s:b,s:b,s:{s:{}},s:o,s:{s:o}}", "name", "v1alpha2", "served", 1, "storage", 1,
 				    "subresources", "status", "additionalPrinterColumns", cols, "schema",

@@ -425,3 +425,63 @@ def test_placement_webhook_mode_is_upstreams(kube, setup):
     finally:
         kube.run("delete", "namespace", ns, "--wait=false", check=False)
         s.ctl.restart(*s.args)
+
+
+def test_kep_gates_in_the_webhook(kube, setup):
+    """vjobset.kb.io with the gates of the merged KEPs. KEP-1150 "Webhook
+    Changes": with MutablePodResourcesForSuspendedJobSets, container
+    resource requests/limits may change while suspended, nothing else of a
+    container; without it they may not. KEP-1186 "Validation":
+    activeDeadlineSeconds may not be set while JobSetActiveDeadlineSeconds
+    is off, and is mutable while it is on."""
+    s = setup
+    ns = s.namespace(f"keps-{s.id}")
+
+    def attempt(*args):
+        p = kube.run(*args, check=False)
+        return p.returncode == 0, p.stderr
+
+    def res(cpu):
+        return ["patch", "jobsets.jobset.x-k8s.io", "sized", "-n", ns, "--type=json", "-p", json.dumps([
+            {"op": "add", "path": "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources",
+             "value": {"requests": {"cpu": cpu}}}])]
+
+    def deadline(name, v):
+        return ["patch", "jobsets.jobset.x-k8s.io", name, "-n", ns, "--type=merge", "-p",
+                json.dumps({"spec": {"activeDeadlineSeconds": v}})]
+
+    js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "sized"},
+          "spec": {"suspend": True, "replicatedJobs": [{"name": "w", "template": {"spec": {"template": {"spec": {
+              "containers": [{"name": "c", "image": "busybox"}]}}}}}]}}
+    try:
+        wait_for("JobSet created through the webhooks", lambda: kube.run(
+            "create", "-n", ns, "-f", "-", input=json.dumps(js), check=False).returncode == 0, 60)
+        ok, err = attempt(*res("1"))
+        assert not ok and "spec.replicatedJobs" in err and "resource" not in err, err
+        ok, err = attempt(*deadline("sized", 60))
+        assert not ok and "JobSetActiveDeadlineSeconds" in err, err
+
+        s.ctl.restart(*s.args, "--feature-gates=MutablePodResourcesForSuspendedJobSets=true,"
+                      "JobSetActiveDeadlineSeconds=true")
+
+        def accepted():
+            return attempt(*res("2"))[0]
+        wait_for("a resource edit of the suspended JobSet accepted", accepted, 60)
+        assert kube.jobset("sized", ns)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+            "containers"][0]["resources"] == {"requests": {"cpu": "2"}}
+        ok, err = attempt("patch", "jobsets.jobset.x-k8s.io", "sized", "-n", ns, "--type=json", "-p", json.dumps([
+            {"op": "replace", "path": "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/image",
+             "value": "busybox:1"}]))
+        assert not ok and "spec.replicatedJobs" in err, err
+        ok, err = attempt(*deadline("sized", 60))
+        assert ok, err
+        ok, err = attempt(*deadline("sized", 30))
+        assert ok, err
+        ok, err = attempt("patch", "jobsets.jobset.x-k8s.io", "sized", "-n", ns, "--type=merge", "-p",
+                          json.dumps({"spec": {"suspend": False}}))
+        assert ok, err
+        ok, err = attempt(*res("3"))
+        assert not ok and "spec.replicatedJobs" in err, err
+    finally:
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+        s.ctl.restart(*s.args)

@@ -32,7 +32,9 @@ static void test_parse(void **state)
 		{"", NULL, false, false, true},
 		{NULL, NULL, false, false, true},
 		{"TLSOptions=false", "cannot set feature gate 'TLSOptions' to false: it is locked to true", false, false, false},
-		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, TLSOptions)",
+		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, "
+			      "ExecutionAttemptsTracking, MutablePodResourcesForSuspendedJobSets, "
+			      "JobSetActiveDeadlineSeconds, TLSOptions)",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
 		{"RestartJob", "invalid feature gate 'RestartJob': expected Name=true|false", false, false, false},
@@ -64,6 +66,33 @@ static void test_parse(void **state)
 	}
 }
 
+/* The gates of the merged upstream KEPs, by their KEP names (KEP-1282 "5.
+ * Feature Gate Disabled Behavior", KEP-1150 "Feature Gate", KEP-1186
+ * kep.yaml): each sets its own field only, and all are off by default. */
+static void test_kep_gates(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t off;
+	} cases[] = {
+		{"ExecutionAttemptsTracking=true", offsetof(struct js_gates, execution_attempts)},
+		{"MutablePodResourcesForSuspendedJobSets=true", offsetof(struct js_gates, mutable_pod_resources)},
+		{"JobSetActiveDeadlineSeconds=true", offsetof(struct js_gates, active_deadline)},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct js_gates g = {0}, want = {0};
+		*(bool *)((char *)&want + cases[i].off) = true;
+		assert_int_equal(js_gates_parse(cases[i].in, &g, NULL), 0);
+		if (memcmp(&g, &want, sizeof(g)) != 0)
+			fail_msg("'%s' set another gate", cases[i].in);
+		assert_int_equal(js_gates_parse("ExecutionAttemptsTracking=false,JobSetActiveDeadlineSeconds=false,"
+						"MutablePodResourcesForSuspendedJobSets=false", &g, NULL), 0);
+		struct js_gates off = {0};
+		assert_memory_equal(&g, &off, sizeof(g));
+	}
+}
+
 /* js_gates_set takes a length (the file's map keys and the list items are
  * both views) and accepts a NULL message pointer. */
 static void test_set(void **state)
@@ -83,6 +112,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_set),
+		cmocka_unit_test(test_kep_gates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

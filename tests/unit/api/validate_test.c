@@ -53,6 +53,7 @@ enum flags {
 	F_PVC_SAME = 16,  /* an existing PVC with the template's spec */
 	F_PVC_OTHER = 32, /* an existing PVC with another spec */
 	F_PVC_ERROR = 64, /* the PVC lookup fails */
+	F_DEADLINE = 128, /* gate JobSetActiveDeadlineSeconds (KEP-1186) */
 };
 
 struct vcase {
@@ -359,6 +360,14 @@ static const struct vcase cases[] = {
 	 0, false, "spec.replicatedJobs[0].template.spec.template.spec.restartPolicy", "podFailurePolicy"},
 	{"maxFailedIndexes without backoffLimitPerIndex", RJS(RJ("a", 1, IDX "\"maxFailedIndexes\":1,")), 0, false,
 	 "spec.replicatedJobs[0].template.spec.maxFailedIndexes", "backoffLimitPerIndex"},
+	/* KEP-1186 "Validation": minimum 1, and the feature-gate guard on create. */
+	{"KEP-1186 activeDeadlineSeconds with the gate", "{\"spec\":{\"activeDeadlineSeconds\":1}}", F_DEADLINE, true, NULL, NULL},
+	{"KEP-1186 activeDeadlineSeconds 0", "{\"spec\":{\"activeDeadlineSeconds\":0}}", F_DEADLINE, false,
+	 "spec.activeDeadlineSeconds", "1 or more"},
+	{"KEP-1186 activeDeadlineSeconds negative", "{\"spec\":{\"activeDeadlineSeconds\":-5}}", F_DEADLINE, false,
+	 "spec.activeDeadlineSeconds", "1 or more"},
+	{"KEP-1186 activeDeadlineSeconds with the gate off", "{\"spec\":{\"activeDeadlineSeconds\":60}}", 0, false,
+	 "spec.activeDeadlineSeconds", "JobSetActiveDeadlineSeconds"},
 };
 
 static enum js_pvc_lookup fake_lookup(void *ctx, const char *ns, const char *name, json_t **ret_spec, char **ret_err)
@@ -395,7 +404,9 @@ static void run_case(const struct vcase *c, int *failures)
 			js_default_jobset(js);
 		unsigned flags = c->flags;
 		struct js_validate_opts o = {
-			.gates = {.restart_job = c->flags & F_RESTART_JOB, .in_place_restart = c->flags & F_IN_PLACE},
+			.gates = {.restart_job = c->flags & F_RESTART_JOB,
+				  .in_place_restart = c->flags & F_IN_PLACE,
+				  .active_deadline = c->flags & F_DEADLINE},
 			.strict = !(c->flags & F_LOOSE),
 			.pvc_lookup = fake_lookup,
 			.pvc_ctx = &flags,
@@ -433,7 +444,8 @@ static void test_create_table(void **state)
 struct ucase {
 	const char *id;
 	const char *old_patch, *new_patch;
-	unsigned flags; /* 1 = ElasticJobSet gate */
+	unsigned flags; /* gates: 1 = ElasticJobSet, 2 = MutablePodResourcesForSuspendedJobSets, 4 =
+			   JobSetActiveDeadlineSeconds */
 	bool valid;
 	const char *path, *needle;
 };
@@ -444,7 +456,38 @@ struct ucase {
 
 #define ELASTIC_DONE(cond) "{\"status\":{\"conditions\":[{\"type\":\"" cond "\",\"status\":\"True\",\"reason\":\"r\",\"message\":\"m\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]},\"spec\":{\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":2,\"template\":{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":2,\"completions\":2," POD("") "}}}]}}"
 
+/* KEP-1150: the one ReplicatedJob with pod spec `pod` (containers...), suspended or not. */
+#define RES(susp, pod) "{\"spec\":{" susp "\"replicatedJobs\":[{\"name\":\"rj\",\"replicas\":1,\"template\":{\"spec\":{" IDX "\"template\":{\"spec\":{\"restartPolicy\":\"Never\"," pod "}}}}}]}}"
+#define S "\"suspend\":true,"
+#define C(res) "\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"" res "}]"
+#define REQ(cpu) ",\"resources\":{\"requests\":{\"cpu\":\"" cpu "\"}}"
+#define DL(v) "{\"spec\":{\"activeDeadlineSeconds\":" #v "}}"
+
 static const struct ucase ucases[] = {
+	/* KEP-1150 "Test Plan" (webhook unit tests). */
+	{"KEP-1150 requests/limits while suspended, gate on", RES(S, C(REQ("1"))), RES(S, C(",\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"4\"}}")), 2, true, NULL, NULL},
+	{"KEP-1150 add resources while suspended, gate on", SUSP, RES(S, C(REQ("2"))), 2, true, NULL, NULL},
+	{"KEP-1150 while suspending, gate on", RES("", C(REQ("1"))), RES(S, C(REQ("2"))), 2, true, NULL, NULL},
+	{"KEP-1150 init container while suspended, gate on", RES(S, "\"initContainers\":[{\"name\":\"i\",\"image\":\"bash\"}]," C("")),
+	 RES(S, "\"initContainers\":[{\"name\":\"i\",\"image\":\"bash\"" REQ("1") "}]," C("")), 2, true, NULL, NULL},
+	{"KEP-1150 while suspended, gate off", RES(S, C(REQ("1"))), RES(S, C(REQ("2"))), 0, false, "spec.replicatedJobs", "cannot be changed"},
+	{"KEP-1150 while running, gate on", RES("", C(REQ("1"))), RES("", C(REQ("2"))), 2, false, "spec.replicatedJobs", "cannot be changed"},
+	{"KEP-1150 claims stay immutable", RES(S, C(REQ("1"))),
+	 RES(S, C(",\"resources\":{\"requests\":{\"cpu\":\"1\"},\"claims\":[{\"name\":\"gpu\"}]}")), 2, false, "spec.replicatedJobs", "cannot be changed"},
+	{"KEP-1150 adding a container stays refused", RES(S, C(REQ("1"))),
+	 RES(S, "\"containers\":[{\"name\":\"test\",\"image\":\"bash:latest\"" REQ("2") "},{\"name\":\"x\",\"image\":\"bash\"}]"), 2, false,
+	 "spec.replicatedJobs", "cannot be changed"},
+	{"KEP-1150 init container image stays immutable", RES(S, "\"initContainers\":[{\"name\":\"i\",\"image\":\"bash\"}]," C("")),
+	 RES(S, "\"initContainers\":[{\"name\":\"i\",\"image\":\"bash:5\"" REQ("1") "}]," C("")), 2, false, "spec.replicatedJobs", "cannot be changed"},
+	/* KEP-1186 "Validation": mutable while running; the gate guard on update. */
+	{"KEP-1186 raise while running", DL(60), DL(600), 4, true, NULL, NULL},
+	{"KEP-1186 lower while running", DL(600), DL(60), 4, true, NULL, NULL},
+	{"KEP-1186 add while running", NULL, DL(60), 4, true, NULL, NULL},
+	{"KEP-1186 remove", DL(60), "{\"spec\":{\"activeDeadlineSeconds\":null}}", 4, true, NULL, NULL},
+	{"KEP-1186 gate off: unchanged is allowed", DL(60), "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", 0, true, NULL, NULL},
+	{"KEP-1186 gate off: clearing is allowed", DL(60), "{\"spec\":{\"activeDeadlineSeconds\":null}}", 0, true, NULL, NULL},
+	{"KEP-1186 gate off: changing is refused", DL(60), DL(61), 0, false, "spec.activeDeadlineSeconds", "JobSetActiveDeadlineSeconds"},
+	{"KEP-1186 gate off: adding is refused", NULL, DL(60), 0, false, "spec.activeDeadlineSeconds", "JobSetActiveDeadlineSeconds"},
 	{"WH-150 suspend a running JobSet", NULL, SUSP, 0, true, NULL, NULL},
 	{"WH-151 resume", SUSP, "{\"spec\":{\"suspend\":false}}", 0, true, NULL, NULL},
 	{"WH-152 change labels", NULL, "{\"metadata\":{\"labels\":{\"hello\":\"world\"}}}", 0, true, NULL, NULL},
@@ -540,7 +583,10 @@ static void test_update_table(void **state)
 		js_default_crd(nw); /* the API server applies CRD defaults on update too */
 		struct js_diag d;
 		js_diag_init(&d);
-		struct js_validate_opts o = {.gates = {.elastic_jobset = c->flags & 1}, .strict = true};
+		struct js_validate_opts o = {.gates = {.elastic_jobset = c->flags & 1,
+						       .mutable_pod_resources = c->flags & 2,
+						       .active_deadline = c->flags & 4},
+					     .strict = true};
 		int r = js_validate_update(old, nw, &o, &d);
 		bool ok = (r == 0) == c->valid && (c->valid || js_diag_has(&d, c->path, c->needle));
 		if (!ok) {

@@ -2,6 +2,7 @@
  * core_test.c - table-driven unit tests of the core pieces the scenarios
  * (tests/unit/sim) do not reach: times, Job records, in-place bookkeeping.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,141 @@ static void test_reconcile_table(void **state)
 	}
 }
 
+/* The upstream KEPs, straight into js_reconcile_run: the states the
+ * scenarios (tests/cases/core/kep-*.scn) do not reach - a lost status write,
+ * clock skew, a bad startTime, the FailedResourcePropagation reason on a
+ * resume - each row naming the KEP section it checks. */
+#define SUSPENDED_TRUE "{\"type\":\"Suspended\",\"status\":\"True\",\"reason\":\"SuspendedJobs\",\"message\":\"m\"," \
+		       "\"lastTransitionTime\":\"2023-11-14T22:00:00Z\"}"
+#define B0 "test-js-replicated-job-b-0"
+
+static void test_kep_table(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *patch;
+		struct js_obsjob jobs[2];
+		size_t n_jobs;
+		struct js_gates gates;
+		int32_t want_ea;           /* -1: absent */
+		const char *want_start;    /* NULL: not checked; "-": absent */
+		int64_t want_requeue;      /* -1: none */
+		const char *want_failed;   /* Failed=True reason, or NULL: not failed */
+		const char *want_fail_reason; /* of the last PatchJob, "-": none; NULL: not checked */
+		const char *want_ann;      /* annotation of the last PatchJob (Job and pod template), or NULL */
+	} rows[] = {
+		{"KEP-1282 §4: a resume whose status write was lost is not counted twice",
+		 "{\"status\":{\"executionAttempts\":1,\"conditions\":[" SUSPENDED_TRUE "]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = false, .execution_attempt = "2"},
+		  {.name = B0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-b", .has_suspend = true,
+		   .suspend = true, .execution_attempt = "1"}},
+		 2, {.execution_attempts = true}, 2, NULL, -1, NULL, NULL, "2"},
+		{"KEP-1282 §2: the first pass of a resume counts it once",
+		 "{\"status\":{\"executionAttempts\":1,\"conditions\":[" SUSPENDED_TRUE "]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true, .execution_attempt = "1"}},
+		 1, {.execution_attempts = true}, 2, NULL, -1, NULL, "-", "2"},
+		{"KEP-1282 §5: with the gate off a value is kept through a restart",
+		 "{\"spec\":{\"failurePolicy\":{\"maxRestarts\":3}},\"status\":{\"executionAttempts\":5}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .n_conditions = 1,
+		   .conditions = failed_cond}},
+		 1, {0}, 5, NULL, -1, NULL, NULL, NULL},
+		{"KEP-1150: a resume carrying resources names FailedResourcePropagation",
+		 "{\"status\":{\"conditions\":[" SUSPENDED_TRUE "]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {.mutable_pod_resources = true}, -1, NULL, -1, NULL, "FailedResourcePropagation", NULL},
+		{"KEP-1150: without the gate a resume names no reason",
+		 "{\"status\":{\"conditions\":[" SUSPENDED_TRUE "]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, -1, NULL, -1, NULL, "-", NULL},
+		{"KEP-1186 Risks: a startTime in the future (clock skew) is not expired",
+		 "{\"spec\":{\"activeDeadlineSeconds\":10},\"status\":{\"startTime\":\"2023-11-14T22:14:20Z\"}}",
+		 {{0}}, 0, {.active_deadline = true}, -1, "2023-11-14T22:14:20Z", 70, NULL, NULL, NULL},
+		{"KEP-1186: a startTime that does not parse fails nothing",
+		 "{\"spec\":{\"activeDeadlineSeconds\":1},\"status\":{\"startTime\":\"yesterday\"}}",
+		 {{0}}, 0, {.active_deadline = true}, -1, "yesterday", -1, NULL, NULL, NULL},
+		{"KEP-1186: a huge deadline does not wrap into the past",
+		 "{\"spec\":{\"activeDeadlineSeconds\":9223372036854775807}}",
+		 {{0}}, 0, {.active_deadline = true}, -1, "2023-11-14T22:13:20Z", INT64_MAX - 1700000000, NULL, NULL, NULL},
+		{"KEP-1186: a deadline past at the first pass fails at once",
+		 "{\"spec\":{\"activeDeadlineSeconds\":5},\"status\":{\"startTime\":\"2023-11-14T22:13:15Z\"}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a"}},
+		 1, {.active_deadline = true}, -1, "2023-11-14T22:13:15Z", -1, "DeadlineExceeded", NULL, NULL},
+		{"KEP-1186: the field without the gate is not enforced and startTime is not written",
+		 "{\"spec\":{\"activeDeadlineSeconds\":5},\"status\":{\"startTime\":\"2023-11-14T22:00:00Z\"}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a"}},
+		 1, {0}, -1, "2023-11-14T22:00:00Z", -1, NULL, NULL, NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct js_jobset *js = load(rows[i].patch);
+		const struct js_obsjob *jobs[2];
+		for (size_t k = 0; k < rows[i].n_jobs; k++) {
+			struct js_obsjob_init init = {.job = rows[i].jobs[k]};
+			jobs[k] = js_job_build(&init);
+		}
+		struct js_reconcile_input in = {.jobset = js, .jobs = jobs, .n_jobs = rows[i].n_jobs, .gates = rows[i].gates,
+						 .now = 1700000000};
+		struct js_plan *p = NULL;
+		char *err = NULL;
+		if (js_reconcile_run(&in, &p, &err) != 0)
+			fail_msg("%s: %s", rows[i].name, err ? err : "-");
+		const struct js_status *st = p->status;
+		int32_t ea = st->has_execution_attempts ? st->execution_attempts : -1;
+		if (ea != rows[i].want_ea)
+			fail_msg("%s: executionAttempts %d, want %d", rows[i].name, ea, rows[i].want_ea);
+		if (rows[i].want_start && strcmp(st->start_time ? st->start_time : "-", rows[i].want_start) != 0)
+			fail_msg("%s: startTime %s, want %s", rows[i].name, st->start_time ? st->start_time : "-",
+				 rows[i].want_start);
+		int64_t rq = p->has_requeue_after ? p->requeue_after : -1;
+		if (rq != rows[i].want_requeue)
+			fail_msg("%s: requeue %lld, want %lld", rows[i].name, (long long)rq, (long long)rows[i].want_requeue);
+		const struct js_condition *f = NULL;
+		for (size_t k = 0; k < st->n_conditions; k++)
+			if (strcmp(st->conditions[k].type, "Failed") == 0 && strcmp(st->conditions[k].status, "True") == 0)
+				f = &st->conditions[k];
+		if ((f == NULL) != (rows[i].want_failed == NULL) ||
+		    (f && strcmp(f->reason ? f->reason : "", rows[i].want_failed) != 0))
+			fail_msg("%s: Failed %s, want %s", rows[i].name, f ? f->reason : "none",
+				 rows[i].want_failed ? rows[i].want_failed : "none");
+		const struct js_action *last = NULL;
+		for (size_t k = 0; k < p->n_actions; k++)
+			if (p->actions[k].kind == JS_ACTION_PATCH_JOB)
+				last = &p->actions[k];
+		if (rows[i].want_fail_reason || rows[i].want_ann)
+			assert_non_null(last);
+		if (rows[i].want_fail_reason &&
+		    strcmp(last->fail_reason ? last->fail_reason : "-", rows[i].want_fail_reason) != 0)
+			fail_msg("%s: fail_reason %s", rows[i].name, last->fail_reason ? last->fail_reason : "-");
+		if (rows[i].want_ann) {
+			const char *k = "jobset.sigs.k8s.io/execution-attempt";
+			const char *a = json_string_value(json_object_get(
+				json_object_get(json_object_get(last->object, "metadata"), "annotations"), k));
+			const char *b = json_string_value(json_object_get(json_object_get(json_object_get(json_object_get(
+				json_object_get(last->object, "spec"), "template"), "metadata"), "annotations"), k));
+			if (!a || !b || strcmp(a, rows[i].want_ann) != 0 || strcmp(b, rows[i].want_ann) != 0)
+				fail_msg("%s: annotation %s/%s, want %s", rows[i].name, a ? a : "-", b ? b : "-",
+					 rows[i].want_ann);
+		}
+		free(err);
+		js_reconcile_plan_free(p);
+		for (size_t k = 0; k < rows[i].n_jobs; k++)
+			js_job_unref(jobs[k]);
+		js_jobset_free(js);
+	}
+	/* KEP-1282: the annotation is part of a record's identity, so a
+	 * resumed Job's new value wakes the JobSet. */
+	struct js_obsjob_init x = {.job = {.name = "j", .execution_attempt = "1"}}, y = x;
+	y.job.execution_attempt = "2";
+	struct js_obsjob *jx = js_job_build(&x), *jy = js_job_build(&y);
+	assert_false(js_job_same(jx, jy));
+	js_job_unref(jx);
+	js_job_unref(jy);
+}
+
 /* §11.16 in-place bookkeeping over observed pods. */
 static void test_in_place(void **state)
 {
@@ -429,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_job_decode),
 		cmocka_unit_test(test_reconcile_table),
+		cmocka_unit_test(test_kep_table),
 		cmocka_unit_test(test_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
  * A scenario file: directives, then `%%`, then a script.
  *   @fixture FILE       the JobSet, a YAML file beside the scenario
  *   @patch JSON         a JSON merge patch on it (repeatable)
- *   @gates A,B          feature gates (RestartJob, InPlaceRestart, ElasticJobSet)
+ *   @gates A,B          feature gates turned on, by name (api/gates.h)
  *   @now SECONDS        the start time (default 1700000000)
  * Other lines before `%%` are inline YAML for the JobSet. Script lines are
  * sim.h commands and `expect` lines; the first failure names file:line.
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/gates.h"
 #include "sim/sim.h"
 #include "support/testutil.h"
 
@@ -25,12 +26,20 @@ static int by_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* "A,B" turns gates A and B on (names as api/gates.h knows them). */
 static struct js_gates parse_gates(const char *s)
 {
 	struct js_gates g = {0};
-	g.restart_job = strstr(s, "RestartJob") != NULL;
-	g.in_place_restart = strstr(s, "InPlaceRestart") != NULL;
-	g.elastic_jobset = strstr(s, "ElasticJobSet") != NULL;
+	for (const char *p = s; *p;) {
+		size_t n = strcspn(p, ",");
+		while (n > 0 && p[n - 1] == ' ')
+			n--;
+		if (js_gates_set(&g, p, n, true, NULL) < 0)
+			fail_msg("unknown gate in @gates %s", s);
+		p += strcspn(p, ",");
+		p += *p == ',';
+		p += strspn(p, " ");
+	}
 	return g;
 }
 
