@@ -263,7 +263,11 @@ class Run:
         # server is there to take it, and by a controller still alive.
         failed_all, failed_final = self.failed_creates()
         if self.sc.foreign_conflicts:
-            assert create_failures >= 1, "creates met the old JobSet's Jobs but no JobCreationFailed event"
+            # Whether creates meet the old incarnation's Jobs depends on how
+            # fast those are collected (a restart deletes old attempts in the
+            # Background: docs/differences.md); when one did, it is told.
+            assert create_failures >= (1 if failed_final else 0), \
+                ("creates met the old JobSet's Jobs but no JobCreationFailed event", failed_final)
         else:
             least = 1 if failed_final and not self.sc.outage else 0
             assert least <= create_failures <= failed_all, (create_failures, failed_final, failed_all)
