@@ -5,7 +5,7 @@
 # one run on one control-plane build.  Results, plots and the commands used
 # are in BENCHMARKS.md (bench/controller/report.py writes them there).
 #
-#   bench/controller/suite.sh [--cases "create memory restart"] [--n "1000 3000 10000"]
+#   bench/controller/suite.sh [--cases "create memory held restart"] [--n "1000 3000 10000"]
 #                             [--memory-n 10000] [--memory-pods 5] [--restart-n 1000]
 #                             [--targets "ours upstream raw"] [--reps R] [--out DIR]
 #                             [--until settled|jobs]
@@ -18,6 +18,9 @@
 #            idle and peak RSS, RSS per child Job, API requests, reconciles
 #   memory   one JobSet of --memory-n Jobs x --memory-pods pods (default
 #            10,000 x 5 = 50,000 pods in the cluster): the same figures
+#   held     the memory case's JobSet with its pods held Pending, each
+#            controller started cold against it (held.sh, the quick way to
+#            the 50,000-pod figure; its results go to DIR/held)
 #   restart  one JobSet of --restart-n single-pod Jobs (failurePolicy
 #            maxRestarts 3): once settled, the pod of Job 0 is marked Failed;
 #            inject -> Job Failed -> every Job of attempt 1 exists -> ready,
@@ -92,7 +95,7 @@ while (($#)); do
 	esac
 done
 for c in $CASES; do
-	[[ $c =~ ^(create|memory|restart)$ ]] || { echo "suite.sh: unknown case $c" >&2; exit 2; }
+	[[ $c =~ ^(create|memory|held|restart)$ ]] || { echo "suite.sh: unknown case $c" >&2; exit 2; }
 done
 [[ $UNTIL =~ ^(settled|jobs)$ ]] || { echo "suite.sh: --until takes settled or jobs" >&2; exit 2; }
 for t in $TARGETS; do
@@ -193,6 +196,13 @@ trap cluster_down EXIT
 failed=0
 for ((rep = 1; rep <= REPS; rep++)); do
 	for c in $CASES; do
+		if [[ $c == held ]]; then
+			# Populated once per rep, on a control plane of its own.
+			JOBSET_CONTROLLER=$CONTROLLER "$HERE/held.sh" --jobs "$MEMORY_N" --pods "$MEMORY_PODS" --reps 1 \
+				--targets "$(for t in $TARGETS; do [[ $t == ours || $t == upstream ]] && printf '%s ' "$t"; done)" \
+				--out "$OUT/held-$rep" || failed=$((failed + 1))
+			continue
+		fi
 		for size in $(sizes "$c"); do
 			n=${size%:*} pods=${size#*:}
 			for t in $TARGETS; do
