@@ -57,7 +57,7 @@ CRD=$("$HERE/build-upstream.sh" --crd)
 write_command "$OUT/command.txt" "$0" "${ARGV[@]}"
 echo "ours: $CONTROLLER; upstream: $UPSTREAM; qps/burst: $QPS/$BURST" >>"$OUT/command.txt"
 
-trap 'kill "${creator:-0}" 2>/dev/null || true; cluster_down' EXIT
+trap '[[ -n ${creator:-} ]] && kill "$creator" 2>/dev/null; cluster_down' EXIT
 export JOBSET_KCM_JOB_SYNCS=${HELD_JOB_SYNCS:-20}
 log "fresh cluster; populating $JOBS Jobs x $PODS pods (Job controller workers: $JOBSET_KCM_JOB_SYNCS)"
 cluster_up 0 "$CRD"
