@@ -843,7 +843,7 @@ static int list_old_pods(struct js_controller *c, struct js_arena *a, const stru
 	struct js_apierr err = {0};
 	if (r == 0)
 		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &list, &err);
-	count(c, "LIST", r, &err, 200);
+	count(c, "GET", r, &err, 200); /* a LIST is a GET on the wire */
 	if (r < 0 && !aborted(c))
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the pods of older attempts: %s", o->ns,
 			      o->name, why(&err, r));
