@@ -5,6 +5,7 @@
 #ifndef JS_API_INT_H
 #define JS_API_INT_H
 
+#include <stdarg.h>
 #include <jansson.h>
 
 #include "api/codec.h"
@@ -29,6 +30,11 @@ struct js_vctx {
 	struct js_diag *diag;
 	const char *name; /* N, or the simulated name for generateName (SPEC §5.1.6) */
 };
+
+/** Append an error to `diag`; `val` (may be NULL) is rendered as the
+ * offending value. The one formatter of js__vadd and api/sched.c. */
+void js__diag_addv(struct js_diag *diag, enum js_diag_type type, const char *path, const json_t *val,
+		   const char *fmt, va_list ap) JS_PRINTF(5, 0);
 
 /** Append an error; `val` (may be NULL) is rendered as the offending value. */
 void js__vadd(struct js_vctx *v, enum js_diag_type type, const char *path, const json_t *val, const char *fmt,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_int.h"
 #include "api/render.h"
 #include "api/template.h"
 #include "api/validate.h"
@@ -38,14 +39,10 @@ static void serr(struct sctx *s, enum js_diag_type t, const char *path, const js
 	s->errors++;
 	if (!s->diag)
 		return;
-	char msg[JS_LIMIT_DIAG_MSG];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	js__diag_addv(s->diag, t, path, val, fmt, ap);
 	va_end(ap);
-	char *vs = val ? json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-	js_diag_add(s->diag, t, path, vs, "%s", msg);
-	free(vs);
 }
 
 /* Unknown keys of `obj` at `path` are errors: the field is kept verbatim,

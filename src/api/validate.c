@@ -20,16 +20,22 @@
 #include "base/limits.h"
 #include "base/regex.h"
 
-void js__vadd(struct js_vctx *v, enum js_diag_type type, const char *path, const json_t *val, const char *fmt, ...)
+void js__diag_addv(struct js_diag *diag, enum js_diag_type type, const char *path, const json_t *val,
+		   const char *fmt, va_list ap)
 {
 	char msg[JS_LIMIT_DIAG_MSG];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	char *vs = val ? json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	js_diag_add(diag, type, path, vs, "%s", msg);
+	free(vs);
+}
+
+void js__vadd(struct js_vctx *v, enum js_diag_type type, const char *path, const json_t *val, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	js__diag_addv(v->diag, type, path, val, fmt, ap);
 	va_end(ap);
-	char *vs = val ? json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-	js_diag_add(v->diag, type, path, vs, "%s", msg);
-	free(vs);
 }
 
 static void vadd_str(struct js_vctx *v, enum js_diag_type type, const char *path, const char *val, const char *fmt,
