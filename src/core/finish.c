@@ -78,18 +78,8 @@ int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *ou
 
 bool js_reconcile_wants_old_pods(const struct js_jobset *js)
 {
-	if (js->status.restarts <= 0)
-		return false;
-	bool restarting = false;
-	for (size_t i = 0; i < js->status.n_conditions; i++) {
-		const struct js_condition *k = &js->status.conditions[i];
-		if (!k->type || !k->status || strcmp(k->status, "True") != 0)
-			continue;
-		if (strcmp(k->type, JS_COND_COMPLETED) == 0 || strcmp(k->type, JS_COND_FAILED) == 0)
-			return false;
-		restarting |= strcmp(k->type, JS_COND_RESTARTING) == 0;
-	}
-	return restarting;
+	return js->status.restarts > 0 && !js__status_finished(js) &&
+	       js_jobset_condition_true(js, JS_COND_RESTARTING);
 }
 
 bool js__success_run(struct js__ctx *c)

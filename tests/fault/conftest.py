@@ -149,9 +149,7 @@ def _now():
 class JobDriver:
     """Plays the Job controller for the Jobs of one JobSet (spec.managedBy =
     jobset-test/driver), as Kubernetes 1.34's does (status.terminating is
-    always reported): a new Job is started (startTime, active 1, ready 1); a
-    running Job patched `suspend: true` stops (active 0, terminating 0,
-    Suspended=True);
+    always reported): a new Job is started (startTime, active 1, ready 1);
     once armed, Job `fail_index` of restart attempt 0 fails with
     BackoffLimitExceeded (a RestartJobSet rule) and Job `rj_index` fails with
     PodFailurePolicy while its job-restart-attempt is 0 (a RestartJob rule);
@@ -256,11 +254,9 @@ class JobDriver:
         uid = md["uid"]
         with self.lock:
             have = self.state.get(uid)
-            if have in ("Complete", "Failed", "Suspended"):
+            if have in ("Complete", "Failed"):
                 return
-            if (j.get("spec") or {}).get("suspend"):
-                want = ("Suspended", "JobSuspended")
-            elif self.armed and idx == self.fail_index and attempt == 0:
+            if self.armed and idx == self.fail_index and attempt == 0:
                 want = ("Failed", "BackoffLimitExceeded")
             elif self.armed and idx == self.rj_index and jra == 0:
                 want = ("Failed", "PodFailurePolicy")
@@ -285,8 +281,6 @@ class JobDriver:
         def cond(t):
             return {"type": t, "status": "True", "reason": reason, "message": f"jobset-test driver: {reason}",
                     "lastProbeTime": now, "lastTransitionTime": now}
-        if kind == "Suspended":
-            return {"startTime": start, "active": 0, "ready": 0, "terminating": 0, "conditions": [cond("Suspended")]}
         if kind == "Complete":
             return {"startTime": start, "active": 0, "ready": 0, "terminating": 0, "succeeded": 1,
                     "completedIndexes": "0", "completionTime": now,
