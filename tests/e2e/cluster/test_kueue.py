@@ -114,6 +114,10 @@ class Kueue:
             "leaderElection": {"leaderElect": False},
             "internalCertManagement": {"enable": False},
             "integrations": {"frameworks": ["jobset.x-k8s.io/jobset"]},
+            # Kueue then reads readiness from our replicatedJobsStatus
+            # (ready + succeeded Jobs against replicas) into the Workload's
+            # PodsReady condition; never reached in 5 min, it would evict.
+            "waitForPodsReady": {"timeout": "5m", "blockAdmission": False},
         }
         path = self.tmp / "kueue-config.yaml"
         path.write_text(yaml.safe_dump(cfg))
@@ -285,6 +289,7 @@ def test_quota_for_two_third_waits_with_nothing(kube, env):
     w = workload_of(kube, ns, third)
     assert w is not None and not condition(w, "QuotaReserved"), w and w.get("status")
     for n in running:
+        wait_for(f"{n}'s Workload PodsReady", lambda: condition(workload_of(kube, ns, n), "PodsReady"), 60)
         wait_terminal(kube, n, ns, "Completed", 120)
     # Quota frees: Kueue admits the third, which then runs to completion.
     wait_terminal(kube, third, ns, "Completed", 120)
@@ -423,3 +428,30 @@ def test_topology_aware_scheduling_one_rack_per_job(kube, env):
     assert all(len(r) == 1 for r in racks.values()), racks
     assert all(len(n) == 2 for n in nodes.values()), nodes
     assert racks["0"] != racks["1"], racks
+
+
+def test_failing_jobset_restarts_then_fails_and_frees_quota(kube, env):
+    """A JobSet whose pod fails restarts within its admission (Kueue does
+    not evict it: a restart is not a suspension), then fails for good; Kueue
+    declares its Workload finished with our reason and gives the quota to
+    the next JobSet."""
+    ns = env.namespace(f"kueue-fail-{env.id}")
+    queue(kube, env, ns, "lq", 1)
+    bad = queued_jobset("js-bad", "lq", "1s", failurePolicy={"maxRestarts": 1})
+    bad["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["annotations"].update(
+        {"jobset-test/exit-code": "42", "jobset-test/fail-reason": "Crashed"})
+    kube.create(bad, ns)
+    wait_for("js-bad admitted", lambda: not suspended(kube, "js-bad", ns), 60)
+    kube.create(queued_jobset("js-next", "lq", "1s"), ns)
+    js = wait_terminal(kube, "js-bad", ns, "Failed", 120)
+    assert js["status"]["restarts"] == 1, js["status"]
+    failed = condition(js, "Failed")
+    assert failed and failed["reason"] == "ReachedMaxRestarts", js["status"]
+    w = workload_of(kube, ns, "js-bad")
+    fin = condition(w, "Finished")
+    assert fin and fin["reason"] == "Failed" and fin["message"] == failed["message"], w["status"]
+    assert not (w["status"].get("schedulingStats") or {}).get("evictions"), w["status"]
+    # Only 1 CPU of quota: js-next is admitted once js-bad's is released.
+    wait_terminal(kube, "js-next", ns, "Completed", 120)
+    reserved = [c for c in workload_of(kube, ns, "js-next")["status"]["conditions"] if c["type"] == "QuotaReserved"]
+    assert reserved and reserved[0]["lastTransitionTime"] >= fin["lastTransitionTime"], (reserved, fin)
