@@ -66,6 +66,23 @@ def kueue_source():
     return Path(json.loads(p.stdout)["Dir"])
 
 
+def private_etc(layer):
+    """The command prefix that runs a program with `layer` overlaid on /etc
+    in a mount namespace of its own (private propagation: the host never
+    sees it): through an unprivileged user namespace, or as root with
+    CAP_SYS_ADMIN. Fails, saying why, when the machine allows neither."""
+    overlay = f'mount -t overlay kueue-etc -o lowerdir={layer}:/etc /etc && exec "$0" "$@"'
+    tried = []
+    for ns in (["--user", "--map-root-user", "--mount"], ["--mount"]):
+        cmd = ["unshare", *ns, "sh", "-c", overlay]
+        p = subprocess.run([*cmd, "test", "-d", "/etc/kueue"], capture_output=True, text=True, timeout=30)
+        if p.returncode == 0:
+            return cmd
+        tried.append(f"unshare {' '.join(ns)}: {p.stderr.strip()}")
+    raise AssertionError("no mount namespace for Kueue's fixed /etc/kueue/metrics/certs "
+                         "(unprivileged user namespaces, or root with CAP_SYS_ADMIN): " + "; ".join(tried))
+
+
 class Kueue:
     """Kueue's manager, out of cluster."""
 
@@ -135,12 +152,10 @@ class Kueue:
         certs.mkdir(parents=True)
         for f in ("tls.crt", "tls.key"):
             shutil.copy(Path(os.environ["JOBSET_TEST_WEBHOOK_CERT_DIR"]) / f, certs / f)
-        overlay = f'mount -t overlay kueue-etc -o lowerdir={layer}:/etc /etc && exec "$0" "$@"'
         with open(self.log, "w") as out:
             # The visibility API server would need an APIService; TAS is on
             # for the rack test.
-            self.proc = subprocess.Popen(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", overlay,
-                                          binary, f"--config={path}",
+            self.proc = subprocess.Popen([*private_etc(layer), binary, f"--config={path}",
                                           "--feature-gates=VisibilityOnDemand=false,TopologyAwareScheduling=true",
                                           "--zap-log-level=2"],
                                          stdout=out, stderr=subprocess.STDOUT, env=env)
