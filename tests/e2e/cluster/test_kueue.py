@@ -5,8 +5,10 @@ Set-up, the way the other cluster tests run our controller:
 - Kueue's CRDs from its module source (the Go module cache, downloaded
   through the module proxy as `hack/cluster build kueue` does);
 - its manager (`hack/cluster build kueue`) out of cluster with the admin
-  kubeconfig, only the JobSet integration enabled, serving its webhooks on
-  127.0.0.1 with hack/cluster's host serving certificate;
+  kubeconfig, only the JobSet integration enabled, waitForPodsReady on,
+  serving its webhooks on 127.0.0.1 with hack/cluster's host serving
+  certificate (also at the fixed metrics-cert path it insists on, in a
+  mount namespace of its own: private_etc);
 - its JobSet, Workload, ClusterQueue, Cohort and ResourceFlavor webhooks
   registered by URL (the others serve integrations that are off), ours as
   test_controller_webhooks.py registers them; all scoped to namespaces
@@ -470,3 +472,29 @@ def test_failing_jobset_restarts_then_fails_and_frees_quota(kube, env):
     wait_terminal(kube, "js-next", ns, "Completed", 120)
     reserved = [c for c in workload_of(kube, ns, "js-next")["status"]["conditions"] if c["type"] == "QuotaReserved"]
     assert reserved and reserved[0]["lastTransitionTime"] >= fin["lastTransitionTime"], (reserved, fin)
+
+
+def test_exclusive_placement_of_an_admitted_jobset(kube, env):
+    """Exclusive placement (our scheduling gate, `--exclusive-placement=gates`)
+    under Kueue: the pods carry Kueue's flavor selector from the template and
+    the followers our leader's rack on top, so each Job of the admitted
+    JobSet runs in a rack of its own."""
+    ns = env.namespace(f"kueue-excl-{env.id}")
+    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+              "metadata": {"name": f"kwok-{env.id}"}, "spec": {"nodeLabels": {"type": "kwok"}}}
+    queue(kube, env, ns, "lq", 8, flavor=flavor)
+    js = queued_jobset("js-excl", "lq", "3s", replicas=2)
+    tmpl = js["spec"]["replicatedJobs"][0]["template"]["spec"]
+    tmpl["parallelism"] = tmpl["completions"] = 2
+    tmpl["template"]["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "jobset-test/rack"
+    kube.create(js, ns)
+    wait_terminal(kube, "js-excl", ns, "Completed", 120)
+    racks = {}
+    for p in kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=js-excl"):
+        assert p["spec"]["nodeSelector"].get("type") == "kwok", p["spec"]
+        assert not p["spec"].get("schedulingGates"), p["spec"]
+        node = kube.get("node", p["spec"]["nodeName"], "default")
+        racks.setdefault(p["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"], set()).add(
+            node["metadata"]["labels"]["jobset-test/rack"])
+    assert sorted(racks) == ["0", "1"] and all(len(r) == 1 for r in racks.values()), racks
+    assert racks["0"] != racks["1"], racks
