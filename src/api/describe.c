@@ -331,7 +331,7 @@ static void put_rjob(struct out *o, const json_t *js, const json_t *rj, const js
 	for (size_t a = 0; a < attempts.n; a++) {
 		const char *at = attempts.v[a];
 		bool now = strcmp(at, cur) == 0;
-		bool older = !now && cmp_attempt(&at, &(const char *){cur}) > 0;
+		bool older = !now && at[0] != '?' && cmp_attempt(&at, &(const char *){cur}) > 0;
 		put(o, "    Attempt %s%s\n", at, now ? " (current)" : older ? " (previous)" : "");
 		struct strset names = {0};
 		for (size_t l = 0; l < 2; l++)
