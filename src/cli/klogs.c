@@ -81,6 +81,21 @@ static const char *container_of(const struct kctx *k, const json_t *pod)
 	return d ? d : js_json_str(json_array_get(js_json_path(pod, "spec.containers"), 0), "name");
 }
 
+/* True when `pod` has a container (init and ephemeral ones too) named `name`. */
+static bool has_container(const json_t *pod, const char *name)
+{
+	static const char *const lists[] = {"spec.containers", "spec.initContainers", "spec.ephemeralContainers"};
+	for (size_t l = 0; l < JS_ARRAY_SIZE(lists); l++) {
+		const json_t *a = js_json_path(pod, lists[l]);
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			const char *n = js_json_str(json_array_get(a, i), "name");
+			if (n && strcmp(n, name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	const char *x = js_json_str(js_json_path(*(json_t *const *)a, "metadata"), "name");
@@ -195,6 +210,10 @@ int kjs_logs(struct kctx *k)
 		const char *pn = js_json_str(js_json_path(sorted[i], "metadata"), "name");
 		const char *cn = container_of(k, sorted[i]);
 		js_buf_init(&ss[i].line, 1 << 20);
+		if (cn && !has_container(sorted[i], cn)) { /* kubectl's check and words */
+			rc = (fprintf(stderr, "error: container %s is not valid for pod %s\n", cn, pn), JS_EXIT_INVALID);
+			break;
+		}
 		if (n > 1)
 			(void)snprintf(ss[i].prefix, sizeof(ss[i].prefix), "[pod/%s/%s] ", pn, cn ? cn : "");
 		js_buf_clear(&path);

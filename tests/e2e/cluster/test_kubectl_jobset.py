@@ -11,6 +11,8 @@ import json
 import os
 import re
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import yaml
@@ -204,9 +206,55 @@ def test_restart_request(kube, ctl, ns):
     assert p.returncode == 1 and p.stderr.strip() == 'Error from server (NotFound): jobsets.jobset.x-k8s.io "nope" not found'
 
 
-def test_logs_selection_and_server_answer(kube, ctl, ns):
-    kube.create(jobset("js-logs", [rjob("w", 2, annotations=LONG)]), ns)
+def log_line(text):
+    """Append one line to the log every fake pod serves (hack/cluster's kwok ClusterLogs, CRI format)."""
+    path = os.environ.get("JOBSET_TEST_KWOK_LOG")
+    assert path, "JOBSET_TEST_KWOK_LOG unset: a cluster from before kwok served logs; run `hack/cluster down && hack/cluster up`"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000000000Z", time.gmtime())
+    with open(path, "a") as f:
+        f.write(f"{stamp} stdout F {text}\n")
+    return Path(path)
+
+
+def served(path):
+    """The lines the pods serve: the log file's messages."""
+    return [line.split(" ", 3)[3] for line in path.read_text().splitlines()]
+
+
+def test_logs(kube, ctl, ns):
+    """Through the pods/log subresource: kwok serves one log file for every container
+    (docs/cluster.md), so the expected text is that file's."""
+    marker = f"marker-{ns}"
+    path = log_line(marker)
+    kube.create(jobset("js-logs", [rjob("w", 2, annotations=LONG)], failurePolicy={"maxRestarts": 0}), ns)
     wait_for("js-logs running", lambda: len(running(pods(kube, ns, "js-logs", 0))) == 2)
+    by_index = {p["metadata"]["labels"][JS + "job-index"]: p["metadata"]["name"] for p in pods(kube, ns, "js-logs", 0)}
+    want = "".join(line + "\n" for line in served(path))
+    # One pod: its log as kubectl logs prints it, no prefix.
+    ours = kj(kube, "logs", "js-logs", "-n", ns, "--rjob", "w", "--index", "1", check=True).stdout
+    assert ours == kube.run("logs", by_index["1"], "-n", ns).stdout == want and marker in ours
+    # Every pod of the attempt: kubectl's --prefix form, pods in name order.
+    ours = kj(kube, "logs", "js-logs", "-n", ns, check=True).stdout
+    assert ours == "".join(f"[pod/{by_index[i]}/c] {line}\n" for i in sorted(by_index, key=lambda i: by_index[i])
+                           for line in served(path))
+    assert kj(kube, "logs", "js-logs", "-n", ns, "--tail", "1", check=True).stdout == \
+        "".join(f"[pod/{by_index[i]}/c] {marker}\n" for i in sorted(by_index, key=lambda i: by_index[i]))
+    # -f follows both pods: a line written later arrives from each.
+    proc = subprocess.Popen([str(plugin_path()), "logs", "js-logs", "-n", ns, "-f"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=kube.env)
+    got = []
+    reader = threading.Thread(target=lambda: got.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        wait_for("the log so far from both pods", lambda: sum(marker in line for line in got) == 2)
+        later = f"later-{ns}"
+        log_line(later)
+        wait_for("the later line from both pods", lambda: sorted(line for line in got if later in line) ==
+                 sorted(f"[pod/{n}/c] {later}\n" for n in by_index.values()))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    # Selection errors name the flag and what is valid.
     p = kj(kube, "logs", "js-logs", "-n", ns, "--rjob", "nope", check=False)
     assert p.returncode == 2 and '--rjob "nope"' in p.stderr and "valid: w" in p.stderr
     p = kj(kube, "logs", "js-logs", "-n", ns, "--rjob", "w", "--index", "2", check=False)
@@ -215,15 +263,18 @@ def test_logs_selection_and_server_answer(kube, ctl, ns):
     assert p.returncode == 2 and "attempts 0 to 0" in p.stderr
     p = kj(kube, "logs", "nope", "-n", ns, check=False)
     assert p.returncode == 1 and "NotFound" in p.stderr
-    # The pod is chosen as kubectl logs would be asked for it; the answer is the API server's.
-    pod = [x for x in pods(kube, ns, "js-logs", 0) if x["metadata"]["labels"][JS + "job-index"] == "1"][0]
-    name = pod["metadata"]["name"]
-    ours = kj(kube, "logs", "js-logs", "-n", ns, "--rjob", "w", "--index", "1")
-    theirs = kube.run("logs", name, "-n", ns, "-c", "c", check=False)
-    assert ours.returncode == (0 if theirs.returncode == 0 else 1)
-    assert ours.stdout == theirs.stdout
-    if theirs.returncode != 0:
-        assert name in ours.stderr and name in theirs.stderr
+    p = kj(kube, "logs", "js-logs", "-n", ns, "-c", "nope", "--rjob", "w", "--index", "0", check=False)
+    q = kube.run("logs", by_index["0"], "-n", ns, "-c", "nope", check=False)
+    assert p.returncode == 1 and q.returncode == 1 and p.stderr == q.stderr, (p.stderr, q.stderr)
+    # After a restart the default is the new attempt; the old one's pods are gone.
+    kj(kube, "restart", "js-logs", "-n", ns, check=True)
+    wait_for("attempt 1 running", lambda: len(running(pods(kube, ns, "js-logs", 1))) == 2, 90)
+    wait_for("attempt 0 gone", lambda: not pods(kube, ns, "js-logs", 0))
+    new = sorted(p["metadata"]["name"] for p in pods(kube, ns, "js-logs", 1))
+    ours = kj(kube, "logs", "js-logs", "-n", ns, "--tail", "1", check=True).stdout
+    assert [line.split(" ")[0] for line in ours.splitlines()] == [f"[pod/{n}/c]" for n in new]
+    p = kj(kube, "logs", "js-logs", "-n", ns, "--attempt", "0", check=False)
+    assert p.returncode == 1 and f"{JS}restart-attempt=0" in p.stderr
 
 
 def test_diff(kube, ctl, ns, tmp_path):
