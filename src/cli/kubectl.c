@@ -424,6 +424,13 @@ static int cmd_restart(struct kctx *k)
 			json_decref(js);
 			return JS_EXIT_INVALID;
 		}
+		const char *mb = js_json_str(js_json_path(js, "spec"), "managedBy");
+		if (mb && strcmp(mb, JS_MANAGED_BY_SELF) != 0) {
+			fprintf(stderr, "error: jobset %s is managed by %s (spec.managedBy), which does not act on "
+					"restart requests; only %s does\n", name, mb, JS_MANAGED_BY_SELF);
+			json_decref(js);
+			return JS_EXIT_INVALID;
+		}
 		if (json_is_true(js_json_path(js, "spec.suspend"))) {
 			fprintf(stderr, "error: jobset %s is suspended (spec.suspend: true): resume it first; a request made "
 					"while suspended takes effect at the resume\n", name);

@@ -193,7 +193,7 @@ def test_restart_request(kube, ctl, ns):
     st = kube.jobset("js-r", ns)["status"]
     assert st["restarts"] == 2 and st.get("restartsCountTowardsMax", 0) == 0
     assert kube.jobset("js-r", ns)["metadata"]["annotations"][JS + "restart-request"] == "1"
-    # Asked again for the attempt running now before the controller acted: said so, not doubled.
+    # Refused: suspended, finished, managed by another controller, unknown.
     kube.run("patch", "jobsets.jobset.x-k8s.io", "js-r", "-n", ns, "--type=merge", "-p",
              json.dumps({"spec": {"suspend": True}}))
     p = kj(kube, "restart", "js-r", "-n", ns, check=False)
@@ -202,6 +202,9 @@ def test_restart_request(kube, ctl, ns):
     wait_terminal(kube, "js-fin", ns, "Completed")
     p = kj(kube, "restart", "js-fin", "-n", ns, check=False)
     assert p.returncode == 1 and "has finished (Completed)" in p.stderr
+    kube.create(jobset("js-other", [rjob("w", 1)], managedBy="example.com/other"), ns)
+    p = kj(kube, "restart", "js-other", "-n", ns, check=False)
+    assert p.returncode == 1 and "managed by example.com/other (spec.managedBy)" in p.stderr
     p = kj(kube, "restart", "nope", "-n", ns, check=False)
     assert p.returncode == 1 and p.stderr.strip() == 'Error from server (NotFound): jobsets.jobset.x-k8s.io "nope" not found'
 
