@@ -23,6 +23,9 @@
  * and how long the runner took to stop after SIGTERM (every pod stopped,
  * results written; the kernel destroys the namespaces after that).
  *
+ * It prints the scheduling policy it ran under: run it as `chrt -f 1
+ * bench_local ...` on a shared machine to measure as on an idle one.
+ *
  * It also prints the runner's own CPU time (user + system, every thread of
  * the jobset process, read from /proc when the last pod is running) per
  * pod: on a shared machine wall time swings with the load, CPU time much
@@ -39,12 +42,14 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -372,6 +377,19 @@ int main(int argc, char **argv)
 	double load1 = loadavg();
 	printf("pods=%d rounds=%d settle=%u ms load average (1 min) %.2f at the start, %.2f at the end, %ld CPUs\n", n,
 	       rounds, (unsigned)(settle / 1000), load0, load1, sysconf(_SC_NPROCESSORS_ONLN));
+	/* Everything measured (the bare processes, the runner, its pods)
+	 * inherits this policy: under `chrt -f 1` the CPUs go to it ahead of
+	 * every other process of a shared machine, the nearest it gets to an
+	 * idle one; the load average above still counts the others. */
+	int policy = sched_getscheduler(0);
+	struct sched_param sp = {0};
+	(void)sched_getparam(0, &sp);
+	if (policy == SCHED_FIFO || policy == SCHED_RR)
+		printf("scheduling: %s priority %d (real-time: ahead of the machine's other processes)\n",
+		       policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR", sp.sched_priority);
+	else
+		printf("scheduling: time-shared, nice %d (sharing the CPUs with the machine's other processes)\n",
+		       getpriority(PRIO_PROCESS, 0));
 	printf("%-28s %28s %23s %25s %18s %14s\n", "mode", "all running min/median/max", "over bare per pod",
 	       "CPU over bare per pod", "runner CPU/pod", "stop (SIGTERM)");
 	printf("%-28s %28s %23s %25s %18s %14s\n", "", "(ms)", "median (min) ms", "median (min) ms", "median ms",
