@@ -285,7 +285,8 @@ static void put_job(struct out *o, const char *name, const char *rjob, const cha
 		if (jn && strcmp(jn, name) == 0 && is_in(p, rjob, attempt))
 			set_add(&names, str(p, "metadata.name"));
 	}
-	qsort(names.v, names.n, sizeof(*names.v), cmp_name);
+	if (names.n > 1)
+		qsort(names.v, names.n, sizeof(*names.v), cmp_name);
 	for (size_t k = 0; k < names.n; k++)
 		for (size_t i = 0; i < json_array_size(pods); i++) {
 			const json_t *p = json_array_get(pods, i);
@@ -323,7 +324,8 @@ static void put_rjob(struct out *o, const json_t *js, const json_t *rj, const js
 			if (r && strcmp(r, name) == 0)
 				set_add(&attempts, attempt_of(x));
 		}
-	qsort(attempts.v, attempts.n, sizeof(*attempts.v), cmp_attempt);
+	if (attempts.n > 1)
+		qsort(attempts.v, attempts.n, sizeof(*attempts.v), cmp_attempt);
 	char cur[24];
 	(void)snprintf(cur, sizeof(cur), "%lld", num(js, "status.restarts"));
 	if (attempts.n == 0)
@@ -340,7 +342,8 @@ static void put_rjob(struct out *o, const json_t *js, const json_t *rj, const js
 				if (is_in(x, name, at))
 					set_add(&names, l == 0 ? str(x, "metadata.name") : job_of_pod(x));
 			}
-		qsort(names.v, names.n, sizeof(*names.v), cmp_name);
+		if (names.n > 1)
+			qsort(names.v, names.n, sizeof(*names.v), cmp_name);
 		for (size_t k = 0; k < names.n; k++)
 			put_job(o, names.v[k], name, at, jobs, pods);
 		free(names.v);
