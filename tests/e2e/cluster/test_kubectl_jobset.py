@@ -187,9 +187,19 @@ def test_restart_request(kube, ctl, ns):
     suspended; NotFound for an unknown JobSet."""
     kube.create(jobset("js-r", [rjob("w", 2, annotations=LONG)], failurePolicy={"maxRestarts": 1}), ns)
     wait_for("js-r running", lambda: len(running(pods(kube, ns, "js-r", 0))) == 2)
-    for attempt in (1, 2):
-        kj(kube, "restart", "js-r", "-n", ns, check=True)
-        wait_for(f"attempt {attempt} running", lambda: len(running(pods(kube, ns, "js-r", attempt))) == 2, 90)
+    # Asked twice before any controller acts: the second is the same request, and one restart follows.
+    ctl.stop()
+    try:
+        assert kj(kube, "restart", "js-r", "-n", ns, check=True).stdout == \
+            "jobset.jobset.x-k8s.io/js-r restart requested (attempt 0 ends, attempt 1 starts)\n"
+        assert kj(kube, "restart", "js-r", "-n", ns, check=True).stdout == \
+            "jobset.jobset.x-k8s.io/js-r restart already requested (attempt 0 ends)\n"
+    finally:
+        ctl.start()
+    wait_for("attempt 1 running", lambda: len(running(pods(kube, ns, "js-r", 1))) == 2, 90)
+    assert kube.jobset("js-r", ns)["status"]["restarts"] == 1
+    kj(kube, "restart", "js-r", "-n", ns, check=True)
+    wait_for("attempt 2 running", lambda: len(running(pods(kube, ns, "js-r", 2))) == 2, 90)
     st = kube.jobset("js-r", ns)["status"]
     assert st["restarts"] == 2 and st.get("restartsCountTowardsMax", 0) == 0
     assert kube.jobset("js-r", ns)["metadata"]["annotations"][JS + "restart-request"] == "1"
