@@ -8,6 +8,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 struct stream {
 	char prefix[600];
 	struct js_buf line;
+	struct js_buf path; /* the pods/log request */
 	struct js_client_xfer *x;
 };
 
@@ -30,6 +32,16 @@ static void emit(struct stream *s, const char *p, size_t n)
 {
 	fputs(s->prefix, stdout);
 	fwrite(p, 1, n, stdout);
+}
+
+/* A last line without its newline, once its stream has ended. */
+static void flush_partial(struct stream *s)
+{
+	if (s->line.len) {
+		emit(s, s->line.p, s->line.len);
+		fputc('\n', stdout);
+		js_buf_clear(&s->line);
+	}
 }
 
 static int on_data(void *user, const char *p, size_t n)
@@ -204,24 +216,24 @@ int kjs_logs(struct kctx *k)
 		sorted[i] = json_array_get(pods, i);
 	qsort(sorted, n, sizeof(*sorted), by_name);
 	struct stream *ss = js_xcalloc(n, sizeof(*ss));
-	struct js_buf path;
-	js_buf_init(&path, 0);
+	/* Every pod's container and path first, so nothing is streaming yet
+	 * when one is refused. */
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *pn = js_json_str(js_json_path(sorted[i], "metadata"), "name");
 		const char *cn = container_of(k, sorted[i]);
 		js_buf_init(&ss[i].line, 1 << 20);
-		if (cn && !has_container(sorted[i], cn)) { /* kubectl's check and words */
+		js_buf_init(&ss[i].path, 0);
+		if (cn && !has_container(sorted[i], cn)) /* kubectl's check and words */
 			rc = (fprintf(stderr, "error: container %s is not valid for pod %s\n", cn, pn), JS_EXIT_INVALID);
-			break;
-		}
-		if (n > 1)
-			(void)snprintf(ss[i].prefix, sizeof(ss[i].prefix), "[pod/%s/%s] ", pn, cn ? cn : "");
-		js_buf_clear(&path);
-		if (!cn || log_path(k, sorted[i], cn, &path) < 0) {
+		else if (!cn || log_path(k, sorted[i], cn, &ss[i].path) < 0)
 			rc = (fprintf(stderr, "error: pod %s has no container to read\n", pn), JS_EXIT_INVALID);
-			break;
-		}
-		struct js_client_req req = {.method = "GET", .path = js_buf_str(&path)};
+		else if (n > 1)
+			(void)snprintf(ss[i].prefix, sizeof(ss[i].prefix), "[pod/%s/%s] ", pn, cn);
+	}
+	atomic_bool stop = false;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const char *pn = js_json_str(js_json_path(sorted[i], "metadata"), "name");
+		struct js_client_req req = {.method = "GET", .path = js_buf_str(&ss[i].path)};
 		if (!k->follow) {
 			struct js_client_resp resp = {0};
 			char why[256] = "";
@@ -231,14 +243,20 @@ int kjs_logs(struct kctx *k)
 			else
 				(void)on_data(&ss[i], resp.body, resp.len);
 			js_client_resp_done(&resp);
+			flush_partial(&ss[i]);
 			continue;
 		}
 		req.on_data = on_data;
 		req.user = &ss[i];
 		req.no_timeout = true;
+		req.cancel = &stop;
 		int r = js_client_submit(k->client, &req, &ss[i].x);
 		if (r < 0)
 			rc = (fprintf(stderr, "error: pod %s: %s\n", pn, js_strerror(r)), JS_EXIT_INVALID);
+	}
+	if (rc) { /* streams already open would follow forever */
+		atomic_store(&stop, true);
+		js_client_wakeup(k->client);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (ss[i].x) {
@@ -248,12 +266,11 @@ int kjs_logs(struct kctx *k)
 			if ((r < 0 || resp.code / 100 != 2) && rc == 0)
 				rc = answer_error(js_json_str(js_json_path(sorted[i], "metadata"), "name"), &resp, r, why);
 			js_client_resp_done(&resp);
+			flush_partial(&ss[i]);
 		}
-		if (ss[i].line.len) /* a last line without its newline */
-			emit(&ss[i], ss[i].line.p, ss[i].line.len), fputc('\n', stdout);
 		js_buf_done(&ss[i].line);
+		js_buf_done(&ss[i].path);
 	}
-	js_buf_done(&path);
 	free(ss);
 	free(sorted);
 	json_decref(pods);
