@@ -182,6 +182,34 @@ def test_describe_mid_restart_shows_both_attempts(kube, ctl, ns):
     release(kube, ns)
 
 
+def test_describe_mid_restart_foreground(kube, ctl, ns):
+    """With --restart-cleanup=foreground (upstream's), an old Job stays, Terminating, until its pods
+    are gone, and its name is not reused before: describe shows that Job and its pod under attempt 0
+    while the other ReplicatedJob already runs attempt 1."""
+    ctl.restart("--restart-cleanup=foreground")
+    ctl.custom = True
+    js = jobset("js-fg", [rjob("leader", 1, annotations=LONG), rjob("w", 1, annotations=LONG)])
+    js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["metadata"]["finalizers"] = [HOLD]
+    kube.create(js, ns)
+    try:
+        wait_for("2 pods of attempt 0 running", lambda: len(running(pods(kube, ns, "js-fg", 0))) == 2)
+        kj(kube, "restart", "js-fg", "-n", ns, check=True)
+        wait_for("leader of attempt 1 running", lambda: len(running(pods(kube, ns, "js-fg", 1))) == 1, 90)
+        old = pods(kube, ns, "js-fg", 0)
+        assert [p["metadata"]["labels"][JS + "replicatedjob-name"] for p in old] == ["w"]
+        wait_for("old Job js-fg-w-0 terminating",
+                 lambda: (kube.get("jobs.batch", "js-fg-w-0", ns) or {}).get("metadata", {}).get("deletionTimestamp"))
+        d = kj(kube, "describe", "js-fg", "-n", ns, check=True).stdout
+        new_leader = pods(kube, ns, "js-fg", 1)[0]
+        assert re.search(r"\n  leader  replicas 1 .*\n    Attempt 1 \(current\)\n      Job js-fg-leader-0  Active .*\n"
+                         rf"        Pod {new_leader['metadata']['name']}  Running  node \S+  restarts 0\n  w  ", d), d
+        assert re.search(r"\n  w  replicas 1 .*\n    Attempt 0 \(previous\)\n      Job js-fg-w-0  Terminating .*\n"
+                         rf"        Pod {old[0]['metadata']['name']}  Terminating  node \S+  restarts 0\n", d), d
+    finally:
+        release(kube, ns)
+    wait_for("w of attempt 1 running", lambda: len(running(pods(kube, ns, "js-fg", 1))) == 2, 90)
+
+
 def test_restart_request(kube, ctl, ns):
     """The restart API: a new attempt, not counted toward maxRestarts; refused when finished or
     suspended; NotFound for an unknown JobSet."""
