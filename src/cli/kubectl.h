@@ -47,14 +47,18 @@ int kjs_api_error(const char *what, int r, const struct js_apierr *e);
  * (kubectl's NotFound text for an unknown name) and returns 1. */
 int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret);
 
-/** LIST every page of `res` in k->ns with `selector` into one new array. */
+/** LIST every page (500 items each) of `res` in namespace `ns` (NULL: all)
+ * with label `selector` (NULL: none). Returns 0 with *ret a new array (the
+ * caller's reference), or prints the API error and returns 1. */
 int kjs_list_all(struct kctx *k, const struct js_resource *res, const char *ns, const char *selector, json_t **ret);
 
 /** Usage error naming the command: prints "error: MSG" and a hint; returns 2. */
 int kjs_usage(const struct kctx *k, const char *fmt, ...) JS_PRINTF(2, 3);
 
-int kjs_describe(struct kctx *k);
-int kjs_logs(struct kctx *k);
-int kjs_diff(struct kctx *k);
+/* The commands; each takes the parsed line (k->pos, the flags), connects,
+ * prints, and returns the exit status of docs/kubectl-jobset.md. */
+int kjs_describe(struct kctx *k); /* kdescribe.c */
+int kjs_logs(struct kctx *k);     /* klogs.c */
+int kjs_diff(struct kctx *k);     /* kdiff.c: 0 no differences, 1 some, 2 error */
 
 #endif
