@@ -124,12 +124,45 @@ void js_cli_runview_view(void *ctx, const struct js_local_view *v)
 
 /* ---- summary ---- */
 
-/** Whether a pod in the results failed on its own (not stopped by a
- * deletion; an eviction is a failure). */
+/** A container's run that ended non-zero, or NULL: its current state if
+ * that did, else the run before its last restart (an OnFailure container
+ * restarted after failing, then stopped or succeeded). */
+static const json_t *failed_run(const json_t *cs)
+{
+	static const char *const where[] = {"state.terminated", "lastState.terminated"};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(where); i++) {
+		const json_t *t = js_json_path(cs, where[i]);
+		if (t && json_integer_value(json_object_get(t, "exitCode")) != 0)
+			return t;
+	}
+	return NULL;
+}
+
+/** Whether a container of `pod` was restarted after a failed run. */
+static bool restarted_after_failure(const json_t *pod)
+{
+	json_t *all = js_podjson_statuses(pod);
+	bool failed = false;
+	size_t i;
+	json_t *cs;
+	json_array_foreach(all, i, cs)
+		failed |= json_integer_value(json_object_get(cs, "restartCount")) > 0 &&
+			  js_json_path(cs, "lastState.terminated") &&
+			  json_integer_value(js_json_path(cs, "lastState.terminated.exitCode")) != 0;
+	json_decref(all);
+	return failed;
+}
+
+/** Whether a pod in the results failed on its own: not stopped by a
+ * deletion, except an eviction (a failure, as on a cluster) and a pod the
+ * Job controller deleted because its Job failed after this pod's
+ * containers had failed (OnFailure past backoffLimit). */
 static bool pod_failed(const json_t *pod)
 {
 	const char *phase = js_json_str(js_json_path(pod, "status"), "phase");
 	const char *stop = js_json_str(js_json_path(pod, "metadata.annotations"), JS_PODJSON_ANN_STOP);
+	if (stop && strcmp(stop, "JobFailed") == 0)
+		return restarted_after_failure(pod);
 	return phase && strcmp(phase, "Failed") == 0 && (!stop || strcmp(stop, "Evicted") == 0);
 }
 
@@ -150,10 +183,10 @@ static void exits(const json_t *pod, struct js_buf *b)
 	json_t *cs;
 	json_array_foreach(all, i, cs)
 	{
-		const json_t *t = term_of(cs);
-		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
-		if (!t || code == 0)
+		const json_t *t = failed_run(cs);
+		if (!t)
 			continue;
+		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
 		const char *reason = js_json_str(t, "reason");
 		if (js_buf_printf(b, " %s Exited (%lld)%s%s", js_json_str(cs, "name"), (long long)code,
 				  reason && strcmp(reason, "Error") != 0 ? " " : "",

@@ -467,6 +467,12 @@ static int jobctl_pass(struct js_local *l, struct ljob *j, int64_t t, bool gone_
 	return r;
 }
 
+/** Whether the Job's failure is decided: FailureTarget or Failed True. */
+static bool job_failed(const struct ljob *j)
+{
+	return js_jobctl_condition(j->obj, "FailureTarget") || js_jobctl_condition(j->obj, "Failed");
+}
+
 /** Sync one Job with its pods. Returns true when its status changed. */
 static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 {
@@ -488,10 +494,15 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 		return false;
 	}
 	j->reported_sync_error = false;
+	/* Pods the Job controller deletes because their Job failed are told
+	 * apart from those of a suspend or a completion: one that failed
+	 * before it was deleted (an OnFailure pod past backoffLimit) is
+	 * reported as failed, with its exit codes. */
+	enum js_pod_stop why = job_failed(j) ? JS_POD_STOP_JOB_FAILED : JS_POD_STOP_JOB_CONTROLLER;
 	for (size_t i = 0; i < plan.n_delete; i++) {
 		for (size_t k = 0; k < j->n_pods; k++) {
 			if (js_pod_id(j->pods[k]) == plan.delete_ids[i])
-				js_pod_delete(j->pods[k], &l->host, t, JS_POD_STOP_JOB_CONTROLLER);
+				js_pod_delete(j->pods[k], &l->host, t, why);
 		}
 	}
 	size_t created = 0;

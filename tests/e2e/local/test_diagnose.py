@@ -37,6 +37,29 @@ def test_exit_code_in_event_jobs_json_and_summary(run):
     assert "pods: 0 succeeded, 1 failed, 2 stopped" in r.stdout
 
 
+ON_FAILURE = jobset_yaml("onf", "echo failing; exit 42", restart="OnFailure", job_extra="        backoffLimit: 1\n")
+
+
+def test_on_failure_pod_past_backoff_limit_is_failed(run):
+    """An OnFailure pod is restarted in place until the Job's backoffLimit
+    is passed; the Job controller then deletes it. It failed on its own:
+    its event, the summary and -o json's failedPods say so, with the exit
+    code, not "stopped"."""
+    r = run(ON_FAILURE, "-o", "json", "--backoff-ms", "100")
+    assert r.rc == 1, r.stdout + r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["result"] == "Failed"
+    assert summary["pods"]["failed"] == 1 and summary["pods"]["stopped"] == 0, summary["pods"]
+    [pod] = summary["failedPods"]
+    assert pod["job"] == "onf-w-0"
+    assert pod["containers"][0]["exitCode"] == 42 and pod["containers"][0]["restartCount"] == 1
+    ev = r.events()
+    line = next(l for l in ev.splitlines() if " pod/onf-w-0-0-" in l and " Failed " in l)
+    assert "Warning Failed" in line and "exit code 42 (Error)" in line and "after 1 restart" in line, line
+    assert "BackOff pod/onf-w-0-0-" in ev  # the restart before it
+    assert ev.index("BackOff pod/onf-w-0-0-") < ev.index("BackoffLimitExceeded job/onf-w-0")
+
+
 def test_every_event_has_one_format_and_causes_come_first(run):
     r = run(EX / "fail-exitcode.yaml")
     lines = _lines(r)
