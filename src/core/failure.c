@@ -106,6 +106,7 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 	js__attempts_restart(c); /* KEP-1282 §3 */
 	js__deadline_restart(c); /* KEP-1186 §3 */
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, "Warning");
+	js__ctx_restart(c, counted ? "RestartJobSet" : "RestartJobSetAndIgnoreMaxRestarts", j);
 	js__ctx_event(c, "Warning",
 		      counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
 		      msg);
@@ -143,6 +144,7 @@ static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counte
 	if (counted)
 		e->job_restarts_count_towards_max.items[idx]++;
 	c->dirty = true;
+	js__ctx_restart(c, counted ? "RestartJob" : "RestartJobAndIgnoreMaxRestarts", j);
 	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOB : MSG_RESTART_JOB_IGNORE, j->name);
 	js__ctx_event(c, "Warning",
 		      counted ? "RestartJobFailurePolicyAction" : "RestartJobAndIgnoreMaxRestartsFailurePolicyAction", msg);
