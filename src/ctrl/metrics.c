@@ -142,6 +142,30 @@ int js_metrics_observe(struct js_metrics *m, size_t family, const char *const *v
 	return update(m, family, values, v, JS_METRICS_HISTOGRAM);
 }
 
+size_t js_metrics_remove(struct js_metrics *m, size_t family, const char *const *values)
+{
+	if (!m || family >= m->n || !values)
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	struct fam *f = &m->fams[family];
+	size_t kept = 0, dropped = 0;
+	for (size_t s = 0; s < f->n; s++) {
+		bool match = true;
+		for (size_t l = 0; l < f->n_labels && match; l++)
+			match = !values[l] || strcmp(f->series[s].values[l], values[l]) == 0;
+		if (!match) {
+			f->series[kept++] = f->series[s]; /* first-use order kept */
+			continue;
+		}
+		for (size_t l = 0; l < f->n_labels; l++)
+			free(f->series[s].values[l]);
+		dropped++;
+	}
+	f->n = kept;
+	pthread_mutex_unlock(&m->mu);
+	return dropped;
+}
+
 double js_metrics_value(struct js_metrics *m, size_t family, const char *const *values)
 {
 	if (!m || family >= m->n)

@@ -61,6 +61,14 @@ int js_metrics_add(struct js_metrics *m, size_t family, const char *const *value
 int js_metrics_set(struct js_metrics *m, size_t family, const char *const *values, double v);
 int js_metrics_observe(struct js_metrics *m, size_t family, const char *const *values, double v);
 
+/**
+ * Drop the series of family `family` whose label values match `values`
+ * (one per label; a NULL entry matches any value), so that a per-object
+ * series disappears with its object (docs/metrics.md). Returns how many
+ * were dropped; 0 for a bad index.
+ */
+size_t js_metrics_remove(struct js_metrics *m, size_t family, const char *const *values);
+
 /** Current value of a counter or gauge series (0 when absent); a
  * histogram's count. For tests and health checks. */
 double js_metrics_value(struct js_metrics *m, size_t family, const char *const *values);
