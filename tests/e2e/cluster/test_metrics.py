@@ -265,3 +265,25 @@ def test_dashboard_and_alerts_name_exported_metrics(kube, ctl):
             assert fams.get(fam) == "histogram", f"{series} ({where}): {fam} is {fams.get(fam)}"
         else:
             assert fams.get(series) in ("counter", "gauge"), f"{series} ({where}) is not exposed"
+
+
+def test_controller_restart_starts_the_accounting_over(kube, ctl, ns):
+    """docs/metrics.md "When the controller restarts": a running JobSet
+    that never restarted says nothing of when it became all ready, so the
+    new controller counts it running from its first reconcile: no pending
+    time from before the restart, goodput 1."""
+    tl = Timeline("cr", ns)
+    kube.create(jobset("cr", [rjob("w", 2, annotations=LONG)]), ns)
+    tl.until("all ready", lambda o: phase(o) == "running")
+    name = dict(jobset_name="cr", namespace=ns)
+    before = scrape(ctl)
+    assert value(before, "jobset_phase_duration_seconds", phase="pending", **name) > 0, "no pending time before"
+    t_restart0 = time.time()
+    ctl.restart()
+    after = wait_for("the JobSet's series again", lambda: (lambda s: s if ("jobset_goodput_ratio", frozenset(
+        name.items())) in s else None)(scrape(ctl)))
+    t_scraped = time.time()
+    assert value(after, "jobset_phase_duration_seconds", phase="pending", **name) == 0, after
+    within("running since the new controller saw it", value(after, "jobset_phase_duration_seconds", phase="running",
+                                                              **name), 0, t_scraped - t_restart0)
+    assert value(after, "jobset_goodput_ratio", **name) == 1
