@@ -167,30 +167,37 @@ void js__phases_forget(struct js_controller *c, const char *key)
 
 void js__phases_refresh(struct js_controller *c)
 {
-	int64_t now = wall_ms();
+	/* The keys first, then which are no longer cached, without phase_mu:
+	 * the informer may call js__phases_forget while it holds its store's
+	 * lock (a relist), so the cache is never asked under phase_mu. */
 	pthread_mutex_lock(&c->phase_mu);
-	/* Keys no longer cached went while a reconcile was adding them back
-	 * (the delete handler ran first): drop them now. */
-	char **gone = NULL;
-	size_t n_gone = 0;
+	size_t n = js_hmap_len(c->phases), k = 0;
+	char **keys = js_xcalloc(n + 1, sizeof(*keys));
 	struct js_hmap_iter it = {0};
 	const char *key;
-	void *val;
-	while (js_hmap_next(c->phases, &it, &key, &val)) {
+	while (k < n && js_hmap_next(c->phases, &it, &key, NULL))
+		keys[k++] = js_xstrdup(key);
+	pthread_mutex_unlock(&c->phase_mu);
+	bool *gone = js_xcalloc(k + 1, sizeof(*gone));
+	for (size_t i = 0; i < k; i++) {
 		char buf[512];
 		const char *ns, *name;
-		if (!split_key(key, buf, sizeof(buf), &ns, &name) ||
-		    (c->jobsets && !js_informer_has(c->jobsets, ns, name))) {
-			gone = js_xrealloc(gone, (n_gone + 1) * sizeof(*gone));
-			gone[n_gone++] = js_xstrdup(key);
-			continue;
-		}
-		export_entry(c, key, val, now);
+		/* A key no longer cached went while a reconcile was adding it
+		 * back (the delete handler ran first). */
+		gone[i] = !split_key(keys[i], buf, sizeof(buf), &ns, &name) ||
+			  (c->jobsets && !js_informer_has(c->jobsets, ns, name));
 	}
-	for (size_t i = 0; i < n_gone; i++) {
-		forget_locked(c, gone[i], now);
-		free(gone[i]);
+	int64_t now = wall_ms();
+	pthread_mutex_lock(&c->phase_mu);
+	for (size_t i = 0; i < k; i++) {
+		struct entry *e = js_hmap_get(c->phases, keys[i]);
+		if (gone[i])
+			forget_locked(c, keys[i], now);
+		else if (e)
+			export_entry(c, keys[i], e, now);
+		free(keys[i]);
 	}
-	free(gone);
 	pthread_mutex_unlock(&c->phase_mu);
+	free(keys);
+	free(gone);
 }
