@@ -265,6 +265,14 @@ def test_dashboard_and_alerts_name_exported_metrics(kube, ctl):
             assert fams.get(fam) == "histogram", f"{series} ({where}): {fam} is {fams.get(fam)}"
         else:
             assert fams.get(series) in ("counter", "gauge"), f"{series} ({where}) is not exposed"
+    # `kubectl apply -k deploy/monitoring` installs the rule and the
+    # dashboard as a ConfigMap for Grafana's sidecar.
+    objs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(
+        kube.run("kustomize", str(monitoring.MONITORING)).stdout) if d}
+    assert set(objs) == {("PrometheusRule", "jobset-alerts"), ("ConfigMap", "jobset-grafana-dashboard")}, set(objs)
+    cm = objs[("ConfigMap", "jobset-grafana-dashboard")]
+    assert cm["metadata"]["labels"]["grafana_dashboard"] == "1" and cm["metadata"]["namespace"] == "jobset-system"
+    assert json.loads(cm["data"]["jobset-dashboard.json"]) == json.loads(monitoring.DASHBOARD.read_text())
 
 
 def test_controller_restart_starts_the_accounting_over(kube, ctl, ns):
