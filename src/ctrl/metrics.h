@@ -55,7 +55,7 @@ struct js_metrics *js_metrics_free(struct js_metrics *m);
  * `values` (one string per label of the family; copied): counters add `v`
  * (must be >= 0), gauges set `v`, histograms observe `v`. Returns 0 or
  * JS_EINVALID (bad index, wrong operation for the type, negative counter
- * increment, too many series: 10000 per family).
+ * increment, too many series: 100000 per family).
  */
 int js_metrics_add(struct js_metrics *m, size_t family, const char *const *values, double v);
 int js_metrics_set(struct js_metrics *m, size_t family, const char *const *values, double v);
