@@ -157,6 +157,27 @@ static void test_remove(void **state)
 	assert_true(js_metrics_value(m, F_FAILED, series[0]) == 1);
 	assert_int_equal(js_metrics_remove(m, F__N, series[0]), 0);
 	assert_int_equal(js_metrics_remove(m, F_FAILED, NULL), 0);
+
+	/* Many series (a per-JobSet family), values that could run into
+	 * each other if joined naively; removal re-indexes the rest. */
+	enum { N = 20000 };
+	char name[32], ns[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "j%d", i);
+		snprintf(ns, sizeof(ns), "%s", i % 2 ? "odd" : "even");
+		const char *v[] = {name, ns};
+		assert_int_equal(js_metrics_add(m, F_FAILED, v, i + 1), 0);
+	}
+	const char *glued1[] = {"a:b", "c"}, *glued2[] = {"a", "b:c"};
+	assert_int_equal(js_metrics_add(m, F_FAILED, glued1, 1), 0);
+	assert_true(js_metrics_value(m, F_FAILED, glued2) == 0);
+	const char *odd[] = {NULL, "odd"};
+	assert_int_equal(js_metrics_remove(m, F_FAILED, odd), N / 2);
+	for (int i = 0; i < N; i += 999) {
+		snprintf(name, sizeof(name), "j%d", i);
+		const char *v[] = {name, i % 2 ? "odd" : "even"};
+		assert_true(js_metrics_value(m, F_FAILED, v) == (i % 2 ? 0 : i + 1));
+	}
 	js_metrics_free(m);
 }
 
