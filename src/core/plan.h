@@ -81,7 +81,8 @@ struct js_event {
 	const char *message; /* plan arena */
 };
 
-/** A restart the failure policy decided (SPEC §11.8), for the metric
+/** A restart the failure policy decided (SPEC §11.8), or one requested
+ * through the restart-request annotation, for the metric
  * jobset_restarts_by_reason_total (docs/metrics.md). */
 struct js_plan_restart {
 	const char *action; /* "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts",
@@ -92,7 +93,8 @@ struct js_plan_restart {
 			       DeadlineExceeded, PodFailurePolicy,
 			       MaxFailedIndexesExceeded, FailedIndexes),
 			       "Other" for any other, "Unknown" when it has
-			       none (static) */
+			       none; "RestartRequested" for a restart on
+			       request (static) */
 };
 
 /** The outcome of one reconcile. Free with js_reconcile_plan_free(). */

@@ -91,6 +91,8 @@ static const char *restart_reason(const struct js_obsjob *j)
 {
 	static const char *const known[] = {"BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePolicy",
 					    "MaxFailedIndexesExceeded", "FailedIndexes"};
+	if (!j)
+		return JS_REASON_RESTART_REQUESTED; /* js__failure_requested */
 	const struct js_jobcond *f = js__status_failure_cond(j);
 	if (!f || !f->reason || !*f->reason)
 		return "Unknown";
@@ -267,6 +269,8 @@ static int run_steps(struct js__ctx *c)
 		if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
 			return 0;
 	}
+	if (js__failure_requested(c)) /* restart on request: the next pass replaces the Jobs */
+		return 0;
 	c->hold = held_since_creation(c);
 	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
 	js__gang_run(c);          /* KEP-969 */
