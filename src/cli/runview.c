@@ -292,6 +292,9 @@ static void summary_json(const struct js_local *l, enum js_local_result res, con
 				(json_int_t)t.succeeded, "failed", (json_int_t)t.failed, "stopped", (json_int_t)t.stopped,
 				"other", (json_int_t)t.other, "failedPods", failed, "conditions",
 				conds ? conds : json_array());
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	json_object_set_new(doc, "phaseSummary", js_local_phases_json(&ph));
 	char *s = json_dumps(doc, JSON_INDENT(2));
 	if (s)
 		printf("%s\n", s);
@@ -299,6 +302,25 @@ static void summary_json(const struct js_local *l, enum js_local_result res, con
 	free(s);
 	json_decref(doc);
 	json_decref(enc);
+}
+
+/* The phase and goodput summary (docs/metrics.md, the same numbers the
+ * controller exports): two lines. */
+static void phases_text(const struct js_local *l)
+{
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	const double *s = ph.sum.seconds;
+	printf("  phases: pending %.1fs, running %.1fs, restarting %.1fs, suspended %.1fs; goodput %.2f of %.1fs\n",
+	       s[JS_PHASE_PENDING], s[JS_PHASE_RUNNING], s[JS_PHASE_RESTARTING], s[JS_PHASE_SUSPENDED], ph.sum.goodput,
+	       ph.sum.wall_seconds);
+	size_t n = ph.n_readies < JS_LOCAL_MAX_READIES ? ph.n_readies : JS_LOCAL_MAX_READIES;
+	if (n == 0)
+		return;
+	printf("  time to all ready:");
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s %.1fs", i ? "," : "", js_phase_trigger_name(ph.readies[i].trigger), ph.readies[i].seconds);
+	printf("%s\n", ph.n_readies > n ? ", ..." : "");
 }
 
 static void summary_text(const struct js_cli_runview *o, const struct js_local *l, enum js_local_result res,
@@ -317,6 +339,7 @@ static void summary_text(const struct js_cli_runview *o, const struct js_local *
 	if (res == JS_LOCAL_STALLED)
 		printf("  nothing was left running or scheduled; see the Stalled event in %s/events.log\n", run_dir);
 	printf("  pods: %d succeeded, %d failed, %d stopped\n", t.succeeded, t.failed, t.stopped);
+	phases_text(l);
 	size_t i;
 	json_t *it;
 	int listed = 0;

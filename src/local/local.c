@@ -163,6 +163,13 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 		wall_stamp(ts);
 		l->js->meta.creation_timestamp = js_xstrdup(ts);
 	}
+	/* The run creates the JobSet now: the accounting starts here, on the
+	 * monotonic clock (so the status's wall-clock times are not used). */
+	struct js_phase_obs obs;
+	js_phase_observe(l->js, &obs);
+	obs.since_ms = obs.wait_since_ms = -1;
+	js_phase_acct_init(&l->phases, &obs, l->start_ms);
+	l->end_ms = -1;
 	const char *path = getenv("PATH");
 	l->path_env = js_xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
 	l->home_env = getenv("HOME") ? js_xstrdup(getenv("HOME")) : NULL;
@@ -825,6 +832,20 @@ static int plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_er
 	return r;
 }
 
+/* Feed the phase the JobSet is in now to the accountant (core/phase.h),
+ * as the controller does after each reconcile (ctrl/phases.c). */
+static void account_phase(struct js_local *l, int64_t t)
+{
+	struct js_phase_obs obs;
+	js_phase_observe(l->js, &obs);
+	struct js_phase_ready r;
+	if (js_phase_acct_step(&l->phases, obs.phase, t, &r)) {
+		if (l->n_readies < JS_LOCAL_MAX_READIES)
+			l->readies[l->n_readies] = r;
+		l->n_readies++;
+	}
+}
+
 static void reconcile(struct js_local *l, int64_t t)
 {
 	struct js_plan *plan = NULL;
@@ -855,6 +876,8 @@ static void reconcile(struct js_local *l, int64_t t)
 		l->js = js_plan_take_jobset(plan);
 		l->dirty = true;
 	}
+	if (r >= 0)
+		account_phase(l, t);
 	js_reconcile_plan_free(plan);
 }
 
@@ -1453,6 +1476,7 @@ static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 		finish_interrupted(l);
 	view(l, now_ms(), true);
 	retain_volumes(l);
+	l->end_ms = now_ms();
 	int wr = js__report_results(l);
 	js__report_state(l, now_ms(), l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : js__report_run_state(l));
 	close(l->sig_fd);
@@ -1490,6 +1514,15 @@ enum js_sandbox_mode js_local_sandbox(const struct js_local *l, const char **ret
 int64_t js_local_elapsed_ms(const struct js_local *l)
 {
 	return now_ms() - l->start_ms;
+}
+
+void js_local_phases(const struct js_local *l, struct js_local_phases *out)
+{
+	*out = (struct js_local_phases){0};
+	js_phase_acct_summary(&l->phases, l->end_ms >= 0 ? l->end_ms : now_ms(), &out->sum);
+	out->n_readies = l->n_readies;
+	size_t n = l->n_readies < JS_LOCAL_MAX_READIES ? l->n_readies : JS_LOCAL_MAX_READIES;
+	memcpy(out->readies, l->readies, n * sizeof(*out->readies));
 }
 
 int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *opts, char **ret_err)

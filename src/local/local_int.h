@@ -86,6 +86,11 @@ struct js_local {
 	int interrupts;
 	bool running;         /* inside js_local_run (lifecycle contract) */
 	int64_t last_view_ms;
+	/* Phase accounting (core/phase.h), monotonic ms. */
+	struct js_phase_acct phases;
+	int64_t end_ms;       /* the run ended (monotonic), or -1 */
+	size_t n_readies;
+	struct js_phase_ready readies[JS_LOCAL_MAX_READIES];
 };
 
 /* ---- report.c ---- */

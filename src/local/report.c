@@ -254,10 +254,30 @@ int js__report_results(struct js_local *l)
 	json_decref(l->results);
 	l->results = json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "List", "items", items);
 	json_t *js = js_codec_encode_jobset(l->js);
+	/* Not part of the JobSet API: the run's phase and goodput summary
+	 * (docs/local.md), beside the object. */
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	json_object_set_new(js, "phaseSummary", js_local_phases_json(&ph));
 	int r = write_doc(l, "jobset.json", js, JSON_INDENT(2));
 	int r2 = write_doc(l, "jobs.json", l->results, JSON_INDENT(2));
 	json_decref(js);
 	return r < 0 ? r : r2;
+}
+
+json_t *js_local_phases_json(const struct js_local_phases *p)
+{
+	json_t *readies = json_array();
+	size_t n = p->n_readies < JS_LOCAL_MAX_READIES ? p->n_readies : JS_LOCAL_MAX_READIES;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(readies, json_pack("{s:s, s:f}", "trigger",
+							 js_phase_trigger_name(p->readies[i].trigger), "seconds",
+							 p->readies[i].seconds));
+	const double *s = p->sum.seconds;
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:o}", "pendingSeconds", s[JS_PHASE_PENDING],
+			 "runningSeconds", s[JS_PHASE_RUNNING], "restartingSeconds", s[JS_PHASE_RESTARTING],
+			 "suspendedSeconds", s[JS_PHASE_SUSPENDED], "wallSeconds", p->sum.wall_seconds, "goodput",
+			 p->sum.goodput, "restarts", (json_int_t)p->sum.restarts, "timeToAllReady", readies);
 }
 
 /**
