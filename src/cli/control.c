@@ -32,7 +32,8 @@ static const char down_usage[] =
 	"\n"
 	"Stop a running run as Ctrl-C does: every pod gets its grace period, then\n"
 	"the runner writes its results and exits. Waits until it has (at most\n"
-	"SECONDS, default 60; then the pods are killed at once). The run is\n"
+	"SECONDS, default 60; then the pods are killed at once; 0: no grace, kill\n"
+	"them now). The run is\n"
 	"RUN-DIR, else $JOBSET_RUN_DIR, else the last run you started.\n";
 
 static const char evict_usage[] =
@@ -74,11 +75,9 @@ int js_cli_down(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const char *dir = o.dir;
-	int64_t timeout = o.timeout_s > 0 ? o.timeout_s : CONTROL_DOWN_WAIT_S;
-	if (optind != argc) {
-		fputs(down_usage, stderr);
-		return JS_EXIT_USAGE;
-	}
+	int64_t timeout = o.timeout_s >= 0 ? o.timeout_s : CONTROL_DOWN_WAIT_S;
+	if ((rc = js_cli_runinfo_operands("down", down_usage, argc, argv, 0)) >= 0)
+		return rc;
 	struct js_cli_runinfo ri;
 	if ((rc = js_cli_runinfo_open("down", dir, &ri)) != 0)
 		return rc;
@@ -95,10 +94,11 @@ int js_cli_down(int argc, char **argv)
 	int64_t deadline = mono_ms() + timeout * 1000;
 	bool again = false;
 	while (js_rundir_live(ri.dir)) {
-		if (!again && mono_ms() > deadline) {
+		if (!again && mono_ms() >= deadline) {
 			/* The second "down" is Ctrl-C pressed twice: no more grace. */
-			fprintf(stderr, "jobset down: still stopping after %llds; killing every pod now\n",
-				(long long)timeout);
+			if (timeout > 0)
+				fprintf(stderr, "jobset down: still stopping after %llds; killing every pod now\n",
+					(long long)timeout);
 			if (js_rundir_control_send(ri.dir, "down") < 0) {
 				/* it ended between the check and the send */
 			}
@@ -140,10 +140,8 @@ int js_cli_evict(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const char *dir = o.dir;
-	if (optind != argc - 1) {
-		fputs(evict_usage, stderr);
-		return JS_EXIT_USAGE;
-	}
+	if ((rc = js_cli_runinfo_operands("evict", evict_usage, argc, argv, 1)) >= 0)
+		return rc;
 	struct js_cli_runinfo ri;
 	if ((rc = js_cli_runinfo_open("evict", dir, &ri)) != 0)
 		return rc;
