@@ -345,7 +345,7 @@ struct held_log {
 		ino_t ino;
 		int k;          /* 0: <path>, k: <path>.k, when it was opened */
 		int64_t serial; /* its place in the files ever written, -1: unknown */
-	} f[JS_PODLOG_MAX_MAX_FILES];
+	} f[JS_PODLOG_MAX_MAX_FILES + 1]; /* a scan, or the newest held and a scan */
 };
 
 /** Keep `n` bytes for later in h->pend; written at once if it is full,
@@ -590,8 +590,8 @@ static void held_advance(struct held_log *h)
 		h->skip = true;
 	}
 	held_close(&s, 0, from);
-	for (size_t i = from; i < s.n && h->n < JS_PODLOG_MAX_MAX_FILES; i++)
-		h->f[h->n++] = s.f[i];
+	for (size_t i = from; i < s.n; i++)
+		h->f[h->n++] = s.f[i]; /* h holds one file here (held_drain) */
 }
 
 /** The last `n` lines of the held files in order, then keep only the newest
