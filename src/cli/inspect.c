@@ -322,6 +322,15 @@ static int64_t mono_ms(void)
  * rotation renames and deletes names, never what an open descriptor reads,
  * so a file once held is read whole whatever the writer does next. Every
  * file but the last is complete (a newer one was started after it). */
+struct held_file {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	int k;          /* 0: <path>, k: <path>.k, when it was opened */
+	bool numbered;  /* serial is known */
+	int64_t serial; /* its place in the files created since the watch began */
+};
+
 struct held_log {
 	const char *path; /* <dir>/logs/<pod>/<ctr>.log */
 	const char *pod, *ctr;
@@ -339,13 +348,7 @@ struct held_log {
 	bool from_start; /* counted from before the first file: it is file 1 */
 	int64_t created; /* files created since the watch began */
 	size_t n;
-	struct {
-		int fd;
-		dev_t dev;
-		ino_t ino;
-		int k;          /* 0: <path>, k: <path>.k, when it was opened */
-		int64_t serial; /* its place in the files ever written, -1: unknown */
-	} f[JS_PODLOG_MAX_MAX_FILES + 1]; /* a scan, or the newest held and a scan */
+	struct held_file f[JS_PODLOG_MAX_MAX_FILES + 1]; /* a scan, or the newest held and a scan */
 };
 
 /** Keep `n` bytes for later in h->pend; written at once if it is full,
@@ -398,7 +401,7 @@ static void copy_out(struct held_log *h, int fd)
 	fflush(stdout);
 }
 
-/** Write the last line, which has no newline (the end of the output). */
+/** Write the half line held back: the end of the output, or a quiet log. */
 static void out_rest(struct held_log *h)
 {
 	if (h->pend.len)
@@ -472,7 +475,7 @@ static void read_events(struct held_log *h)
 	if (h->in < 0)
 		return;
 	const char *base = strrchr(h->path, '/') + 1;
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	_Alignas(struct inotify_event) char ev[4096];
 	ssize_t n;
 	while ((n = read(h->in, ev, sizeof(ev))) > 0) {
 		for (char *p = ev; p < ev + n;) {
@@ -515,8 +518,10 @@ static void scan_log(struct held_log *h, struct held_log *s)
 		read_events(h);
 		bool stable = names_stable(h->path, s) && created == h->created;
 		if (stable || attempt >= INSPECT_SCAN_TRIES) {
-			for (size_t i = 0; i < s->n; i++)
-				s->f[i].serial = stable && h->counted ? h->created - (int64_t)(s->n - 1 - i) : -1;
+			for (size_t i = 0; i < s->n; i++) {
+				s->f[i].numbered = stable && h->counted;
+				s->f[i].serial = h->created - (int64_t)(s->n - 1 - i);
+			}
 			return;
 		}
 		held_close(s, 0, s->n);
@@ -551,7 +556,7 @@ static void held_advance(struct held_log *h)
 	scan_log(h, &s);
 	size_t from = 0;
 	if (h->n && s.n) {
-		const __typeof__(h->f[0]) *last = &h->f[h->n - 1];
+		const struct held_file *last = &h->f[h->n - 1];
 		size_t i;
 		for (i = 0; i < s.n; i++) {
 			if (s.f[i].ino == last->ino && s.f[i].dev == last->dev)
@@ -559,8 +564,8 @@ static void held_advance(struct held_log *h)
 		}
 		if (i < s.n) {
 			from = i + 1;
-		} else if (last->serial < 0 || s.f[0].serial < 0 || s.f[0].serial > last->serial + 1) {
-			if (last->serial >= 0 && s.f[0].serial >= 0)
+		} else if (!last->numbered || !s.f[0].numbered || s.f[0].serial > last->serial + 1) {
+			if (last->numbered && s.f[0].numbered)
 				fprintf(stderr,
 					"jobset logs: the log of %s/%s rotated faster than it was read: %lld "
 					"file(s) of it were deleted unread; lines are missing here\n",
@@ -582,7 +587,7 @@ static void held_advance(struct held_log *h)
 			h->skip = true;
 		}
 	}
-	if (!h->n && s.n && h->from_start && s.f[0].serial > 1) {
+	if (!h->n && s.n && h->from_start && s.f[0].numbered && s.f[0].serial > 1) {
 		fprintf(stderr,
 			"jobset logs: the log of %s/%s rotated faster than it was read: its first %lld file(s) were "
 			"deleted unread; lines are missing here\n",
@@ -670,8 +675,7 @@ static bool ctr_done(struct js_cli_runinfo *ri, const char *pod, const char *ctr
 		if (strcmp(js_json_str(json_object_get(x, "metadata"), "name"), pod) == 0)
 			p = x;
 	}
-	const char *phase = js_json_str(json_object_get(p, "status"), "phase");
-	if (!p || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+	if (!p || finished(p))
 		return true;
 	json_t *all = js_podjson_statuses(p);
 	bool done = false;
@@ -710,9 +714,14 @@ static void follow(struct js_cli_runinfo *ri, struct held_log *h, const char *po
 			}
 			next_check = mono_ms() + INSPECT_FOLLOW_CHECK_MS;
 		}
-		/* Wake on the next event; held_advance reads them. */
+		/* Wake on the next event; held_advance reads them. A half
+		 * line (a prompt, a progress bar) shows once the log has been
+		 * quiet for a check period. */
 		struct pollfd pfd = {.fd = h->in, .events = POLLIN};
-		(void)poll(&pfd, 1, INSPECT_FOLLOW_CHECK_MS);
+		if (poll(&pfd, 1, INSPECT_FOLLOW_CHECK_MS) == 0 && h->pend.len) {
+			out_rest(h);
+			h->midline = true;
+		}
 	}
 }
 

@@ -39,8 +39,12 @@ int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, 
 	while ((c = getopt_long(argc, argv, ":d:o:c:fh", opts, NULL)) != -1) {
 		/* An option the command does not take is a usage error, as an
 		 * unknown one is. */
-		if (c != '?' && c != ':' && c != 'h' && !strchr(accept, c))
-			return js_cli_runinfo_usage(cmd, usage, "unknown option '%s'", argv[optind - 1]);
+		if (c != '?' && c != ':' && c != 'h' && !strchr(accept, c)) {
+			const struct option *o = opts;
+			while (o->val != c)
+				o++;
+			return js_cli_runinfo_usage(cmd, usage, "--%s is not an option of %s", o->name, cmd);
+		}
 		switch (c) {
 		case 'd':
 			s->dir = optarg;

@@ -155,7 +155,9 @@ def test_down_timeout_zero_stops_at_once(jobset_bin, tmp_path, runs):
     (["logs", "a", "b"], "jobset logs: unexpected argument 'b'"),
     (["logs", "--tail", "x", "p"], "jobset logs: --tail takes a whole number from 0 to 2147483647, not 'x'"),
     (["ps", "x"], "jobset ps: unexpected argument 'x'"),
-    (["ps", "-f"], "jobset ps: unknown option '-f'"),
+    (["ps", "-f"], "jobset ps: --follow is not an option of ps"),
+    (["ps", "--tail", "3"], "jobset ps: --tail is not an option of ps"),
+    (["describe", "-x", "p"], "jobset describe: unknown option '-x'"),
     (["describe"], "jobset describe: a POD is needed"),
     (["down", "--timeout", "-1"], "jobset down: --timeout takes a whole number from 0 to 86400, not '-1'"),
 ])
