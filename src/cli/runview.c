@@ -3,6 +3,8 @@
  */
 #include "cli/runview.h"
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -82,13 +84,29 @@ void js_cli_runview_line(void *ctx, const struct js_pod *pod, const char *contai
 	fflush(stdout);
 }
 
-/** Rows of the terminal, or a large number when unknown. */
-static size_t term_rows(void)
+/** The terminal's size, or large numbers when unknown. */
+static void term_size(size_t *rows, size_t *cols)
 {
 	struct winsize ws;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-		return ws.ws_row;
-	return 1000;
+	bool ok = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
+	*rows = ok && ws.ws_row > 0 ? ws.ws_row : 1000;
+	*cols = ok && ws.ws_col > 0 ? ws.ws_col : 1000;
+}
+
+/** One line of the view, cut to the terminal's width: a line that wraps
+ * takes two rows the redraw does not know of, and the view would creep
+ * down the scrollback at each redraw. The last column stays empty, as some
+ * terminals wrap on writing it. */
+JS_PRINTF(2, 3) static void view_line(size_t cols, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	size_t max = cols > 1 ? cols - 1 : 1;
+	printf("%.*s\n", (int)(len < max ? len : max), line);
 }
 
 void js_cli_runview_view(void *ctx, const struct js_local_view *v)
@@ -97,26 +115,28 @@ void js_cli_runview_view(void *ctx, const struct js_local_view *v)
 	if (!js_cli_runview_live(o))
 		return;
 	erase_view(o);
-	/* Never taller than the terminal: a view that scrolls can no longer
-	 * be erased, and each redraw would flood the scrollback. One row stays
-	 * free for the cursor. */
-	size_t rows = term_rows();
+	/* Never taller or wider than the terminal: a view that scrolls can no
+	 * longer be erased, and each redraw would flood the scrollback. One row
+	 * stays free for the cursor. */
+	size_t rows, cols;
+	term_size(&rows, &cols);
 	size_t room = rows > 4 ? rows - 3 : 1;
 	size_t shown = v->n_rjobs <= room ? v->n_rjobs : (room > 1 ? room - 1 : 0);
-	printf("jobset %s  %s  restarts %d  elapsed %.1fs\n", o->name, v->state, v->restarts,
-	       (double)v->elapsed_ms / 1000.0);
-	printf("  %-20s %8s %8s %8s %8s %8s %8s %8s %8s\n", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY", "SUCCEEDED",
-	       "FAILED", "STOPPING", "JOBSOK", "RESTARTS");
+	view_line(cols, "jobset %s  %s  restarts %d  elapsed %.1fs", o->name, v->state, v->restarts,
+		  (double)v->elapsed_ms / 1000.0);
+	view_line(cols, "  %-20s %8s %8s %8s %8s %8s %8s %8s %8s", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY",
+		  "SUCCEEDED", "FAILED", "STOPPING", "JOBSOK", "RESTARTS");
 	o->drawn = 2;
 	for (size_t i = 0; i < shown; i++) {
 		const struct js_local_rjob_view *r = &v->rjobs[i];
-		printf("  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d %8d\n", r->name,
-		       r->jobs_active + r->jobs_succeeded + r->jobs_failed, r->replicas, r->pods_active, r->pods_ready,
-		       r->pods_succeeded, r->pods_failed, r->pods_terminating, r->jobs_succeeded, r->restarts);
+		view_line(cols, "  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d %8d", r->name,
+			  r->jobs_active + r->jobs_succeeded + r->jobs_failed, r->replicas, r->pods_active,
+			  r->pods_ready, r->pods_succeeded, r->pods_failed, r->pods_terminating, r->jobs_succeeded,
+			  r->restarts);
 		o->drawn++;
 	}
 	if (shown < v->n_rjobs) {
-		printf("  ... %zu more ReplicatedJobs (jobset ps)\n", v->n_rjobs - shown);
+		view_line(cols, "  ... %zu more ReplicatedJobs (jobset ps)", v->n_rjobs - shown);
 		o->drawn++;
 	}
 	fflush(stdout);
