@@ -443,9 +443,14 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 			}
 			break;
 		case O_LOG_BYTES:
-			if (parse_size(optarg, &o->log_max_bytes) < 0 || o->log_max_bytes < JS_PODLOG_MIN_MAX_BYTES) {
-				fprintf(stderr, "jobset run: --log-max-bytes takes a size of at least %d bytes (e.g. 10Mi), "
-						"not '%s'\n",
+			if (parse_size(optarg, &o->log_max_bytes) < 0) {
+				fprintf(stderr, "jobset run: --log-max-bytes takes a number of bytes with an optional "
+						"suffix K, Ki, M, Mi, G or Gi (as a Kubernetes quantity: 10Mi), not '%s'\n",
+					optarg);
+				return RUN_EXIT_INVALID;
+			}
+			if (o->log_max_bytes < JS_PODLOG_MIN_MAX_BYTES) {
+				fprintf(stderr, "jobset run: --log-max-bytes must be at least %d bytes, not '%s'\n",
 					JS_PODLOG_MIN_MAX_BYTES, optarg);
 				return RUN_EXIT_INVALID;
 			}

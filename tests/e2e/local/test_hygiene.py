@@ -42,7 +42,10 @@ def test_logs_are_capped_and_rotated(run, jobset_bin):
 
 def test_log_cap_options_are_checked(run):
     r = run(CHATTY, "--log-max-bytes", "10")
-    assert r.rc == 2 and "--log-max-bytes" in r.stderr
+    assert r.rc == 2 and "--log-max-bytes must be at least 1024 bytes" in r.stderr, r.stderr
+    # A suffix it does not know is called that, not "too small".
+    r = run(CHATTY, "--log-max-bytes", "10mi")
+    assert r.rc == 2 and "optional suffix K, Ki, M, Mi, G or Gi" in r.stderr, r.stderr
     r = run(CHATTY, "--log-max-files", "0")
     assert r.rc == 2 and "--log-max-files" in r.stderr
 
