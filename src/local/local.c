@@ -1211,11 +1211,19 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	return 0;
 }
 
+#define LOCAL_SAME_INTERRUPT_MS 500
+
 /** Stop the run: SIGINT, SIGTERM, SIGHUP or `jobset down` (`why`,
  * static). The first time every pod gets its grace period, the second
  * time none. */
 static void interrupt(struct js_local *l, int64_t t, const char *why)
 {
+	/* The same signal again within half a second is one request delivered
+	 * twice (`timeout` signals the runner, then its process group), not a
+	 * user asking a second time to kill everything now. */
+	if (l->interrupts && l->interrupt_why && strcmp(why, l->interrupt_why) == 0 &&
+	    t - l->interrupt_ms < LOCAL_SAME_INTERRUPT_MS)
+		return;
 	l->interrupts++;
 	if (l->interrupts == 1) {
 		l->interrupt_why = why;
