@@ -387,15 +387,13 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	const char *subdomain = js_json_str(js_json_path(tmpl, "spec"), "subdomain");
 	char *own_hosts = NULL;
 	const char *hosts = NULL;
+	/* Every pod its own file, as the kubelet writes one: its own bare
+	 * hostname resolves, other pods' only in the Service's forms. */
 	if (l->host.mode != JS_SANDBOX_NONE) {
-		if (l->service_exists && index >= 0 && subdomain) {
-			hosts = l->hosts_path;
-		} else {
-			own_hosts = js_buf_format("%s/hosts.d/%s", l->run_dir, name);
-			if (js_hosts_write_own(own_hosts, ip, hostname, subdomain, js_jobset_namespace(l->js),
-					       l->service_exists ? l->hosts_path : NULL) == 0)
-				hosts = own_hosts;
-		}
+		own_hosts = js_buf_format("%s/hosts.d/%s", l->run_dir, name);
+		if (js_hosts_write_own(own_hosts, ip, hostname, subdomain, js_jobset_namespace(l->js),
+				       l->service_exists ? l->hosts_path : NULL) == 0)
+			hosts = own_hosts;
 	}
 	char *uid = new_uid(l);
 	struct js_pod_init init = {
@@ -651,7 +649,9 @@ static int local_apply_other(void *self, const struct js_action *a)
 {
 	struct js_local *l = self;
 	if (a->kind == JS_ACTION_CREATE_SERVICE) {
-		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net));
+		/* Degraded: no pod has a file of its own; they look themselves
+		 * up in this one ($JOBSET_HOSTS_FILE), so it keeps bare names. */
+		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net), l->host.mode == JS_SANDBOX_NONE);
 		if (r < 0) {
 			js__report_event(l, "Warning", "HeadlessServiceCreationFailed", "jobset", js_jobset_name(l->js), "%s: %s",
 			      l->hosts_path, js_strerror(r));
@@ -1135,9 +1135,11 @@ static void finish_interrupted(struct js_local *l)
 	st->conditions[st->n_conditions++] = (struct js_condition){
 		.type = js_xstrdup(JS_LOCAL_COND_INTERRUPTED), .status = js_xstrdup("True"),
 		.reason = js_xstrdup("RunInterrupted"),
-		.message = js_buf_format("the run was stopped by %s after %.1f s; %zu running pods were deleted",
+		.message = js_buf_format("the run was stopped by %s %.1f s after it started; %zu running pods were "
+					 "deleted, the last %.1f s later",
 					 l->interrupt_why ? l->interrupt_why : "a signal",
-					 (double)(t - l->start_ms) / 1000.0, stopped),
+					 (double)(l->interrupt_ms - l->start_ms) / 1000.0, stopped,
+					 (double)(t - l->interrupt_ms) / 1000.0),
 		.last_transition_time = js_xstrdup(ts),
 	};
 	st->has_conditions = true;
@@ -1209,14 +1211,23 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	return 0;
 }
 
+#define LOCAL_SAME_INTERRUPT_MS 500
+
 /** Stop the run: SIGINT, SIGTERM, SIGHUP or `jobset down` (`why`,
  * static). The first time every pod gets its grace period, the second
  * time none. */
 static void interrupt(struct js_local *l, int64_t t, const char *why)
 {
+	/* The same signal again within half a second is one request delivered
+	 * twice (`timeout` signals the runner, then its process group), not a
+	 * user asking a second time to kill everything now. */
+	if (l->interrupts && l->interrupt_why && strcmp(why, l->interrupt_why) == 0 &&
+	    t - l->interrupt_ms < LOCAL_SAME_INTERRUPT_MS)
+		return;
 	l->interrupts++;
 	if (l->interrupts == 1) {
 		l->interrupt_why = why;
+		l->interrupt_ms = t;
 		js__report_event(l, "Normal", "Interrupted", "jobset", js_jobset_name(l->js),
 		      "%s: stopping every pod within its grace period", why);
 		stop_all(l, t, INT64_MAX / 4);

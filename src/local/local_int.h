@@ -55,6 +55,7 @@ struct js_local {
 	int lock_fd, ctl_rd, ctl_wr;
 	struct js_buf ctl_line; /* a control command being read */
 	const char *interrupt_why; /* static: "SIGINT", "jobset down", ... */
+	int64_t interrupt_ms;      /* when the first interrupt came (monotonic) */
 	const char *ev_type;  /* the JobSet event held back (flush_jobset_event) */
 	char *ev_message;
 	struct js_buf ev_reasons;

@@ -196,3 +196,20 @@ def test_events_json_lines(run):
     assert failed and "exit code 42" in failed[0]["message"]
     assert failed[0]["involvedObject"]["namespace"] == "default"
     assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", failed[0]["time"])
+
+
+def test_run_usage_errors_say_what_is_wrong(jobset_bin, tmp_path):
+    """One line naming the problem, not the whole help."""
+    cases = [
+        ([], "which manifest?"),
+        (["a.yaml", "b.yaml"], "one manifest FILE at a time, not 2"),
+        (["--bogus", "a.yaml"], "unknown option, or an option without its value: '--bogus'"),
+        (["-n", "Bad_NS", "a.yaml"], "-n takes a namespace, a DNS-1123 label"),
+        (["--events", "xml", "a.yaml"], "--events takes text or json, not 'xml'"),
+        (["--follow", "-o", "json", "a.yaml"], "--follow writes the pods' output to standard output"),
+    ]
+    for args, want in cases:
+        p = subprocess.run([str(jobset_bin), "run", *args], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2, (args, p.stderr)
+        assert p.stderr.startswith("jobset run: ") and want in p.stderr, (args, p.stderr)
+        assert len(p.stderr.splitlines()) == 1, (args, p.stderr)
