@@ -26,6 +26,9 @@
 /* Default of `jobset down --timeout`: longer than the default grace period
  * of a pod (30 s), so a normal teardown is waited for. */
 #define CONTROL_DOWN_WAIT_S 60
+/* Past the runner's window (LOCAL_SAME_INTERRUPT_MS, 500 ms) in which a
+ * repeated "down" counts as the first one again. */
+#define CONTROL_SAME_REQUEST_MS 600
 
 static const char down_usage[] =
 	"usage: jobset down [-d RUN-DIR] [--timeout SECONDS]\n"
@@ -91,7 +94,10 @@ int js_cli_down(int argc, char **argv)
 		js_cli_runinfo_done(&ri);
 		return JS_EXIT_INVALID;
 	}
-	int64_t deadline = mono_ms() + timeout * 1000;
+	/* The runner takes a second "down" within half a second of the first
+	 * for the same request delivered twice (local.c, interrupt()): with
+	 * --timeout 0 the second is sent just after that window. */
+	int64_t deadline = mono_ms() + (timeout ? timeout * 1000 : CONTROL_SAME_REQUEST_MS);
 	bool again = false;
 	while (js_rundir_live(ri.dir)) {
 		if (!again && mono_ms() >= deadline) {
