@@ -128,19 +128,26 @@ def kube():
 UPSTREAM_VERSION = "v0.12.0"
 
 
-def upstream_module_dir():
-    """sigs.k8s.io/jobset at UPSTREAM_VERSION from the Go module cache
-    (downloaded through the module proxy, never committed): upstream's CRD
-    and config/ for the comparisons."""
+def go_module_dir(module, version):
+    """The source of Go module `module`@`version` in hack/cluster's module
+    cache ($JOBSET_CACHE/go/pkg/mod), downloaded through the module proxy if
+    it is not there yet; never committed. Upstream JobSet's CRD and config/,
+    Trainer's manifests/."""
     cache = Path(os.environ.get("JOBSET_CACHE", Path.home() / ".cache" / "jobset"))
     env = dict(os.environ, GOPATH=str(cache / "go"), GOMODCACHE=str(cache / "go" / "pkg" / "mod"),
                GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
     with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run(["go", "mod", "download", "-json", f"sigs.k8s.io/jobset@{UPSTREAM_VERSION}"], cwd=tmp,
+        p = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=tmp,
                            capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
-        raise AssertionError(f"go mod download sigs.k8s.io/jobset@{UPSTREAM_VERSION}: {p.stderr or p.stdout}")
+        raise AssertionError(f"go mod download {module}@{version}: {p.stderr or p.stdout}")
     return Path(json.loads(p.stdout)["Dir"])
+
+
+def upstream_module_dir():
+    """sigs.k8s.io/jobset at UPSTREAM_VERSION: upstream's CRD and config/
+    for the comparisons."""
+    return go_module_dir("sigs.k8s.io/jobset", UPSTREAM_VERSION)
 
 
 def _crd_path():
