@@ -359,6 +359,44 @@ class Controller:
         return self.start(*extra)
 
 
+class ManagerProcess:
+    """A client's controller manager (Kueue, Trainer) run out of cluster:
+    its output in a log, ready once its /readyz on 127.0.0.1:`health`
+    answers 200, stopped with SIGTERM (SIGKILL after 30 s)."""
+
+    def __init__(self, name, health):
+        self.name, self.health, self.proc = name, health, None
+
+    def spawn(self, args, env, log, timeout=120):
+        """Start `args` with `env`, output to `log`; wait for /readyz,
+        failing with the log's tail if the process exits first."""
+        self.log = Path(log)
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+        wait_for(f"{self.name} /readyz", lambda: self.ready() or self.died(), timeout)
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def died(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.name} exited {self.proc.returncode}: {self.log.read_text()[-4000:]}")
+        return False
+
+    def terminate(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 @pytest.fixture(scope="session")
 def controller(kube, crd, tmp_path_factory):
     ns = SYSTEM_NS

@@ -32,7 +32,6 @@ import base64
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import urllib.error
@@ -42,7 +41,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import condition, go_module_dir, mint_token, terminal, wait_for, wait_terminal
+from conftest import ManagerProcess, _free_port, condition, go_module_dir, mint_token, terminal, wait_for, wait_terminal
 from test_controller_webhooks import Setup
 
 VERSION = os.environ.get("JOBSET_TRAINER_VERSION", "v2.0.1")
@@ -66,12 +65,6 @@ TRAINER_VWC = "validator.trainer.kubeflow.org"
 TRAINER_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 GROUP = "trainer.kubeflow.org"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def mint_certs(d):
@@ -98,14 +91,13 @@ def mint_certs(d):
     return {n: (d / n).read_bytes() for n in ("ca.crt", "ca.key", "tls.crt", "tls.key")}
 
 
-class Trainer:
+class Trainer(ManagerProcess):
     """Trainer's controller manager, out of cluster."""
 
     def __init__(self, kube, src, tmp, label):
+        super().__init__("Trainer", _free_port())
         self.kube, self.src, self.tmp, self.label = kube, src, Path(tmp), label
         self.port = _free_port()
-        self.health = _free_port()
-        self.proc = None
         self.registered = False
 
     def install_crds(self):
@@ -175,46 +167,23 @@ class Trainer:
         self.registered = True
 
     def start(self):
-        self.log = self.tmp / "trainer.log"
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig))
         # Its webhook server reads the pair from $TMPDIR/k8s-webhook-server,
         # its rotator checks /tmp/k8s-webhook-server: one place only with
         # TMPDIR unset.
         env.pop("TMPDIR", None)
-        with open(self.log, "w") as out:
-            self.proc = subprocess.Popen([BINARY, f"--webhook-server-port={self.port}",
-                                          f"--health-probe-bind-address=127.0.0.1:{self.health}",
-                                          "--metrics-bind-address=0", "--leader-elect=false",
-                                          f"--webhook-secret-name={TRAINER_SECRET}", "--zap-log-level=2"],
-                                         stdout=out, stderr=subprocess.STDOUT, env=env)
         # /readyz: the rotator found the certificates valid and injected
         # the CA, and the webhook server is listening.
-        wait_for("Trainer /readyz", lambda: self._ready() or self._died(), 120)
+        self.spawn([BINARY, f"--webhook-server-port={self.port}", f"--health-probe-bind-address=127.0.0.1:{self.health}",
+                    "--metrics-bind-address=0", "--leader-elect=false", f"--webhook-secret-name={TRAINER_SECRET}",
+                    "--zap-log-level=2"], env, self.tmp / "trainer.log")
         want = base64.b64encode(self.ca).decode()
         wait_for("the CA in validator.trainer.kubeflow.org",
                  lambda: all(h["clientConfig"].get("caBundle") == want for h in json.loads(self.kube.run(
                      "get", "validatingwebhookconfiguration", TRAINER_VWC, "-o", "json").stdout)["webhooks"]), 60)
 
-    def _ready(self):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-    def _died(self):
-        if self.proc.poll() is not None:
-            raise AssertionError(f"Trainer exited {self.proc.returncode}: {self.log.read_text()[-4000:]}")
-        return False
-
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.terminate()
         if self.registered:
             self.kube.run("delete", "validatingwebhookconfiguration", TRAINER_VWC, "--ignore-not-found", check=False)
         self.kube.run("delete", "secret", TRAINER_SECRET, "-n", TRAINER_NS, "--ignore-not-found", check=False)
