@@ -39,6 +39,33 @@ component_ok() {
 	for b in "$@"; do [[ -x $dir/bin/$b ]] || return 1; done
 }
 
+# build_lock: take the cache's build lock (once per process), waiting for
+# another build (a background warm-up, another checkout's tests) to finish.
+# Taken only when something is to be built, so a run whose components are
+# all cached never waits on another's long build.
+build_lock() {
+	[[ -n ${BUILD_LOCKED:-} ]] && return 0
+	exec 9>"$CACHE/.build.lock"
+	if ! flock -n 9; then
+		log "another build holds $CACHE/.build.lock; waiting for it"
+		flock 9
+	fi
+	BUILD_LOCKED=1
+}
+
+# cached LABEL DIR BIN... -> 0 (and says so) when the component is in the
+# cache. Otherwise takes the build lock and looks again (the build that held
+# it may have been building this very component): 1, lock held, to build.
+cached() {
+	local label=$1 dir=$2
+	shift 2
+	if ! component_ok "$dir" "$@"; then
+		build_lock
+		component_ok "$dir" "$@" || return 1
+	fi
+	log "$label: cached at $dir/bin"
+}
+
 write_stamp() {
 	local dir=$1 ver=$2
 	{
@@ -50,10 +77,7 @@ write_stamp() {
 
 build_etcd() {
 	local dir="$CACHE/etcd/$ETCD_VERSION"
-	if component_ok "$dir" etcd; then
-		log "etcd $ETCD_VERSION: cached at $dir/bin"
-		return 0
-	fi
+	cached "etcd $ETCD_VERSION" "$dir" etcd && return 0
 	log "etcd $ETCD_VERSION: building"
 	local t0=$SECONDS src="$dir/src"
 	rm -rf "$src" && mkdir -p "$src" "$dir/bin"
@@ -71,10 +95,7 @@ build_etcd() {
 
 build_kwok() {
 	local dir="$CACHE/kwok/$KWOK_VERSION"
-	if component_ok "$dir" kwok; then
-		log "kwok $KWOK_VERSION: cached at $dir/bin"
-		return 0
-	fi
+	cached "kwok $KWOK_VERSION" "$dir" kwok && return 0
 	log "kwok $KWOK_VERSION: building"
 	local t0=$SECONDS
 	mkdir -p "$dir/bin"
@@ -92,10 +113,7 @@ build_k8s() {
 	# default version's kubectl, which saves a fourth link of the cold build.
 	local cmds=(kube-apiserver kube-controller-manager kube-scheduler)
 	[[ $K8S_VERSION != "$K8S_DEFAULT_VERSION" ]] || cmds+=(kubectl)
-	if component_ok "$dir" "${cmds[@]}"; then
-		log "kubernetes $K8S_VERSION: cached at $dir/bin"
-		return 0
-	fi
+	cached "kubernetes $K8S_VERSION" "$dir" "${cmds[@]}" && return 0
 	log "kubernetes $K8S_VERSION: building ${cmds[*]} (cold: ~9 min measured on 2 cores for v1.34.4, ~1 min with a warm GOCACHE; see docs/cluster.md)"
 	local t0=$SECONDS src="$dir/src" v=${K8S_VERSION#v}
 	local major=${v%%.*} rest=${v#*.}
@@ -153,10 +171,7 @@ build_k8s() {
 build_go_tool() {
 	local name=$1 ver=$2 pkg=$3 ld=${4:-}
 	local dir="$CACHE/$name/$ver" bin=${pkg##*/}
-	if component_ok "$dir" "$bin"; then
-		log "$name $ver: cached at $dir/bin"
-		return 0
-	fi
+	cached "$name $ver" "$dir" "$bin" && return 0
 	log "$name $ver: building"
 	local t0=$SECONDS
 	mkdir -p "$dir/bin"
@@ -200,12 +215,6 @@ cmd_build() {
 	build_go_env
 	mkdir -p "$CACHE"
 	local only=${1:-all}
-	# Serialise concurrent builds (e.g. a background warm-up and a foreground call).
-	exec 9>"$CACHE/.build.lock"
-	if ! flock -n 9; then
-		log "another build holds $CACHE/.build.lock; waiting for it"
-		flock 9
-	fi
 	local t0=$SECONDS
 	case $only in
 	# Another version than the default also needs the default's kubectl.

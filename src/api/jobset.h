@@ -56,6 +56,11 @@
 /* KEP-1282: the execution attempt a Job (and its pods) belongs to, on the
  * Job and its pod template (gate ExecutionAttemptsTracking). */
 #define JS_ANN_EXECUTION_ATTEMPT "jobset.sigs.k8s.io/execution-attempt"
+/* Ours, not upstream's (docs/differences.md "Restart on request"): a
+ * whole-JobSet restart asked for by a user (`kubectl jobset restart`). The
+ * value is the status.restarts the requester saw, i.e. the attempt it wants
+ * ended; once status.restarts has moved past it the request is spent. */
+#define JS_ANN_RESTART_REQUEST "jobset.sigs.k8s.io/restart-request"
 #define JS_MANAGED_BY_SELF "jobset.sigs.k8s.io/jobset-controller"
 #define JS_ANN_JOB_COMPLETION_INDEX "batch.kubernetes.io/job-completion-index"
 /* Exclusive placement through scheduling gates (ours, not upstream's: upstream

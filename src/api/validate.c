@@ -17,6 +17,7 @@
 #include "api/sched.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/parse.h"
 #include "base/limits.h"
 #include "base/regex.h"
 
@@ -128,6 +129,14 @@ static void check_schema(struct js_vctx *v)
 			 "a namespace is a DNS-1123 label: at most 63 lower-case letters, digits or '-', starting "
 			 "and ending with a letter or digit");
 	check_labels(v, "metadata", js->meta.labels, js->meta.annotations);
+	/* Ours (docs/differences.md (e)): the attempt a restart request ends. */
+	const json_t *req = json_object_get(js->meta.annotations, JS_ANN_RESTART_REQUEST);
+	int64_t attempt;
+	if (req && (!json_is_string(req) ||
+		    js_parse_i64_in(json_string_value(req), strlen(json_string_value(req)), 0, INT32_MAX, &attempt) < 0))
+		vadd_str(v, JS_DIAG_INVALID, "metadata.annotations[" JS_ANN_RESTART_REQUEST "]",
+			 json_is_string(req) ? json_string_value(req) : "",
+			 "a restart request names the attempt to end: the status.restarts seen, a whole number from 0");
 	bool any_depends = false;
 	for (size_t i = 0; i < s->n_replicated_jobs; i++) {
 		const struct js_rjob *r = &s->replicated_jobs[i];

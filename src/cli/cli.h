@@ -24,5 +24,9 @@ int js_cli_describe(int argc, char **argv);
 int js_cli_logs(int argc, char **argv);
 int js_cli_down(int argc, char **argv);
 int js_cli_evict(int argc, char **argv);
+/* Against a cluster (issue 16): `jobset kubectl ...`, or the binary run as
+ * kubectl-jobset (src/cli/kubectl.c; docs/kubectl-jobset.md). argv[0] is
+ * the command word, argv[1] the subcommand. */
+int js_cli_kubectl(int argc, char **argv);
 
 #endif

@@ -21,6 +21,8 @@ static const char usage[] =
 	"  validate FILE   check manifests before you submit them\n"
 	"  render FILE     print the child Jobs and Service the controller creates\n"
 	"  simulate FILE   replay Job events through the controller's state machine\n"
+	"  kubectl CMD     JobSets on a cluster: get, describe, logs, restart, diff\n"
+	"                  (the same as `kubectl jobset CMD` with kubectl-jobset on PATH)\n"
 	"  version         print the version\n"
 	"\n"
 	"Run 'jobset COMMAND --help' for a command's options.\n";
@@ -46,6 +48,7 @@ int main(int argc, char **argv)
 		{"validate", js_cli_validate},
 		{"render", js_cli_render},
 		{"version", version},
+		{"kubectl", js_cli_kubectl},
 #ifdef JS_HAVE_RUN
 		{"run", js_cli_run},
 		{"ps", js_cli_ps},
@@ -58,6 +61,12 @@ int main(int argc, char **argv)
 		{"simulate", js_cli_simulate},
 #endif
 	};
+	/* kubectl's plugin discovery: `kubectl jobset ARGS` runs kubectl-jobset
+	 * ARGS. Only that name (or `jobset kubectl`) reaches a cluster. */
+	const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : argv[0];
+	if (base && strcmp(base, "kubectl-jobset") == 0)
+		return js_cli_kubectl(argc, argv);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return JS_EXIT_USAGE;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "api/jobset.h"
+#include "api/render.h"
 #include "base/diag.h"
 #include "base/load.h"
 
@@ -54,6 +55,14 @@ enum js_cli_doc_kind {
  */
 enum js_cli_doc_kind js_cli_read_doc(const struct js_docs *docs, size_t i, const struct js_gates *gates,
 				     struct js_diag *diag, struct js_jobset **ret_js, char *desc, size_t desclen);
+
+/**
+ * Append to `items` every object the controller creates for `js` (defaulted
+ * and valid), in creation order: the headless Service (when DNS hostnames
+ * are on), the PVCs of volumeClaimPolicies, then each child Job (SPEC
+ * §6-§8; api/render.h). Used by `render` and `kubectl jobset diff`.
+ */
+void js_cli_render_collect(const struct js_jobset *js, const struct js_render_opts *ro, json_t *items);
 
 /** Print each diagnostic on its own line to `f`. */
 void js_cli_print_diag(FILE *f, const struct js_diag *diag);

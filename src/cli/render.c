@@ -37,8 +37,7 @@ static int parse_attempt(const char *s, int32_t *out)
 	return 0;
 }
 
-/* Every object of one JobSet, in creation order. */
-static void collect(const struct js_jobset *js, const struct js_render_opts *ro, json_t *items)
+void js_cli_render_collect(const struct js_jobset *js, const struct js_render_opts *ro, json_t *items)
 {
 	if (js_jobset_dns_hostnames(js))
 		json_array_append_new(items, js_render_service(js));
@@ -134,7 +133,7 @@ int js_cli_render(int argc, char **argv)
 			js_jobset_free(js);
 			break;
 		}
-		collect(js, &ro, items);
+		js_cli_render_collect(js, &ro, items);
 		js_jobset_free(js);
 	}
 	if (rc != JS_EXIT_OK) {

@@ -124,6 +124,18 @@ const struct js_jobcond *js__status_failure_cond(const struct js_obsjob *j);
 /** Run the failure policy over the failed bucket (non-empty). */
 int js__failure_run(struct js__ctx *c);
 
+/**
+ * A restart on request (docs/differences.md "Restart on request"): when the
+ * JobSet's annotation JS_ANN_RESTART_REQUEST names the current
+ * status.restarts and the JobSet is not suspended, start a new attempt as
+ * RestartJobSetAndIgnoreMaxRestarts does (restarts+1, restartsCountTowardsMax
+ * unchanged; RestartingJobSet=True reason RestartRequested, a Normal event)
+ * and return true. Otherwise change nothing and return false.
+ */
+bool js__failure_requested(struct js__ctx *c);
+
+#define JS_REASON_RESTART_REQUESTED "RestartRequested"
+
 /** True when failure-policy rule `rule` applies to failed Job `j`. */
 bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j);
 

@@ -92,11 +92,12 @@ static int64_t job_budget_used(const struct js__ctx *c)
 	return sum;
 }
 
-static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, const struct js_obsjob *j, bool counted)
+/* A whole-JobSet restart: a new attempt (SPEC §11.8 RestartJobSet), counted
+ * toward maxRestarts or not; `reason` is the RestartingJobSet reason. */
+static void restart_jobset_as(struct js__ctx *c, const char *reason, const char *event_type, const char *event,
+			      const char *msg, bool counted)
 {
 	struct js_status *st = &c->js->status;
-	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
-	const char *reason = rule ? js__fmt(c, "FailurePolicy_%s", rule->name ? rule->name : "") : "DefaultFailurePolicy";
 
 	st->restarts++;
 	if (counted)
@@ -105,10 +106,38 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 	c->js->has_status = true;
 	js__attempts_restart(c); /* KEP-1282 §3 */
 	js__deadline_restart(c); /* KEP-1186 §3 */
-	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, "Warning");
-	js__ctx_event(c, "Warning",
-		      counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
-		      msg);
+	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, event_type);
+	js__ctx_event(c, event_type, event, msg);
+}
+
+static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, const struct js_obsjob *j, bool counted)
+{
+	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
+	const char *reason = rule ? js__fmt(c, "FailurePolicy_%s", rule->name ? rule->name : "") : "DefaultFailurePolicy";
+
+	restart_jobset_as(c, reason, "Warning",
+			  counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
+			  msg, counted);
+}
+
+bool js__failure_requested(struct js__ctx *c)
+{
+	const struct js_jobset *js = c->js;
+	const char *v = json_is_object(js->meta.annotations)
+				? json_string_value(json_object_get(js->meta.annotations, JS_ANN_RESTART_REQUEST))
+				: NULL;
+	int32_t want;
+
+	/* Only a request naming the attempt running now is honoured: an
+	 * earlier one is spent (repeated or late), a later one names an
+	 * attempt that has not begun, garbage is no request. While suspended
+	 * nothing runs to restart; the request waits for the resume. */
+	if (!v || !js__parse_i32(v, &want) || want != js->status.restarts ||
+	    (js->spec.has_suspend && js->spec.suspend))
+		return false;
+	restart_jobset_as(c, JS_REASON_RESTART_REQUESTED, "Normal", JS_REASON_RESTART_REQUESTED,
+			  js__fmt(c, "restart requested through annotation %s=%s", JS_ANN_RESTART_REQUEST, v), false);
+	return true;
 }
 
 /* Zero list of `n` entries when empty (SPEC §11.8 RestartJob). */

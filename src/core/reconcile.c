@@ -249,6 +249,8 @@ static int run_steps(struct js__ctx *c)
 		if (c->succeeded.n > 0 && js__success_run(c)) /* R10 */
 			return 0;
 	}
+	if (js__failure_requested(c)) /* restart on request: the next pass replaces the Jobs */
+		return 0;
 	c->hold = held_since_creation(c);
 	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
 	js__gang_run(c);          /* KEP-969 */

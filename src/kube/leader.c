@@ -97,6 +97,18 @@ static bool str_eq(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/** This replica's write of the Lease (create or update) was accepted: it
+ * holds it, renewed at `now` (RFC 3339 micro time). */
+static void observed_self(struct js_leader *le, const char *now)
+{
+	free(le->obs_holder);
+	le->obs_holder = js_xstrdup(le->id);
+	free(le->obs_renew);
+	le->obs_renew = js_xstrdup(now);
+	le->obs_ns = js__kutil_now_ns();
+	note_leader(le, le->id);
+}
+
 /* One attempt. Returns true when we hold the lease afterwards. */
 static bool try_acquire_or_renew(struct js_leader *le)
 {
@@ -111,14 +123,8 @@ static bool try_acquire_or_renew(struct js_leader *le)
 					lease_spec(le->id, dur_s, now, now, 0));
 		r = js_client_create(le->c, &js_client_res_leases, le->ns, obj, NULL, NULL, NULL);
 		json_decref(obj);
-		if (r == 0) {
-			free(le->obs_holder);
-			le->obs_holder = js_xstrdup(le->id);
-			free(le->obs_renew);
-			le->obs_renew = js_xstrdup(now);
-			le->obs_ns = js__kutil_now_ns();
-			note_leader(le, le->id);
-		}
+		if (r == 0)
+			observed_self(le, now);
 		return r == 0;
 	}
 	if (r < 0)
@@ -151,14 +157,8 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	json_object_del(json_object_get(lease, "metadata"), "managedFields");
 	r = js_client_update(le->c, &js_client_res_leases, le->ns, lease, NULL, NULL, NULL);
 	json_decref(lease);
-	if (r == 0) {
-		free(le->obs_holder);
-		le->obs_holder = js_xstrdup(le->id);
-		free(le->obs_renew);
-		le->obs_renew = js_xstrdup(now);
-		le->obs_ns = js__kutil_now_ns();
-		note_leader(le, le->id);
-	}
+	if (r == 0)
+		observed_self(le, now);
 	return r == 0;
 }
 

@@ -149,6 +149,12 @@ static const struct vcase cases[] = {
 	 RJS("{\"name\":\"a\",\"template\":{\"spec\":{" IDX "\"template\":{\"metadata\":{\"labels\":{\"app\":\"-x-\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}}"),
 	 0, false, "spec.replicatedJobs[0].template.spec.template.metadata.labels[app]", "label value"},
 	{"annotation key invalid", "{\"metadata\":{\"annotations\":{\"a/b/c\":\"v\"}}}", 0, false, "metadata.annotations[a/b/c]", "annotation key"},
+	/* docs/differences.md (e): restart on request */
+	{"restart request a whole number", "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/restart-request\":\"3\"}}}", 0, true, NULL, NULL},
+	{"restart request not a number", "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/restart-request\":\"now\"}}}", 0, false,
+	 "metadata.annotations[jobset.sigs.k8s.io/restart-request]", "the attempt to end"},
+	{"restart request negative", "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/restart-request\":\"-1\"}}}", 0, false,
+	 "metadata.annotations[jobset.sigs.k8s.io/restart-request]", "whole number"},
 	{"bad JobSet name: shape, not length", "{\"metadata\":{\"name\":\"demo-x\"}," RJS_BODY(RJ("Bad_X", 1, IDX)) "}", 0, false,
 	 "spec.replicatedJobs[0].name", "not a DNS-1035 label"},
 	/* 3.2 managedBy */
