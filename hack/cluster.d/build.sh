@@ -166,7 +166,7 @@ build_k8s() {
 }
 
 # build_go_tool NAME VERSION MODULE/PKG -> go install of an upstream command
-# whose go.mod has no replace directives (helm, kueue), into
+# whose go.mod has no replace directives (helm, kueue, trainer), into
 # $CACHE/NAME/VERSION/bin, skipped when its stamp is present.
 build_go_tool() {
 	local name=$1 ver=$2 pkg=$3 ld=${4:-}
@@ -203,12 +203,6 @@ kueue_src() {
 build_trainer() {
 	build_go_tool trainer "$TRAINER_VERSION" \
 		github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
-}
-
-# trainer_src -> prints the directory of Trainer's module source (CRDs in
-# manifests/base/crds), downloading it into the module cache if needed.
-trainer_src() {
-	go mod download -json "github.com/kubeflow/trainer/v2@$TRAINER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
 }
 
 cmd_build() {
