@@ -212,8 +212,8 @@ cmd_build() {
 	local t0=$SECONDS
 	case $only in
 	# Another version than the default also needs the default's kubectl.
-	# Kueue is not in "all" yet: its tests are opt-in (JOBSET_TEST_KUEUE=1,
-	# docs/integrations.md) until they have passed here.
+	# The clients other than helm are not in "all": `clients` builds them,
+	# and the cluster tier of scripts/test runs both (docs/cluster.md).
 	all) build_etcd && build_kwok && build_k8s &&
 		{ [[ $K8S_VERSION == "$K8S_DEFAULT_VERSION" ]] || K8S_VERSION=$K8S_DEFAULT_VERSION build_k8s; } && build_helm ;;
 	etcd) build_etcd ;;
