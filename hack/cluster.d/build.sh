@@ -10,6 +10,9 @@
 #   $CACHE/helm/<ver>/bin/helm       (chart tests; Debian bookworm has no helm)
 #   $CACHE/kueue/<ver>/bin/kueue     (Kueue e2e tests, not in "all"; CRDs and webhook
 #                                     manifests are read from its module source)
+#   $CACHE/trainer/<ver>/bin/trainer-controller-manager
+#                                    (Kubeflow Trainer e2e tests, not in "all"; CRDs are
+#                                     read from its module source, manifests/)
 #   $CACHE/go/{pkg/mod,...}  GOPATH / GOMODCACHE
 #   $CACHE/go-build          GOCACHE
 # Each component directory carries a .stamp file; when the stamp and the
@@ -163,7 +166,7 @@ build_k8s() {
 }
 
 # build_go_tool NAME VERSION MODULE/PKG -> go install of an upstream command
-# whose go.mod has no replace directives (helm, kueue), into
+# whose go.mod has no replace directives (helm, kueue, trainer), into
 # $CACHE/NAME/VERSION/bin, skipped when its stamp is present.
 build_go_tool() {
 	local name=$1 ver=$2 pkg=$3 ld=${4:-}
@@ -195,6 +198,13 @@ kueue_src() {
 	go mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
 }
 
+# Kubeflow Trainer v2's controller manager (TrainJob -> JobSet). Its go.mod
+# has no replace directives, so a plain go install builds it.
+build_trainer() {
+	build_go_tool trainer "$TRAINER_VERSION" \
+		github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+}
+
 cmd_build() {
 	build_go_env
 	mkdir -p "$CACHE"
@@ -211,8 +221,9 @@ cmd_build() {
 	k8s) build_k8s ;;
 	helm) build_helm ;;
 	kueue) build_kueue ;;
-	clients) build_helm && build_kueue ;;
-	*) die "build: unknown component '$only' (all|etcd|kwok|k8s|helm|kueue|clients)" ;;
+	trainer) build_trainer ;;
+	clients) build_helm && build_kueue && build_trainer ;;
+	*) die "build: unknown component '$only' (all|etcd|kwok|k8s|helm|kueue|trainer|clients)" ;;
 	esac || die "build failed"
 	log "build done in $((SECONDS - t0))s"
 }

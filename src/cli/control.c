@@ -26,13 +26,17 @@
 /* Default of `jobset down --timeout`: longer than the default grace period
  * of a pod (30 s), so a normal teardown is waited for. */
 #define CONTROL_DOWN_WAIT_S 60
+/* Past the runner's window (LOCAL_SAME_INTERRUPT_MS, 500 ms) in which a
+ * repeated "down" counts as the first one again. */
+#define CONTROL_SAME_REQUEST_MS 600
 
 static const char down_usage[] =
 	"usage: jobset down [-d RUN-DIR] [--timeout SECONDS]\n"
 	"\n"
 	"Stop a running run as Ctrl-C does: every pod gets its grace period, then\n"
 	"the runner writes its results and exits. Waits until it has (at most\n"
-	"SECONDS, default 60; then the pods are killed at once). The run is\n"
+	"SECONDS, default 60; then the pods are killed at once; 0: no grace, kill\n"
+	"them now). The run is\n"
 	"RUN-DIR, else $JOBSET_RUN_DIR, else the last run you started.\n";
 
 static const char evict_usage[] =
@@ -74,11 +78,9 @@ int js_cli_down(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const char *dir = o.dir;
-	int64_t timeout = o.timeout_s > 0 ? o.timeout_s : CONTROL_DOWN_WAIT_S;
-	if (optind != argc) {
-		fputs(down_usage, stderr);
-		return JS_EXIT_USAGE;
-	}
+	int64_t timeout = o.timeout_s >= 0 ? o.timeout_s : CONTROL_DOWN_WAIT_S;
+	if ((rc = js_cli_runinfo_operands("down", down_usage, argc, argv, 0)) >= 0)
+		return rc;
 	struct js_cli_runinfo ri;
 	if ((rc = js_cli_runinfo_open("down", dir, &ri)) != 0)
 		return rc;
@@ -92,13 +94,17 @@ int js_cli_down(int argc, char **argv)
 		js_cli_runinfo_done(&ri);
 		return JS_EXIT_INVALID;
 	}
-	int64_t deadline = mono_ms() + timeout * 1000;
+	/* The runner takes a second "down" within half a second of the first
+	 * for the same request delivered twice (local.c, interrupt()): with
+	 * --timeout 0 the second is sent just after that window. */
+	int64_t deadline = mono_ms() + (timeout ? timeout * 1000 : CONTROL_SAME_REQUEST_MS);
 	bool again = false;
 	while (js_rundir_live(ri.dir)) {
-		if (!again && mono_ms() > deadline) {
+		if (!again && mono_ms() >= deadline) {
 			/* The second "down" is Ctrl-C pressed twice: no more grace. */
-			fprintf(stderr, "jobset down: still stopping after %llds; killing every pod now\n",
-				(long long)timeout);
+			if (timeout > 0)
+				fprintf(stderr, "jobset down: still stopping after %llds; killing every pod now\n",
+					(long long)timeout);
 			if (js_rundir_control_send(ri.dir, "down") < 0) {
 				/* it ended between the check and the send */
 			}
@@ -140,10 +146,8 @@ int js_cli_evict(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	const char *dir = o.dir;
-	if (optind != argc - 1) {
-		fputs(evict_usage, stderr);
-		return JS_EXIT_USAGE;
-	}
+	if ((rc = js_cli_runinfo_operands("evict", evict_usage, argc, argv, 1)) >= 0)
+		return rc;
 	struct js_cli_runinfo ri;
 	if ((rc = js_cli_runinfo_open("evict", dir, &ri)) != 0)
 		return rc;

@@ -27,14 +27,19 @@ int js_cli_opt_gates(const char *cmd, const char *arg, struct js_gates *gates)
 	return JS_EXIT_USAGE;
 }
 
-int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool *ret_json)
+int js_cli_opt_format(const char *cmd, const char *flag, const char *arg, const char *plain, bool *ret_json)
 {
 	if (strcmp(arg, "json") == 0 || strcmp(arg, plain) == 0) {
 		*ret_json = strcmp(arg, "json") == 0;
 		return JS_EXIT_OK;
 	}
-	fprintf(stderr, "jobset %s: -o takes %s or json, not '%s'\n", cmd, plain, arg);
+	fprintf(stderr, "jobset %s: %s takes %s or json, not '%s'\n", cmd, flag, plain, arg);
 	return JS_EXIT_USAGE;
+}
+
+int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool *ret_json)
+{
+	return js_cli_opt_format(cmd, "-o", arg, plain, ret_json);
 }
 
 int js_cli_refuse_gang(const char *cmd, const struct js_gates *gates)

@@ -28,6 +28,10 @@ int js_cli_opt_gates(const char *cmd, const char *arg, struct js_gates *gates);
  * "json"; *ret_json says which. */
 int js_cli_opt_output(const char *cmd, const char *arg, const char *plain, bool *ret_json);
 
+/** The same for another flag of that kind (`flag`, e.g. "--events"), which
+ * the error names. */
+int js_cli_opt_format(const char *cmd, const char *flag, const char *arg, const char *plain, bool *ret_json);
+
 /** For a subcommand that drives the reconcile core without pods (simulate):
  * refuse InPlaceRestart=true, which it would accept and never act on.
  * `missing` says what it lacks for it (docs/differences.md). Returns

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "api/render.h"
+#include "api/validate.h"
 #include "base/buf.h"
 #include "base/parse.h"
 #include "cli/cli.h"
@@ -387,6 +388,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 	int64_t v64;
 	char *perr = NULL;
 	optind = 1;
+	opterr = 0; /* said below, with the command's name */
 	while ((c = getopt_long(argc, argv, "d:n:o:p:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -397,6 +399,15 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 			o->run_dir = optarg;
 			break;
 		case 'n':
+			/* Checked as metadata.namespace is: it ends up in every
+			 * pod's hosts entries and the Service's names. */
+			if (!js_is_dns1123_label(optarg)) {
+				fprintf(stderr,
+					"jobset run: -n takes a namespace, a DNS-1123 label (at most 63 lower-case "
+					"letters, digits or '-', starting and ending with a letter or digit), not '%s'\n",
+					optarg);
+				return RUN_EXIT_INVALID;
+			}
 			o->ns = optarg;
 			break;
 		case 'f':
@@ -410,7 +421,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 				return RUN_EXIT_INVALID;
 			break;
 		case O_EVENTS:
-			if (js_cli_opt_output("run", optarg, "text", &v->events_json) != JS_EXIT_OK)
+			if (js_cli_opt_format("run", "--events", optarg, "text", &v->events_json) != JS_EXIT_OK)
 				return RUN_EXIT_INVALID;
 			break;
 		case O_REUSE:
@@ -432,9 +443,14 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 			}
 			break;
 		case O_LOG_BYTES:
-			if (parse_size(optarg, &o->log_max_bytes) < 0 || o->log_max_bytes < JS_PODLOG_MIN_MAX_BYTES) {
-				fprintf(stderr, "jobset run: --log-max-bytes takes a size of at least %d bytes (e.g. 10Mi), "
-						"not '%s'\n",
+			if (parse_size(optarg, &o->log_max_bytes) < 0) {
+				fprintf(stderr, "jobset run: --log-max-bytes takes a number of bytes with an optional "
+						"suffix K, Ki, M, Mi, G or Gi (as a Kubernetes quantity: 10Mi), not '%s'\n",
+					optarg);
+				return RUN_EXIT_INVALID;
+			}
+			if (o->log_max_bytes < JS_PODLOG_MIN_MAX_BYTES) {
+				fprintf(stderr, "jobset run: --log-max-bytes must be at least %d bytes, not '%s'\n",
 					JS_PODLOG_MIN_MAX_BYTES, optarg);
 				return RUN_EXIT_INVALID;
 			}
@@ -498,12 +514,24 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct js_cli_r
 			fputs(usage, stdout);
 			return JS_EXIT_OK;
 		default:
-			fputs(usage, stderr);
+			fprintf(stderr, "jobset run: unknown option, or an option without its value: '%s' ('jobset run "
+					"--help' lists the options)\n", argv[optind - 1]);
 			return RUN_EXIT_INVALID;
 		}
 	}
 	if (optind != argc - 1) {
-		fputs(usage, stderr);
+		if (optind >= argc)
+			fprintf(stderr, "jobset run: which manifest? usage: jobset run [OPTIONS] FILE ('-' for standard "
+					"input; 'jobset run --help' lists the options)\n");
+		else
+			fprintf(stderr, "jobset run: one manifest FILE at a time, not %d ('%s', '%s'%s)\n", argc - optind,
+				argv[optind], argv[optind + 1], argc - optind > 2 ? ", ..." : "");
+		return RUN_EXIT_INVALID;
+	}
+	if (v->follow && v->output_json) {
+		fprintf(stderr, "jobset run: --follow writes the pods' output to standard output, where -o json "
+				"writes its summary: use one or the other (the pods' logs are in RUN-DIR/logs either "
+				"way)\n");
 		return RUN_EXIT_INVALID;
 	}
 	if (o->runtime != JS_CONTAINER_PROCESS && o->n_pub) {

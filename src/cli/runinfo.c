@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,16 @@ int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, 
 	*s = (struct js_cli_runopts){.tail = -1, .timeout_s = -1};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:o:c:fh", opts, NULL)) != -1) {
+	opterr = 0; /* our own message, prefixed "jobset CMD: " */
+	while ((c = getopt_long(argc, argv, ":d:o:c:fh", opts, NULL)) != -1) {
 		/* An option the command does not take is a usage error, as an
 		 * unknown one is. */
-		if (c != '?' && c != 'h' && !strchr(accept, c))
-			c = '?';
+		if (c != '?' && c != ':' && c != 'h' && !strchr(accept, c)) {
+			const struct option *o = opts;
+			while (o->val != c)
+				o++;
+			return js_cli_runinfo_usage(cmd, usage, "--%s is not an option of %s", o->name, cmd);
+		}
 		switch (c) {
 		case 'd':
 			s->dir = optarg;
@@ -52,12 +58,12 @@ int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, 
 			break;
 		case 't':
 		case 'T':
-			if (js_parse_i64_in(optarg, strlen(optarg), c == 't' ? 0 : 1, c == 't' ? INT32_MAX : 86400,
-					    c == 't' ? &s->tail : &s->timeout_s) < 0) {
-				fprintf(stderr, "jobset %s: --%s takes a number, not '%s'\n", cmd, c == 't' ? "tail" : "timeout",
-					optarg);
-				return JS_EXIT_USAGE;
-			}
+			/* --timeout 0: no grace at all, stop now. */
+			if (js_parse_i64_in(optarg, strlen(optarg), 0, c == 't' ? INT32_MAX : 86400,
+					    c == 't' ? &s->tail : &s->timeout_s) < 0)
+				return js_cli_runinfo_usage(cmd, usage, "--%s takes a whole number from 0 to %d, not '%s'",
+							    c == 't' ? "tail" : "timeout",
+							    c == 't' ? INT32_MAX : 86400, optarg);
 			break;
 		case 'c':
 			s->container = optarg;
@@ -65,12 +71,39 @@ int js_cli_runinfo_args(const char *cmd, const char *usage, const char *accept, 
 		case 'h':
 			fputs(usage, stdout);
 			return JS_EXIT_OK;
+		case ':':
+			return js_cli_runinfo_usage(cmd, usage, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			fputs(usage, stderr);
-			return JS_EXIT_USAGE;
+			if (optopt)
+				return js_cli_runinfo_usage(cmd, usage, "unknown option '-%c'", optopt);
+			return js_cli_runinfo_usage(cmd, usage, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	return -1;
+}
+
+int js_cli_runinfo_operands(const char *cmd, const char *usage, int argc, char **argv, int want)
+{
+	int have = argc - optind;
+	if (have == want)
+		return -1;
+	if (have > want)
+		return js_cli_runinfo_usage(cmd, usage, "unexpected argument '%s'", argv[optind + want]);
+	return js_cli_runinfo_usage(cmd, usage, "a POD is needed");
+}
+
+int js_cli_runinfo_usage(const char *cmd, const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "jobset %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	/* The synopsis (the usage's first line), not the whole help. */
+	const char *nl = strchr(usage, '\n');
+	fprintf(stderr, "\n%.*s\nRun 'jobset %s --help' for more.\n", nl ? (int)(nl - usage) : (int)strlen(usage), usage,
+		cmd);
+	return JS_EXIT_USAGE;
 }
 
 int js_cli_runinfo_open(const char *cmd, const char *dir, struct js_cli_runinfo *ret)
@@ -138,7 +171,7 @@ static bool has_hostname(const json_t *pod, const char *host)
 	return strncmp(host, job, n) == 0 && host[n] == '-' && strcmp(host + n + 1, idx) == 0;
 }
 
-const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *query)
+const json_t *js_cli_runinfo_find(const struct js_cli_runinfo *ri, const char *query, size_t *ret_n_prefix)
 {
 	const json_t *pods = json_object_get(ri->state, "pods");
 	const json_t *by_host = NULL, *by_prefix = NULL;
@@ -156,13 +189,36 @@ const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *qu
 			n_prefix++;
 		}
 	}
+	*ret_n_prefix = n_prefix;
 	if (by_host)
 		return by_host;
-	if (n_prefix == 1)
-		return by_prefix;
+	return n_prefix == 1 ? by_prefix : NULL;
+}
+
+bool js_cli_runinfo_final(const struct js_cli_runinfo *ri)
+{
+	return json_is_true(js_json_path(ri->state, "runner.final"));
+}
+
+bool js_cli_runinfo_stale(const struct js_cli_runinfo *ri)
+{
+	return !ri->live && !js_cli_runinfo_final(ri);
+}
+
+const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *query)
+{
+	size_t n_prefix = 0;
+	const json_t *p = js_cli_runinfo_find(ri, query, &n_prefix);
+	if (p)
+		return p;
 	if (n_prefix > 1)
 		fprintf(stderr, "jobset %s: '%s' names %zu pods; give more of the name (jobset ps --run-dir %s)\n",
 			ri->cmd, query, n_prefix, ri->dir);
+	else if (ri->live && !js_cli_runinfo_final(ri))
+		fprintf(stderr,
+			"jobset %s: no pod '%s' in %s yet: the run is still starting its pods (jobset ps --run-dir %s; "
+			"`jobset logs -f` waits for the pod)\n",
+			ri->cmd, query, ri->dir, ri->dir);
 	else
 		fprintf(stderr, "jobset %s: no pod '%s' in %s (jobset ps --run-dir %s)\n", ri->cmd, query, ri->dir,
 			ri->dir);

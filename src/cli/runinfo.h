@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/common.h"
+
 /** The options of the commands on a run; each takes those it names in
  * `accept`: d (-d, --run-dir), o (-o), f (-f), c (-c), t (--tail), T
  * (--timeout). */
@@ -42,6 +44,16 @@ struct js_cli_runinfo {
 	bool live;         /* a runner holds the directory's lock */
 };
 
+/** Print a usage error of command `cmd` on stderr: "jobset CMD: " and the
+ * printf-formatted message on one line, then the synopsis (the first line of
+ * `usage`) and where the full help is. Returns JS_EXIT_USAGE. */
+int js_cli_runinfo_usage(const char *cmd, const char *usage, const char *fmt, ...) JS_PRINTF(3, 4);
+
+/** Check that argv has `want` (0 or 1: the POD) operands left after the
+ * options (from optind). Returns -1 when it has, else prints a usage error
+ * (js_cli_runinfo_usage) and returns JS_EXIT_USAGE. */
+int js_cli_runinfo_operands(const char *cmd, const char *usage, int argc, char **argv, int want);
+
 /** Open the run in `dir` (NULL: $JOBSET_RUN_DIR, else the last run) and
  * read its state. Returns 0, or prints why and returns JS_EXIT_USAGE (no
  * such run). Release with js_cli_runinfo_done. */
@@ -61,6 +73,19 @@ void js_cli_runinfo_done(struct js_cli_runinfo *ri);
  * into ri->state, or NULL after printing why (none, or ambiguous).
  */
 const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *query);
+
+/** Like js_cli_runinfo_pod, printing nothing: NULL when no pod or several
+ * match; *ret_n_prefix is the number of pods whose name starts with `query`. */
+const json_t *js_cli_runinfo_find(const struct js_cli_runinfo *ri, const char *query, size_t *ret_n_prefix);
+
+/** Whether the state is the runner's last word (runner.final in state.json):
+ * the run ended and wrote its results. */
+bool js_cli_runinfo_final(const struct js_cli_runinfo *ri);
+
+/** Whether the state is stale: no runner is live and it never wrote a final
+ * state (it was killed), so what the state says of running pods is no longer
+ * known, as of pods on a lost node. */
+bool js_cli_runinfo_stale(const struct js_cli_runinfo *ri);
 
 /** A pod's STATUS as `kubectl get pods` words it (Running, Completed,
  * Error, Init:0/1, CrashLoopBackOff, ContainerCreating, Terminating), plus Stopped and Evicted

@@ -3,6 +3,8 @@
  */
 #include "cli/runview.h"
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -82,13 +84,29 @@ void js_cli_runview_line(void *ctx, const struct js_pod *pod, const char *contai
 	fflush(stdout);
 }
 
-/** Rows of the terminal, or a large number when unknown. */
-static size_t term_rows(void)
+/** The terminal's size, or large numbers when unknown. */
+static void term_size(size_t *rows, size_t *cols)
 {
 	struct winsize ws;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-		return ws.ws_row;
-	return 1000;
+	bool ok = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
+	*rows = ok && ws.ws_row > 0 ? ws.ws_row : 1000;
+	*cols = ok && ws.ws_col > 0 ? ws.ws_col : 1000;
+}
+
+/** One line of the view, cut to the terminal's width: a line that wraps
+ * takes two rows the redraw does not know of, and the view would creep
+ * down the scrollback at each redraw. The last column stays empty, as some
+ * terminals wrap on writing it. */
+JS_PRINTF(2, 3) static void view_line(size_t cols, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	size_t max = cols > 1 ? cols - 1 : 1;
+	printf("%.*s\n", (int)(len < max ? len : max), line);
 }
 
 void js_cli_runview_view(void *ctx, const struct js_local_view *v)
@@ -97,26 +115,28 @@ void js_cli_runview_view(void *ctx, const struct js_local_view *v)
 	if (!js_cli_runview_live(o))
 		return;
 	erase_view(o);
-	/* Never taller than the terminal: a view that scrolls can no longer
-	 * be erased, and each redraw would flood the scrollback. One row stays
-	 * free for the cursor. */
-	size_t rows = term_rows();
+	/* Never taller or wider than the terminal: a view that scrolls can no
+	 * longer be erased, and each redraw would flood the scrollback. One row
+	 * stays free for the cursor. */
+	size_t rows, cols;
+	term_size(&rows, &cols);
 	size_t room = rows > 4 ? rows - 3 : 1;
 	size_t shown = v->n_rjobs <= room ? v->n_rjobs : (room > 1 ? room - 1 : 0);
-	printf("jobset %s  %s  restarts %d  elapsed %.1fs\n", o->name, v->state, v->restarts,
-	       (double)v->elapsed_ms / 1000.0);
-	printf("  %-20s %8s %8s %8s %8s %8s %8s %8s %8s\n", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY", "SUCCEEDED",
-	       "FAILED", "STOPPING", "JOBSOK", "RESTARTS");
+	view_line(cols, "jobset %s  %s  restarts %d  elapsed %.1fs", o->name, v->state, v->restarts,
+		  (double)v->elapsed_ms / 1000.0);
+	view_line(cols, "  %-20s %8s %8s %8s %8s %8s %8s %8s %8s", "REPLICATEDJOB", "JOBS", "ACTIVE", "READY",
+		  "SUCCEEDED", "FAILED", "STOPPING", "JOBSOK", "RESTARTS");
 	o->drawn = 2;
 	for (size_t i = 0; i < shown; i++) {
 		const struct js_local_rjob_view *r = &v->rjobs[i];
-		printf("  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d %8d\n", r->name,
-		       r->jobs_active + r->jobs_succeeded + r->jobs_failed, r->replicas, r->pods_active, r->pods_ready,
-		       r->pods_succeeded, r->pods_failed, r->pods_terminating, r->jobs_succeeded, r->restarts);
+		view_line(cols, "  %-20s %4d/%-3d %8d %8d %8d %8d %8d %8d %8d", r->name,
+			  r->jobs_active + r->jobs_succeeded + r->jobs_failed, r->replicas, r->pods_active,
+			  r->pods_ready, r->pods_succeeded, r->pods_failed, r->pods_terminating, r->jobs_succeeded,
+			  r->restarts);
 		o->drawn++;
 	}
 	if (shown < v->n_rjobs) {
-		printf("  ... %zu more ReplicatedJobs (jobset ps)\n", v->n_rjobs - shown);
+		view_line(cols, "  ... %zu more ReplicatedJobs (jobset ps)", v->n_rjobs - shown);
 		o->drawn++;
 	}
 	fflush(stdout);
@@ -124,12 +144,45 @@ void js_cli_runview_view(void *ctx, const struct js_local_view *v)
 
 /* ---- summary ---- */
 
-/** Whether a pod in the results failed on its own (not stopped by a
- * deletion; an eviction is a failure). */
+/** A container's run that ended non-zero, or NULL: its current state if
+ * that did, else the run before its last restart (an OnFailure container
+ * restarted after failing, then stopped or succeeded). */
+static const json_t *failed_run(const json_t *cs)
+{
+	static const char *const where[] = {"state.terminated", "lastState.terminated"};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(where); i++) {
+		const json_t *t = js_json_path(cs, where[i]);
+		if (t && json_integer_value(json_object_get(t, "exitCode")) != 0)
+			return t;
+	}
+	return NULL;
+}
+
+/** Whether a container of `pod` was restarted after a failed run. */
+static bool restarted_after_failure(const json_t *pod)
+{
+	json_t *all = js_podjson_statuses(pod);
+	bool failed = false;
+	size_t i;
+	json_t *cs;
+	json_array_foreach(all, i, cs)
+		failed |= json_integer_value(json_object_get(cs, "restartCount")) > 0 &&
+			  js_json_path(cs, "lastState.terminated") &&
+			  json_integer_value(js_json_path(cs, "lastState.terminated.exitCode")) != 0;
+	json_decref(all);
+	return failed;
+}
+
+/** Whether a pod in the results failed on its own: not stopped by a
+ * deletion, except an eviction (a failure, as on a cluster) and a pod the
+ * Job controller deleted because its Job failed after this pod's
+ * containers had failed (OnFailure past backoffLimit). */
 static bool pod_failed(const json_t *pod)
 {
 	const char *phase = js_json_str(js_json_path(pod, "status"), "phase");
 	const char *stop = js_json_str(js_json_path(pod, "metadata.annotations"), JS_PODJSON_ANN_STOP);
+	if (stop && strcmp(stop, "JobFailed") == 0)
+		return restarted_after_failure(pod);
 	return phase && strcmp(phase, "Failed") == 0 && (!stop || strcmp(stop, "Evicted") == 0);
 }
 
@@ -150,10 +203,10 @@ static void exits(const json_t *pod, struct js_buf *b)
 	json_t *cs;
 	json_array_foreach(all, i, cs)
 	{
-		const json_t *t = term_of(cs);
-		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
-		if (!t || code == 0)
+		const json_t *t = failed_run(cs);
+		if (!t)
 			continue;
+		json_int_t code = json_integer_value(json_object_get(t, "exitCode"));
 		const char *reason = js_json_str(t, "reason");
 		if (js_buf_printf(b, " %s Exited (%lld)%s%s", js_json_str(cs, "name"), (long long)code,
 				  reason && strcmp(reason, "Error") != 0 ? " " : "",
@@ -259,6 +312,9 @@ static void summary_json(const struct js_local *l, enum js_local_result res, con
 				(json_int_t)t.succeeded, "failed", (json_int_t)t.failed, "stopped", (json_int_t)t.stopped,
 				"other", (json_int_t)t.other, "failedPods", failed, "conditions",
 				conds ? conds : json_array());
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	json_object_set_new(doc, "phaseSummary", js_local_phases_json(&ph));
 	char *s = json_dumps(doc, JSON_INDENT(2));
 	if (s)
 		printf("%s\n", s);
@@ -268,7 +324,26 @@ static void summary_json(const struct js_local *l, enum js_local_result res, con
 	json_decref(enc);
 }
 
-static void summary_text(const struct js_cli_runview *o, const struct js_local *l, enum js_local_result res,
+/* The phase and goodput summary (docs/metrics.md, the same numbers the
+ * controller exports): two lines. */
+static void phases_text(FILE *out, const struct js_local *l)
+{
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	const double *s = ph.sum.seconds;
+	fprintf(out, "  phases: pending %.1fs, running %.1fs, restarting %.1fs, suspended %.1fs; goodput %.2f of %.1fs\n",
+	       s[JS_PHASE_PENDING], s[JS_PHASE_RUNNING], s[JS_PHASE_RESTARTING], s[JS_PHASE_SUSPENDED], ph.sum.goodput,
+	       ph.sum.wall_seconds);
+	size_t n = ph.n_readies < JS_LOCAL_MAX_READIES ? ph.n_readies : JS_LOCAL_MAX_READIES;
+	if (n == 0)
+		return;
+	fprintf(out, "  time to all ready:");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s %s %.1fs", i ? "," : "", js_phase_trigger_name(ph.readies[i].trigger), ph.readies[i].seconds);
+	fprintf(out, "%s\n", ph.n_readies > n ? ", ..." : "");
+}
+
+static void summary_text(FILE *out, const struct js_cli_runview *o, const struct js_local *l, enum js_local_result res,
 			 const char *run_dir)
 {
 	const struct js_jobset *js = js_local_jobset(l);
@@ -276,14 +351,15 @@ static void summary_text(const struct js_cli_runview *o, const struct js_local *
 	const json_t *items = json_object_get(js_local_results(l), "items");
 	struct tally t = {0};
 	count_pods(items, &t);
-	printf("jobset %s %s in %.1fs, restarts %d%s%s%s\n", o->name, res == JS_LOCAL_STALLED ? "Stalled (Failed)" :
+	fprintf(out, "jobset %s %s in %.1fs, restarts %d%s%s%s\n", o->name, res == JS_LOCAL_STALLED ? "Stalled (Failed)" :
 	       result_name(res), (double)js_local_elapsed_ms(l) / 1000.0, js->status.restarts,
 	       c && c->reason ? " (" : "", c && c->reason ? c->reason : "", c && c->reason ? ")" : "");
 	if (c && c->message && res != JS_LOCAL_COMPLETED)
-		printf("  %s\n", c->message);
+		fprintf(out, "  %s\n", c->message);
 	if (res == JS_LOCAL_STALLED)
-		printf("  nothing was left running or scheduled; see the Stalled event in %s/events.log\n", run_dir);
-	printf("  pods: %d succeeded, %d failed, %d stopped\n", t.succeeded, t.failed, t.stopped);
+		fprintf(out, "  nothing was left running or scheduled; see the Stalled event in %s/events.log\n", run_dir);
+	fprintf(out, "  pods: %d succeeded, %d failed, %d stopped\n", t.succeeded, t.failed, t.stopped);
+	phases_text(out, l);
 	size_t i;
 	json_t *it;
 	int listed = 0;
@@ -297,15 +373,15 @@ static void summary_text(const struct js_cli_runview *o, const struct js_local *
 		js_buf_init(&b, 1024);
 		exits(it, &b);
 		const char *stop = js_json_str(js_json_path(it, "metadata.annotations"), JS_PODJSON_ANN_STOP);
-		printf("  pod/%s:%s%s\n", js_json_str(js_json_path(it, "metadata"), "name"),
-		       b.len ? js_buf_str(&b) : " Failed", stop ? " (evicted)" : "");
+		fprintf(out, "  pod/%s:%s%s\n", js_json_str(js_json_path(it, "metadata"), "name"),
+		       b.len ? js_buf_str(&b) : " Failed", stop && strcmp(stop, "Evicted") == 0 ? " (evicted)" : "");
 		js_buf_done(&b);
 	}
 	if (t.failed > RUNVIEW_MAX_FAILED_PODS)
-		printf("  ... and %d more failed pods (jobset ps --run-dir %s)\n", t.failed - RUNVIEW_MAX_FAILED_PODS,
+		fprintf(out, "  ... and %d more failed pods (jobset ps --run-dir %s)\n", t.failed - RUNVIEW_MAX_FAILED_PODS,
 		       run_dir);
-	printf("  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
-	fflush(stdout);
+	fprintf(out, "  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
+	fflush(out);
 }
 
 int js_cli_runview_summary(const struct js_cli_runview *o, const struct js_local *l, enum js_local_result res,
@@ -314,7 +390,8 @@ int js_cli_runview_summary(const struct js_cli_runview *o, const struct js_local
 	if (o->output_json) {
 		summary_json(l, res, run_dir);
 	} else if (!o->quiet) {
-		summary_text(o, l, res, run_dir);
+		/* Standard output stays JSON lines under --events json. */
+		summary_text(o->events_json ? stderr : stdout, o, l, res, run_dir);
 	} else if (res != JS_LOCAL_COMPLETED && res != JS_LOCAL_INTERRUPTED) {
 		/* --quiet prints only errors, and a failed JobSet is one. */
 		const struct js_condition *c = js_jobset_condition(js_local_jobset(l), "Failed");

@@ -44,6 +44,8 @@ struct js__ctx {
 	size_t n_actions, cap_actions;
 	struct js_event *events;
 	size_t n_events, cap_events;
+	struct js_plan_restart *restarts;
+	size_t n_restarts, cap_restarts;
 
 	struct js_hmap *by_name;    /* every input Job by name (borrowed keys
 				       and values): lookups are O(1), so a
@@ -73,6 +75,11 @@ struct js_action *js__ctx_action(struct js__ctx *c, enum js_action_kind kind, co
 /** Queue an event (emitted after the status write). Strings (never NULL)
  * are copied. */
 void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, const char *message);
+
+/** Record a whole-JobSet or per-Job restart (plan->restarts): `action`
+ * (static) for the failed Job `j`, or NULL for a restart on request
+ * (reason RestartRequested). */
+void js__ctx_restart(struct js__ctx *c, const char *action, const struct js_obsjob *j);
 
 /** Record a reconcile error (first one wins). Returns JS_EINVALID. */
 int js__ctx_fail(struct js__ctx *c, const char *fmt, ...) JS_PRINTF(2, 3);

@@ -118,6 +118,7 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 	restart_jobset_as(c, reason, "Warning",
 			  counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
 			  msg, counted);
+	js__ctx_restart(c, counted ? "RestartJobSet" : "RestartJobSetAndIgnoreMaxRestarts", j);
 }
 
 bool js__failure_requested(struct js__ctx *c)
@@ -137,6 +138,7 @@ bool js__failure_requested(struct js__ctx *c)
 		return false;
 	restart_jobset_as(c, JS_REASON_RESTART_REQUESTED, "Normal", JS_REASON_RESTART_REQUESTED,
 			  js__fmt(c, "restart requested through annotation %s=%s", JS_ANN_RESTART_REQUEST, v), false);
+	js__ctx_restart(c, "RestartJobSetAndIgnoreMaxRestarts", NULL);
 	return true;
 }
 
@@ -172,6 +174,7 @@ static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counte
 	if (counted)
 		e->job_restarts_count_towards_max.items[idx]++;
 	c->dirty = true;
+	js__ctx_restart(c, counted ? "RestartJob" : "RestartJobAndIgnoreMaxRestarts", j);
 	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOB : MSG_RESTART_JOB_IGNORE, j->name);
 	js__ctx_event(c, "Warning",
 		      counted ? "RestartJobFailurePolicyAction" : "RestartJobAndIgnoreMaxRestartsFailurePolicyAction", msg);

@@ -81,6 +81,22 @@ struct js_event {
 	const char *message; /* plan arena */
 };
 
+/** A restart the failure policy decided (SPEC §11.8), or one requested
+ * through the restart-request annotation, for the metric
+ * jobset_restarts_by_reason_total (docs/metrics.md). */
+struct js_plan_restart {
+	const char *action; /* "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts",
+			       "RestartJob", "RestartJobAndIgnoreMaxRestarts"
+			       (static) */
+	const char *reason; /* the failed Job's Failed condition reason when
+			       batch/v1 defines it (BackoffLimitExceeded,
+			       DeadlineExceeded, PodFailurePolicy,
+			       MaxFailedIndexesExceeded, FailedIndexes),
+			       "Other" for any other, "Unknown" when it has
+			       none; "RestartRequested" for a restart on
+			       request (static) */
+};
+
 /** The outcome of one reconcile. Free with js_reconcile_plan_free(). */
 struct js_plan {
 	const char *skipped;          /* NULL, or why nothing was reconciled
@@ -108,6 +124,9 @@ struct js_plan {
 	int32_t metric_failed;        /* jobset_failed_total += */
 	int32_t metric_deadline_exceeded; /* jobset_active_deadline_exceeded_total
 					     += (KEP-1186) */
+
+	size_t n_restarts;            /* restarts decided by this pass */
+	const struct js_plan_restart *restarts;
 
 	struct js_gates gates;        /* the gates the plan was computed with
 					 (rendering reads them) */

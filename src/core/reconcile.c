@@ -12,6 +12,7 @@
 #include "base/arena.h"
 #include "base/parse.h"
 #include "core/core_int.h"
+#include "core/phase.h"
 
 /* ---- helpers shared by the core ---- */
 
@@ -81,6 +82,31 @@ void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, cons
 		.reason = js_arena_strdup(c->plan->arena, reason),
 		.message = js_arena_strdup(c->plan->arena, message),
 	};
+}
+
+/* The Job failure reasons batch/v1 sets (the Job API's JobReason*
+ * constants). A metric label takes only these, "Other" or "Unknown", so a
+ * Job with a made-up reason cannot grow its cardinality. */
+static const char *restart_reason(const struct js_obsjob *j)
+{
+	static const char *const known[] = {"BackoffLimitExceeded", "DeadlineExceeded", "PodFailurePolicy",
+					    "MaxFailedIndexesExceeded", "FailedIndexes"};
+	if (!j)
+		return JS_REASON_RESTART_REQUESTED; /* js__failure_requested */
+	const struct js_jobcond *f = js__status_failure_cond(j);
+	if (!f || !f->reason || !*f->reason)
+		return "Unknown";
+	for (size_t i = 0; i < JS_ARRAY_SIZE(known); i++) {
+		if (strcmp(f->reason, known[i]) == 0)
+			return known[i];
+	}
+	return "Other";
+}
+
+void js__ctx_restart(struct js__ctx *c, const char *action, const struct js_obsjob *j)
+{
+	c->restarts = js__grow(c, c->restarts, c->n_restarts, &c->cap_restarts, sizeof(*c->restarts));
+	c->restarts[c->n_restarts++] = (struct js_plan_restart){.action = action, .reason = restart_reason(j)};
 }
 
 int js__ctx_fail(struct js__ctx *c, const char *fmt, ...)
@@ -168,15 +194,9 @@ static bool held_since_creation(const struct js__ctx *c)
 static void all_ready(struct js__ctx *c)
 {
 	const struct js_jobset *js = c->js;
-	int64_t want = 0, have = 0;
 	if (js->spec.has_suspend && js->spec.suspend)
 		return;
-	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++)
-		want += js__replicas(&js->spec.replicated_jobs[i]);
-	for (size_t i = 0; i < js->status.n_replicated_jobs_status; i++)
-		have += (int64_t)js->status.replicated_jobs_status[i].ready +
-			js->status.replicated_jobs_status[i].succeeded;
-	if (want == have)
+	if (js_phase_all_ready(js))
 		(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobsReady", "all jobs are ready",
 					       "Normal");
 }
@@ -292,6 +312,8 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 	c.plan->n_actions = c.n_actions;
 	c.plan->events = c.events;
 	c.plan->n_events = c.n_events;
+	c.plan->restarts = c.restarts;
+	c.plan->n_restarts = c.n_restarts;
 	c.plan->jobset = c.js;
 	if (r < 0) {
 		if (reterr_msg)

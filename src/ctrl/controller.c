@@ -22,6 +22,9 @@
 /* ---- metrics (docs/controller.md lists them) ---- */
 
 static const double reconcile_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+/* Waits for all-ready: seconds (pod start) to hours (a large gang behind a
+ * busy queue). */
+static const double ready_buckets[] = {1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400};
 static const double queue_buckets[] = {1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1000};
 
 static const struct js_metrics_family families[JS__M__COUNT] = {
@@ -76,6 +79,20 @@ static const struct js_metrics_family families[JS__M__COUNT] = {
 				"a pending one), filtered (nothing the reconcile reads changed) or unchanged (an "
 				"update whose cached record is equal: no handler ran)",
 				JS_METRICS_COUNTER, {"resource", "verdict"}, NULL, 0},
+	[JS__M_RESTARTS_BY_REASON] = {"jobset_restarts_by_reason_total",
+				      "Restarts the failure policy decided, by the failed Job's reason and the action",
+				      JS_METRICS_COUNTER, {"reason", "action"}, NULL, 0},
+	[JS__M_TIME_TO_READY] = {"jobset_time_to_all_ready_seconds",
+				 "Seconds from a creation, resume or restart decision to every Job being ready",
+				 JS_METRICS_HISTOGRAM, {"trigger"}, ready_buckets, JS_ARRAY_SIZE(ready_buckets)},
+	[JS__M_PHASE_DURATION] = {"jobset_phase_duration_seconds",
+				  "Seconds an existing JobSet spent in each phase since this controller first saw it",
+				  JS_METRICS_GAUGE, {"jobset_name", "namespace", "phase"}, NULL, 0},
+	[JS__M_PHASE_TOTAL] = {"jobset_phase_seconds_total", "Seconds all JobSets spent in each phase",
+			       JS_METRICS_COUNTER, {"phase"}, NULL, 0},
+	[JS__M_GOODPUT] = {"jobset_goodput_ratio",
+			   "All-ready time over wall time since the JobSet first started (0..1)", JS_METRICS_GAUGE,
+			   {"jobset_name", "namespace"}, NULL, 0},
 };
 
 uint64_t js__ctrl_now_ns(void)
@@ -192,6 +209,7 @@ static void jobset_delete(void *user, const void *rec, const json_t *obj, bool u
 	pthread_mutex_lock(&c->mu);
 	js_hmap_del(c->written, key, NULL);
 	pthread_mutex_unlock(&c->mu);
+	js__phases_forget(c, key);
 	js__ctrl_enqueue(c, key, false, "jobsets");
 }
 
@@ -542,6 +560,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	pthread_condattr_destroy(&ca);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
+	js__phases_new(c);
 	c->waits = js_hmap_new(NULL);
 	atomic_init(&c->abort, false);
 
@@ -705,6 +724,7 @@ int js_controller_free(struct js_controller *c)
 	c->metrics = js_metrics_free(c->metrics);
 	js_hmap_free(c->enqueued);
 	js_hmap_free(c->written);
+	js__phases_free(c);
 	js_hmap_free(c->waits);
 	free(c->threads);
 	free(c->lease_namespace);
@@ -760,4 +780,5 @@ void js_controller_refresh_metrics(struct js_controller *c)
 		informer_metrics(c, c->pods, "pods");
 	if (c->ipods)
 		informer_metrics(c, c->ipods, "jobset-pods");
+	js__phases_refresh(c);
 }

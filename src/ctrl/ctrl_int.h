@@ -51,6 +51,12 @@ enum {
 	JS__M_INFORMER_LISTS,    /* jobset_controller_informer_lists_total{resource} */
 	JS__M_INFORMER_WATCHES,  /* jobset_controller_informer_watches_total{resource} */
 	JS__M_WATCH_EVENTS,      /* jobset_controller_watch_events_total{resource,verdict} */
+	/* Restarts and phases (issue 16; docs/metrics.md, ctrl/phases.c). */
+	JS__M_RESTARTS_BY_REASON, /* jobset_restarts_by_reason_total{reason,action} */
+	JS__M_TIME_TO_READY,     /* jobset_time_to_all_ready_seconds{trigger} */
+	JS__M_PHASE_DURATION,    /* jobset_phase_duration_seconds{jobset_name,namespace,phase} */
+	JS__M_PHASE_TOTAL,       /* jobset_phase_seconds_total{phase} */
+	JS__M_GOODPUT,           /* jobset_goodput_ratio{jobset_name,namespace} */
 	JS__M__COUNT
 };
 
@@ -85,6 +91,9 @@ struct js_controller {
 	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
 	struct js_hmap *waits;       /* pod uid -> 1 + the js_placement_why last said (placement.c) */
 	int stop_result;             /* what the first js_controller_stop returned */
+
+	pthread_mutex_t phase_mu;    /* guards `phases` (phases.c) */
+	struct js_hmap *phases;      /* JobSet key -> its phase accountant */
 
 	atomic_bool started, workers_started, stopping, stopped, lost;
 	/* Set when the stop grace period has passed: the workers' requests
@@ -144,6 +153,26 @@ void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...) JS_
 
 /* Count one API request by verb and HTTP code (0 = no answer). controller.c. */
 void js__ctrl_count_request(struct js_controller *c, const char *method, long http_code);
+
+struct js_plan;
+
+/* Set up and free c->phases and its lock. phases.c. */
+void js__phases_new(struct js_controller *c);
+void js__phases_free(struct js_controller *c);
+
+/* After a successful reconcile of `key`: count the restarts `plan` (may be
+ * NULL) decided, feed the phase `js` (as the reconcile left it) is in to
+ * the JobSet's accountant, and export its phase metrics. phases.c. */
+void js__phases_observe(struct js_controller *c, const char *key, const struct js_jobset *js,
+			const struct js_plan *plan);
+
+/* The JobSet `key` was deleted: fold its time into the totals and drop its
+ * per-JobSet series. phases.c. */
+void js__phases_forget(struct js_controller *c, const char *key);
+
+/* Bring every JobSet's phase metrics up to now (before a scrape); drop
+ * accountants of JobSets no longer cached. phases.c. */
+void js__phases_refresh(struct js_controller *c);
 
 /* Monotonic clock, ns. controller.c. */
 uint64_t js__ctrl_now_ns(void);

@@ -10,8 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/hmap.h"
+
 #define MAX_FAMILIES 64
-#define MAX_SERIES 10000 /* per family: bounds memory if a label explodes */
+/* Per family: bounds memory if a label explodes (about 250 bytes a
+ * series), yet holds the per-JobSet families of tens of thousands of
+ * JobSets (docs/metrics.md: 5 series each). */
+#define MAX_SERIES 100000
 
 struct series {
 	char *values[JS_METRICS_MAX_LABELS];
@@ -25,6 +31,7 @@ struct fam {
 	size_t n_labels;
 	struct series *series;
 	size_t n, cap;
+	struct js_hmap *index; /* label values (series_key) -> 1 + position */
 };
 
 struct js_metrics {
@@ -51,6 +58,7 @@ int js_metrics_new(const struct js_metrics_family *families, size_t n, struct js
 	m->n = n;
 	for (size_t i = 0; i < n; i++) {
 		m->fams[i].def = &families[i];
+		m->fams[i].index = js_hmap_new(NULL);
 		while (m->fams[i].n_labels < JS_METRICS_MAX_LABELS && families[i].labels[m->fams[i].n_labels])
 			m->fams[i].n_labels++;
 	}
@@ -68,24 +76,38 @@ struct js_metrics *js_metrics_free(struct js_metrics *m)
 				free(m->fams[i].series[s].values[l]);
 		}
 		free(m->fams[i].series);
+		js_hmap_free(m->fams[i].index);
 	}
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 	return NULL;
 }
 
-/* Find or (when `create`) add the series; under the lock. */
+/* The index key of a tuple of label values: each value with its length in
+ * front, so no value can run into the next. Caller frees. */
+static char *series_key(const struct fam *f, const char *const *values)
+{
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	for (size_t l = 0; l < f->n_labels; l++) {
+		const char *v = values[l] ? values[l] : "";
+		(void)!js_buf_printf(&b, "%zu:%s", strlen(v), v);
+	}
+	return js_buf_take(&b);
+}
+
+/* Find or (when `create`) add the series; under the lock. O(1): a
+ * per-JobSet family is updated at every reconcile and scrape. */
 static struct series *lookup(struct fam *f, const char *const *values, bool create)
 {
-	for (size_t s = 0; s < f->n; s++) {
-		bool eq = true;
-		for (size_t l = 0; l < f->n_labels && eq; l++)
-			eq = strcmp(f->series[s].values[l], values[l] ? values[l] : "") == 0;
-		if (eq)
-			return &f->series[s];
+	char *key = series_key(f, values);
+	uintptr_t at = (uintptr_t)js_hmap_get(f->index, key);
+	if (at || !create || f->n >= MAX_SERIES) {
+		free(key);
+		return at ? &f->series[at - 1] : NULL;
 	}
-	if (!create || f->n >= MAX_SERIES)
-		return NULL;
+	(void)js_hmap_put(f->index, key, (void *)(uintptr_t)(f->n + 1), NULL);
+	free(key);
 	if (f->n == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 8;
 		f->series = js_xrealloc(f->series, f->cap * sizeof(*f->series));
@@ -140,6 +162,38 @@ int js_metrics_set(struct js_metrics *m, size_t family, const char *const *value
 int js_metrics_observe(struct js_metrics *m, size_t family, const char *const *values, double v)
 {
 	return update(m, family, values, v, JS_METRICS_HISTOGRAM);
+}
+
+size_t js_metrics_remove(struct js_metrics *m, size_t family, const char *const *values)
+{
+	if (!m || family >= m->n || !values)
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	struct fam *f = &m->fams[family];
+	size_t kept = 0, dropped = 0;
+	for (size_t s = 0; s < f->n; s++) {
+		bool match = true;
+		for (size_t l = 0; l < f->n_labels && match; l++)
+			match = !values[l] || strcmp(f->series[s].values[l], values[l]) == 0;
+		if (!match) {
+			f->series[kept++] = f->series[s]; /* first-use order kept */
+			continue;
+		}
+		for (size_t l = 0; l < f->n_labels; l++)
+			free(f->series[s].values[l]);
+		dropped++;
+	}
+	f->n = kept;
+	if (dropped) { /* positions moved: index them again */
+		js_hmap_clear(f->index);
+		for (size_t s = 0; s < f->n; s++) {
+			char *key = series_key(f, (const char *const *)f->series[s].values);
+			(void)js_hmap_put(f->index, key, (void *)(uintptr_t)(s + 1), NULL);
+			free(key);
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return dropped;
 }
 
 double js_metrics_value(struct js_metrics *m, size_t family, const char *const *values)

@@ -55,11 +55,19 @@ struct js_metrics *js_metrics_free(struct js_metrics *m);
  * `values` (one string per label of the family; copied): counters add `v`
  * (must be >= 0), gauges set `v`, histograms observe `v`. Returns 0 or
  * JS_EINVALID (bad index, wrong operation for the type, negative counter
- * increment, too many series: 10000 per family).
+ * increment, too many series: 100000 per family).
  */
 int js_metrics_add(struct js_metrics *m, size_t family, const char *const *values, double v);
 int js_metrics_set(struct js_metrics *m, size_t family, const char *const *values, double v);
 int js_metrics_observe(struct js_metrics *m, size_t family, const char *const *values, double v);
+
+/**
+ * Drop the series of family `family` whose label values match `values`
+ * (one per label; a NULL entry matches any value), so that a per-object
+ * series disappears with its object (docs/metrics.md). Returns how many
+ * were dropped; 0 for a bad index.
+ */
+size_t js_metrics_remove(struct js_metrics *m, size_t family, const char *const *values);
 
 /** Current value of a counter or gauge series (0 when absent); a
  * histogram's count. For tests and health checks. */

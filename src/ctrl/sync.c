@@ -802,6 +802,8 @@ static void op_count_metrics(void *self, const struct js_plan *plan)
 	int32_t after = plan->status ? plan->status->restarts : 0;
 	if (after > before)
 		(void)js_metrics_add(c->metrics, JS__M_RESTARTS, v, after - before);
+	if (!plan->skipped || strcmp(plan->skipped, "deleting") != 0)
+		js__phases_observe(c, b->o->rec->key, plan->jobset ? plan->jobset : js, plan);
 }
 
 static void op_requeue_after(void *self, int64_t seconds)

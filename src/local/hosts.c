@@ -4,6 +4,7 @@
 #include "local/hosts.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,16 @@
 	"127.0.0.1\tlocalhost\n"                                                                      \
 	"::1\tlocalhost ip6-localhost ip6-loopback\n"
 
-static int entry(struct js_buf *b, const char *ip, const char *host, const char *sub, const char *ns)
+/** A pod's line: the names a cluster's DNS answers for it (with the search
+ * path ns.svc.cluster.local, svc.cluster.local, cluster.local: host.sub and
+ * longer), and its bare hostname only in its own file, as the kubelet
+ * writes it: on a cluster another pod's bare hostname does not resolve. */
+static int entry(struct js_buf *b, const char *ip, const char *host, const char *sub, const char *ns, bool own)
 {
 	if (!sub)
 		return js_buf_printf(b, "%s\t%s\n", ip, host);
-	return js_buf_printf(b, "%s\t%s.%s.%s.svc.cluster.local %s.%s.%s.svc %s.%s %s\n", ip, host, sub, ns, host,
-			     sub, ns, host, sub, host);
+	return js_buf_printf(b, "%s\t%s.%s.%s.svc.cluster.local %s.%s.%s.svc %s.%s%s%s\n", ip, host, sub, ns, host,
+			     sub, ns, host, sub, own ? " " : "", own ? host : "");
 }
 
 static int write_atomic(const char *path, const struct js_buf *b)
@@ -116,6 +121,7 @@ struct service {
 	struct js_buf *b;
 	const struct js_ipam *ipam;
 	const char *sub, *ns;
+	bool bare;
 };
 
 static int service_entry(void *ctx, const char *host, uint64_t pos)
@@ -126,15 +132,16 @@ static int service_entry(void *ctx, const char *host, uint64_t pos)
 		return 0;
 	char ip[16];
 	js_ipam_format(addr, ip);
-	return entry(s->b, ip, host, s->sub, s->ns);
+	return entry(s->b, ip, host, s->sub, s->ns, s->bare);
 }
 
-int js_hosts_write_service(const char *path, const struct js_jobset *js, const struct js_ipam *ipam)
+int js_hosts_write_service(const char *path, const struct js_jobset *js, const struct js_ipam *ipam, bool bare)
 {
 	struct js_buf b;
 	js_buf_init(&b, 0);
 	int r = js_buf_puts(&b, HOSTS_HEADER);
-	struct service s = {.b = &b, .ipam = ipam, .sub = js_jobset_subdomain(js), .ns = js_jobset_namespace(js)};
+	struct service s = {.b = &b, .ipam = ipam, .sub = js_jobset_subdomain(js), .ns = js_jobset_namespace(js),
+			    .bare = bare};
 	if (!r)
 		r = js_hosts_walk(js, service_entry, &s);
 	if (!r)
@@ -150,14 +157,17 @@ int js_hosts_write_own(const char *path, const char *ip, const char *hostname, c
 	js_buf_init(&b, 0);
 	int r = js_buf_puts(&b, HOSTS_HEADER);
 	if (!r)
-		r = entry(&b, ip, hostname, subdomain, namespace_);
+		r = entry(&b, ip, hostname, subdomain, namespace_, true);
+	size_t n_ip = strlen(ip);
 	if (!r && shared) {
 		FILE *f = fopen(shared, "re");
 		if (f) {
 			char line[1024];
 			while (!r && fgets(line, sizeof(line), f)) {
+				/* Its own line is the one above. */
+				bool mine = strncmp(line, ip, n_ip) == 0 && line[n_ip] == '\t';
 				if (line[0] != '#' && strncmp(line, "127.0.0.1\t", 10) != 0 &&
-				    strncmp(line, "::1\t", 4) != 0)
+				    strncmp(line, "::1\t", 4) != 0 && !mine)
 					r = js_buf_puts(&b, line);
 			}
 			fclose(f);

@@ -41,15 +41,21 @@ JS_WARN_UNUSED int js_hosts_find(const struct js_jobset *js, const char *hostnam
  * Write the shared hosts file of a JobSet with DNS hostnames on: localhost
  * lines, then for every Indexed pod of every Job the JobSet will ever have,
  * `<ip> <host>.<subdomain>.<ns>.svc.cluster.local <host>.<subdomain>.<ns>.svc
- * <host>.<subdomain> <host>`, its address taken from `ipam` (positions past
- * the block get no entry). Returns 0 or -errno.
+ * <host>.<subdomain>`, its address taken from `ipam` (positions past the
+ * block get no entry), and ` <host>` only when `bare`: on a cluster another
+ * pod's bare hostname does not resolve, so pods with a hosts file of their
+ * own (js_hosts_write_own, with these lines) see none; `bare` is for the
+ * degraded mode, where every pod looks itself up in this file. Returns 0 or
+ * -errno.
  */
-JS_WARN_UNUSED int js_hosts_write_service(const char *path, const struct js_jobset *js, const struct js_ipam *ipam);
+JS_WARN_UNUSED int js_hosts_write_service(const char *path, const struct js_jobset *js, const struct js_ipam *ipam,
+					  bool bare);
 
 /**
- * Write one pod's own hosts file: localhost lines, its own entry (with the
- * subdomain forms when `subdomain` is set), then the lines of the shared
- * file `shared` when not NULL. Returns 0 or -errno.
+ * Write one pod's own hosts file, as the kubelet writes one: localhost
+ * lines, its own entry (the subdomain forms when `subdomain` is set, and
+ * its bare hostname), then the lines of the shared file `shared` when not
+ * NULL, except the one for its own address `ip`. Returns 0 or -errno.
  */
 JS_WARN_UNUSED int js_hosts_write_own(const char *path, const char *ip, const char *hostname,
 				      const char *subdomain, const char *namespace_, const char *shared);

@@ -163,6 +163,13 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 		wall_stamp(ts);
 		l->js->meta.creation_timestamp = js_xstrdup(ts);
 	}
+	/* The run creates the JobSet now: the accounting starts here, on the
+	 * monotonic clock (so the status's wall-clock times are not used). */
+	struct js_phase_obs obs;
+	js_phase_observe(l->js, &obs);
+	obs.since_ms = obs.wait_since_ms = -1;
+	js_phase_acct_init(&l->phases, &obs, l->start_ms);
+	l->end_ms = -1;
 	const char *path = getenv("PATH");
 	l->path_env = js_xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
 	l->home_env = getenv("HOME") ? js_xstrdup(getenv("HOME")) : NULL;
@@ -380,15 +387,13 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 	const char *subdomain = js_json_str(js_json_path(tmpl, "spec"), "subdomain");
 	char *own_hosts = NULL;
 	const char *hosts = NULL;
+	/* Every pod its own file, as the kubelet writes one: its own bare
+	 * hostname resolves, other pods' only in the Service's forms. */
 	if (l->host.mode != JS_SANDBOX_NONE) {
-		if (l->service_exists && index >= 0 && subdomain) {
-			hosts = l->hosts_path;
-		} else {
-			own_hosts = js_buf_format("%s/hosts.d/%s", l->run_dir, name);
-			if (js_hosts_write_own(own_hosts, ip, hostname, subdomain, js_jobset_namespace(l->js),
-					       l->service_exists ? l->hosts_path : NULL) == 0)
-				hosts = own_hosts;
-		}
+		own_hosts = js_buf_format("%s/hosts.d/%s", l->run_dir, name);
+		if (js_hosts_write_own(own_hosts, ip, hostname, subdomain, js_jobset_namespace(l->js),
+				       l->service_exists ? l->hosts_path : NULL) == 0)
+			hosts = own_hosts;
 	}
 	char *uid = new_uid(l);
 	struct js_pod_init init = {
@@ -467,6 +472,12 @@ static int jobctl_pass(struct js_local *l, struct ljob *j, int64_t t, bool gone_
 	return r;
 }
 
+/** Whether the Job's failure is decided: FailureTarget or Failed True. */
+static bool job_failed(const struct ljob *j)
+{
+	return js_jobctl_condition(j->obj, "FailureTarget") || js_jobctl_condition(j->obj, "Failed");
+}
+
 /** Sync one Job with its pods. Returns true when its status changed. */
 static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 {
@@ -488,10 +499,15 @@ static bool sync_job(struct js_local *l, struct ljob *j, int64_t t)
 		return false;
 	}
 	j->reported_sync_error = false;
+	/* Pods the Job controller deletes because their Job failed are told
+	 * apart from those of a suspend or a completion: one that failed
+	 * before it was deleted (an OnFailure pod past backoffLimit) is
+	 * reported as failed, with its exit codes. */
+	enum js_pod_stop why = job_failed(j) ? JS_POD_STOP_JOB_FAILED : JS_POD_STOP_JOB_CONTROLLER;
 	for (size_t i = 0; i < plan.n_delete; i++) {
 		for (size_t k = 0; k < j->n_pods; k++) {
 			if (js_pod_id(j->pods[k]) == plan.delete_ids[i])
-				js_pod_delete(j->pods[k], &l->host, t, JS_POD_STOP_JOB_CONTROLLER);
+				js_pod_delete(j->pods[k], &l->host, t, why);
 		}
 	}
 	size_t created = 0;
@@ -633,7 +649,9 @@ static int local_apply_other(void *self, const struct js_action *a)
 {
 	struct js_local *l = self;
 	if (a->kind == JS_ACTION_CREATE_SERVICE) {
-		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net));
+		/* Degraded: no pod has a file of its own; they look themselves
+		 * up in this one ($JOBSET_HOSTS_FILE), so it keeps bare names. */
+		int r = js_hosts_write_service(l->hosts_path, l->js, js_net_ipam(l->net), l->host.mode == JS_SANDBOX_NONE);
 		if (r < 0) {
 			js__report_event(l, "Warning", "HeadlessServiceCreationFailed", "jobset", js_jobset_name(l->js), "%s: %s",
 			      l->hosts_path, js_strerror(r));
@@ -814,6 +832,20 @@ static int plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_er
 	return r;
 }
 
+/* Feed the phase the JobSet is in now to the accountant (core/phase.h),
+ * as the controller does after each reconcile (ctrl/phases.c). */
+static void account_phase(struct js_local *l, int64_t t)
+{
+	struct js_phase_obs obs;
+	js_phase_observe(l->js, &obs);
+	struct js_phase_ready r;
+	if (js_phase_acct_step(&l->phases, obs.phase, t, &r)) {
+		if (l->n_readies < JS_LOCAL_MAX_READIES)
+			l->readies[l->n_readies] = r;
+		l->n_readies++;
+	}
+}
+
 static void reconcile(struct js_local *l, int64_t t)
 {
 	struct js_plan *plan = NULL;
@@ -844,6 +876,8 @@ static void reconcile(struct js_local *l, int64_t t)
 		l->js = js_plan_take_jobset(plan);
 		l->dirty = true;
 	}
+	if (r >= 0)
+		account_phase(l, t);
 	js_reconcile_plan_free(plan);
 }
 
@@ -1101,9 +1135,11 @@ static void finish_interrupted(struct js_local *l)
 	st->conditions[st->n_conditions++] = (struct js_condition){
 		.type = js_xstrdup(JS_LOCAL_COND_INTERRUPTED), .status = js_xstrdup("True"),
 		.reason = js_xstrdup("RunInterrupted"),
-		.message = js_buf_format("the run was stopped by %s after %.1f s; %zu running pods were deleted",
+		.message = js_buf_format("the run was stopped by %s %.1f s after it started; %zu running pods were "
+					 "deleted, the last %.1f s later",
 					 l->interrupt_why ? l->interrupt_why : "a signal",
-					 (double)(t - l->start_ms) / 1000.0, stopped),
+					 (double)(l->interrupt_ms - l->start_ms) / 1000.0, stopped,
+					 (double)(t - l->interrupt_ms) / 1000.0),
 		.last_transition_time = js_xstrdup(ts),
 	};
 	st->has_conditions = true;
@@ -1175,14 +1211,23 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	return 0;
 }
 
+#define LOCAL_SAME_INTERRUPT_MS 500
+
 /** Stop the run: SIGINT, SIGTERM, SIGHUP or `jobset down` (`why`,
  * static). The first time every pod gets its grace period, the second
  * time none. */
 static void interrupt(struct js_local *l, int64_t t, const char *why)
 {
+	/* The same signal again within half a second is one request delivered
+	 * twice (`timeout` signals the runner, then its process group), not a
+	 * user asking a second time to kill everything now. */
+	if (l->interrupts && l->interrupt_why && strcmp(why, l->interrupt_why) == 0 &&
+	    t - l->interrupt_ms < LOCAL_SAME_INTERRUPT_MS)
+		return;
 	l->interrupts++;
 	if (l->interrupts == 1) {
 		l->interrupt_why = why;
+		l->interrupt_ms = t;
 		js__report_event(l, "Normal", "Interrupted", "jobset", js_jobset_name(l->js),
 		      "%s: stopping every pod within its grace period", why);
 		stop_all(l, t, INT64_MAX / 4);
@@ -1442,6 +1487,7 @@ static int run_loop(struct js_local *l, enum js_local_result *ret_result)
 		finish_interrupted(l);
 	view(l, now_ms(), true);
 	retain_volumes(l);
+	l->end_ms = now_ms();
 	int wr = js__report_results(l);
 	js__report_state(l, now_ms(), l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : js__report_run_state(l));
 	close(l->sig_fd);
@@ -1479,6 +1525,15 @@ enum js_sandbox_mode js_local_sandbox(const struct js_local *l, const char **ret
 int64_t js_local_elapsed_ms(const struct js_local *l)
 {
 	return now_ms() - l->start_ms;
+}
+
+void js_local_phases(const struct js_local *l, struct js_local_phases *out)
+{
+	*out = (struct js_local_phases){0};
+	js_phase_acct_summary(&l->phases, l->end_ms >= 0 ? l->end_ms : now_ms(), &out->sum);
+	out->n_readies = l->n_readies;
+	size_t n = l->n_readies < JS_LOCAL_MAX_READIES ? l->n_readies : JS_LOCAL_MAX_READIES;
+	memcpy(out->readies, l->readies, n * sizeof(*out->readies));
 }
 
 int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *opts, char **ret_err)

@@ -57,6 +57,7 @@
 #include "api/jobset.h"
 #include "base/buf.h"
 #include "base/common.h"
+#include "core/phase.h"
 #include "local/container.h"
 #include "local/gpu.h"
 #include "local/objects.h"
@@ -202,6 +203,30 @@ enum js_sandbox_mode js_local_sandbox(const struct js_local *l, const char **ret
 
 /** Duration of the run so far (monotonic), milliseconds. */
 int64_t js_local_elapsed_ms(const struct js_local *l);
+
+/* The waits for all-ready a summary lists (later ones are only counted). */
+#define JS_LOCAL_MAX_READIES 32
+
+/** The run's phases and goodput, from the same accountant as the
+ * controller's metrics (core/phase.h; docs/metrics.md), fed the JobSet as
+ * each reconcile leaves it, on the monotonic clock. */
+struct js_local_phases {
+	struct js_phase_summary sum;  /* up to the end of the run, or now */
+	size_t n_readies;             /* waits for all-ready that ended */
+	struct js_phase_ready readies[JS_LOCAL_MAX_READIES]; /* the first ones */
+};
+
+/** Fill *out with the run's phase summary (see struct js_local_phases). */
+void js_local_phases(const struct js_local *l, struct js_local_phases *out);
+
+/**
+ * The summary as JSON, the one format of jobset.json's "phaseSummary" and
+ * `jobset run -o json`: {"pendingSeconds", "runningSeconds",
+ * "restartingSeconds", "suspendedSeconds", "wallSeconds", "goodput",
+ * "restarts", "timeToAllReady": [{"trigger", "seconds"}...]}. New
+ * reference.
+ */
+json_t *js_local_phases_json(const struct js_local_phases *p);
 
 /** Check every pod template of `js` before anything starts (a container
  * without command, unsupported env sources, volumes: local/volumes.h,

@@ -55,6 +55,7 @@ struct js_local {
 	int lock_fd, ctl_rd, ctl_wr;
 	struct js_buf ctl_line; /* a control command being read */
 	const char *interrupt_why; /* static: "SIGINT", "jobset down", ... */
+	int64_t interrupt_ms;      /* when the first interrupt came (monotonic) */
 	const char *ev_type;  /* the JobSet event held back (flush_jobset_event) */
 	char *ev_message;
 	struct js_buf ev_reasons;
@@ -86,6 +87,11 @@ struct js_local {
 	int interrupts;
 	bool running;         /* inside js_local_run (lifecycle contract) */
 	int64_t last_view_ms;
+	/* Phase accounting (core/phase.h), monotonic ms. */
+	struct js_phase_acct phases;
+	int64_t end_ms;       /* the run ended (monotonic), or -1 */
+	size_t n_readies;
+	struct js_phase_ready readies[JS_LOCAL_MAX_READIES];
 };
 
 /* ---- report.c ---- */

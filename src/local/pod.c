@@ -1214,7 +1214,8 @@ void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, stru
 	*ret = (struct js_jobctl_pod){
 		.id = pod->id, .name = pod->name, .index = pod->index, .phase = pod->phase,
 		.ready = js_pod_ready(pod), .terminating = pod->stopping && pod->phase <= JS_JOBCTL_RUNNING,
-		.deleted_by_controller = pod->stop == JS_POD_STOP_JOB_CONTROLLER || pod->stop == JS_POD_STOP_RUNNER,
+		.deleted_by_controller = pod->stop == JS_POD_STOP_JOB_CONTROLLER || pod->stop == JS_POD_STOP_JOB_FAILED ||
+					 pod->stop == JS_POD_STOP_RUNNER,
 		.restarts = js_pod_restarts(pod), .finished_ms = pod->finished_ms, .exits = exits, .n_exits = n,
 		.conditions = pod->dis_reason ? disruption : NULL, .n_conditions = pod->dis_reason ? 1 : 0,
 	};

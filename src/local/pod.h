@@ -106,12 +106,17 @@ struct js_pod_host {
 enum js_pod_stop {
 	JS_POD_STOP_NONE,           /* not stopped (or finished before) */
 	JS_POD_STOP_JOB_CONTROLLER, /* deleted by the Job controller (suspend,
-				       a finished Job): not a failure */
+				       a completed Job): not a failure */
 	JS_POD_STOP_JOB_DELETED,    /* its Job was deleted (by the JobSet) */
 	JS_POD_STOP_RUNNER,         /* the run was interrupted or brought
 				       down: not a failure */
 	JS_POD_STOP_EVICTED,        /* evicted: DisruptionTarget is set and the
 				       failure counts, as on a cluster */
+	JS_POD_STOP_JOB_FAILED,     /* deleted by the Job controller because
+				       its Job failed (backoffLimit, a pod
+				       failure policy, a deadline): a pod
+				       whose containers failed before is
+				       reported as failed */
 };
 
 /** A container's state, as a ContainerStatus would show it. */

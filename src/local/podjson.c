@@ -14,7 +14,7 @@ const char *js_podjson_stop_name(enum js_pod_stop stop)
 	static const char *const names[] = {
 		[JS_POD_STOP_NONE] = NULL,          [JS_POD_STOP_JOB_CONTROLLER] = "JobController",
 		[JS_POD_STOP_JOB_DELETED] = "JobDeleted", [JS_POD_STOP_RUNNER] = "Runner",
-		[JS_POD_STOP_EVICTED] = "Evicted",
+		[JS_POD_STOP_EVICTED] = "Evicted",        [JS_POD_STOP_JOB_FAILED] = "JobFailed",
 	};
 	return (size_t)stop < JS_ARRAY_SIZE(names) ? names[stop] : NULL;
 }

@@ -9,7 +9,7 @@
  *
  * What the local runtime adds, so scripts need no second file: metadata
  * annotation `jobset.local/stop` naming why a pod was stopped
- * (JobController, JobDeleted, Runner, Evicted), and status.containerStatuses
+ * (JobController, JobFailed, JobDeleted, Runner, Evicted), and status.containerStatuses
  * [].containerID `local://<pid>` for a running container.
  *
  * Pure rendering from js_pod accessors; no I/O. Not thread-safe per pod.
@@ -38,7 +38,7 @@ json_t *js_podjson_pod(const struct js_pod *pod, bool with_spec);
  * elements are `pod`'s own. */
 json_t *js_podjson_statuses(const json_t *pod);
 
-/** "JobController", "JobDeleted", "Runner", "Evicted", or NULL for
+/** "JobController", "JobFailed", "JobDeleted", "Runner", "Evicted", or NULL for
  * JS_POD_STOP_NONE (static). */
 const char *js_podjson_stop_name(enum js_pod_stop stop);
 

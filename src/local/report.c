@@ -110,6 +110,13 @@ void js__report_event(struct js_local *l, const char *type, const char *reason, 
 /** "worker: exit code 1 (Error); sidecar: ..." for the containers that
  * decided a finished pod's outcome: regular ones, and init containers that
  * failed (sidecars are stopped after the pod finished). */
+/** Whether the run before a container's last restart failed (an OnFailure
+ * container restarted after a non-zero exit). */
+static bool restarted_after_failure(const struct js_pod_ctr_info *c)
+{
+	return !c->sidecar && c->restarts > 0 && c->has_last && c->last.exit_code != 0;
+}
+
 static void exits_text(const struct js_pod *p, struct js_buf *b)
 {
 	for (size_t i = 0; i < js_pod_n_containers(p); i++) {
@@ -123,12 +130,31 @@ static void exits_text(const struct js_pod *p, struct js_buf *b)
 			    : js_buf_printf(b, "%s%s: exit code %d (%s)%s%s", b->len ? "; " : "", c.name,
 					    c.term.exit_code, c.term.reason, c.term.message ? ": " : "",
 					    c.term.message ? c.term.message : "");
+		/* The failure that counted toward backoffLimit, when the run
+		 * that ended last is not it. */
+		if (r >= 0 && restarted_after_failure(&c))
+			r = js_buf_printf(b, ", after %d restart%s (the run before: exit code %d (%s))", c.restarts,
+					  c.restarts == 1 ? "" : "s", c.last.exit_code, c.last.reason);
 		if (r < 0)
 			return; /* bounded: the rest is in jobs.json */
 	}
 	if (!b->len && js_buf_puts(b, "no container ran") < 0) {
 		/* cannot happen under the ceiling */
 	}
+}
+
+/** Whether a container of the pod was restarted after a failed run: a pod
+ * deleted because its Job failed then failed on its own first (OnFailure
+ * past backoffLimit), and is reported as failed. */
+static bool failed_before_stop(const struct js_pod *p)
+{
+	for (size_t i = 0; i < js_pod_n_containers(p); i++) {
+		struct js_pod_ctr_info c;
+		js_pod_ctr_info(p, i, &c);
+		if (restarted_after_failure(&c))
+			return true;
+	}
+	return false;
 }
 
 /** The event of a pod that reached Succeeded or Failed, with every exit
@@ -149,10 +175,15 @@ void js__report_pod_finished(struct js_local *l, const struct js_pod *p, enum js
 		[JS_POD_STOP_JOB_CONTROLLER] = "deleted by the Job controller",
 		[JS_POD_STOP_JOB_DELETED] = "deleted with its Job",
 		[JS_POD_STOP_RUNNER] = "deleted by the runner",
+		[JS_POD_STOP_JOB_FAILED] = "deleted by the Job controller when its Job failed",
 	};
 	if (in.stop == JS_POD_STOP_EVICTED)
 		js__report_event(l, ph == JS_JOBCTL_FAILED ? "Warning" : "Normal", ph == JS_JOBCTL_FAILED ? "Failed" : "Completed",
 		      "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.disruption_reason, js_buf_str(&b));
+	else if (in.stop == JS_POD_STOP_JOB_FAILED && failed_before_stop(p))
+		js__report_event(l, "Warning", "Failed", "pod", in.name,
+		      "its containers failed, then its Job failed and the Job controller deleted it; %s",
+		      js_buf_str(&b));
 	else if (in.stop != JS_POD_STOP_NONE)
 		js__report_event(l, "Normal", "Stopped", "pod", in.name, "%s; %s", stopped_by[in.stop], js_buf_str(&b));
 	else if (ph == JS_JOBCTL_SUCCEEDED)
@@ -223,10 +254,30 @@ int js__report_results(struct js_local *l)
 	json_decref(l->results);
 	l->results = json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "List", "items", items);
 	json_t *js = js_codec_encode_jobset(l->js);
+	/* Not part of the JobSet API: the run's phase and goodput summary
+	 * (docs/local.md), beside the object. */
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	json_object_set_new(js, "phaseSummary", js_local_phases_json(&ph));
 	int r = write_doc(l, "jobset.json", js, JSON_INDENT(2));
 	int r2 = write_doc(l, "jobs.json", l->results, JSON_INDENT(2));
 	json_decref(js);
 	return r < 0 ? r : r2;
+}
+
+json_t *js_local_phases_json(const struct js_local_phases *p)
+{
+	json_t *readies = json_array();
+	size_t n = p->n_readies < JS_LOCAL_MAX_READIES ? p->n_readies : JS_LOCAL_MAX_READIES;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(readies, json_pack("{s:s, s:f}", "trigger",
+							 js_phase_trigger_name(p->readies[i].trigger), "seconds",
+							 p->readies[i].seconds));
+	const double *s = p->sum.seconds;
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:o}", "pendingSeconds", s[JS_PHASE_PENDING],
+			 "runningSeconds", s[JS_PHASE_RUNNING], "restartingSeconds", s[JS_PHASE_RESTARTING],
+			 "suspendedSeconds", s[JS_PHASE_SUSPENDED], "wallSeconds", p->sum.wall_seconds, "goodput",
+			 p->sum.goodput, "restarts", (json_int_t)p->sum.restarts, "timeToAllReady", readies);
 }
 
 /**

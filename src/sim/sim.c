@@ -16,6 +16,7 @@
 #include "base/parse.h"
 #include "base/time.h"
 #include "core/exec.h"
+#include "core/phase.h"
 
 #define MAX_TOKENS 16
 #define SETTLE_ROUNDS 50
@@ -39,6 +40,7 @@ struct js_sim {
 	struct js_plan *last;
 	char *last_error;
 	int64_t metric_completed, metric_failed, metric_deadline;
+	char *decided; /* restarts decided so far, "ACTION:REASON ..." */
 };
 
 /* ---- small helpers ---- */
@@ -160,6 +162,7 @@ struct js_sim *js_sim_free(struct js_sim *s)
 	json_decref(s->pvcs);
 	js_reconcile_plan_free(s->last);
 	free(s->last_error);
+	free(s->decided);
 	clear_old_pods(s);
 	free(s);
 	return NULL;
@@ -279,6 +282,12 @@ static void sim_count_metrics(void *self, const struct js_plan *plan)
 	s->metric_completed += plan->metric_completed;
 	s->metric_failed += plan->metric_failed;
 	s->metric_deadline += plan->metric_deadline_exceeded;
+	for (size_t i = 0; i < plan->n_restarts; i++) {
+		char *d = js_buf_format("%s%s%s:%s", s->decided ? s->decided : "", s->decided ? " " : "",
+					plan->restarts[i].action, plan->restarts[i].reason);
+		free(s->decided);
+		s->decided = d;
+	}
 }
 
 static const struct js_exec_ops sim_ops = {
@@ -978,6 +987,22 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 	}
 	if (strcmp(w, "jobset-deleted") == 0)
 		return n == 3 && (s->js->meta.deletion_timestamp != NULL) == (strcmp(tok[2], "yes") == 0) ? 0 : failf(reterr, JS_ECONFLICT, "jobset deleted: %d", s->js->meta.deletion_timestamp != NULL);
+	if (strcmp(w, "restarts-decided") == 0) { /* none | ACTION:REASON ... */
+		struct js_buf b;
+		js_buf_init(&b, 0);
+		for (size_t k = 2; k < n && strcmp(tok[k], "none") != 0; k++)
+			outf(&b, "%s%s", b.len ? " " : "", tok[k]);
+		const char *have = s->decided ? s->decided : "";
+		int r = strcmp(js_buf_str(&b), have) == 0 ? 0 : failf(reterr, JS_ECONFLICT, "restarts decided: [%s]", have);
+		js_buf_done(&b);
+		return r;
+	}
+	if (strcmp(w, "phase") == 0) { /* core/phase.h */
+		struct js_phase_obs o;
+		js_phase_observe(s->js, &o);
+		const char *have = js_phase_name(o.phase);
+		return n == 3 && strcmp(have, tok[2]) == 0 ? 0 : failf(reterr, JS_ECONFLICT, "phase is %s", have);
+	}
 	if (strcmp(w, "metric") == 0) {
 		const char *c = kv(tok, n, "completed"), *f = kv(tok, n, "failed"), *d = kv(tok, n, "deadline");
 		int32_t wc, wf, wd;

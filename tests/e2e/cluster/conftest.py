@@ -128,19 +128,26 @@ def kube():
 UPSTREAM_VERSION = "v0.12.0"
 
 
-def upstream_module_dir():
-    """sigs.k8s.io/jobset at UPSTREAM_VERSION from the Go module cache
-    (downloaded through the module proxy, never committed): upstream's CRD
-    and config/ for the comparisons."""
+def go_module_dir(module, version):
+    """The source of Go module `module`@`version` in hack/cluster's module
+    cache ($JOBSET_CACHE/go/pkg/mod), downloaded through the module proxy if
+    it is not there yet; never committed. Upstream JobSet's CRD and config/,
+    Trainer's manifests/."""
     cache = Path(os.environ.get("JOBSET_CACHE", Path.home() / ".cache" / "jobset"))
     env = dict(os.environ, GOPATH=str(cache / "go"), GOMODCACHE=str(cache / "go" / "pkg" / "mod"),
                GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
     with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run(["go", "mod", "download", "-json", f"sigs.k8s.io/jobset@{UPSTREAM_VERSION}"], cwd=tmp,
+        p = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=tmp,
                            capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
-        raise AssertionError(f"go mod download sigs.k8s.io/jobset@{UPSTREAM_VERSION}: {p.stderr or p.stdout}")
+        raise AssertionError(f"go mod download {module}@{version}: {p.stderr or p.stdout}")
     return Path(json.loads(p.stdout)["Dir"])
+
+
+def upstream_module_dir():
+    """sigs.k8s.io/jobset at UPSTREAM_VERSION: upstream's CRD and config/
+    for the comparisons."""
+    return go_module_dir("sigs.k8s.io/jobset", UPSTREAM_VERSION)
 
 
 def _crd_path():
@@ -350,6 +357,44 @@ class Controller:
     def restart(self, *extra):
         self.stop()
         return self.start(*extra)
+
+
+class ManagerProcess:
+    """A client's controller manager (Kueue, Trainer) run out of cluster:
+    its output in a log, ready once its /readyz on 127.0.0.1:`health`
+    answers 200, stopped with SIGTERM (SIGKILL after 30 s)."""
+
+    def __init__(self, name, health):
+        self.name, self.health, self.proc = name, health, None
+
+    def spawn(self, args, env, log, timeout=120):
+        """Start `args` with `env`, output to `log`; wait for /readyz,
+        failing with the log's tail if the process exits first."""
+        self.log = Path(log)
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+        wait_for(f"{self.name} /readyz", lambda: self.ready() or self.died(), timeout)
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def died(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.name} exited {self.proc.returncode}: {self.log.read_text()[-4000:]}")
+        return False
+
+    def terminate(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 @pytest.fixture(scope="session")

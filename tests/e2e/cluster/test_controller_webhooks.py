@@ -84,6 +84,33 @@ class Setup:
                "metadata": {"name": self.secret, "namespace": self.system_ns}}
         self.kube.run("create", "-f", "-", input=json.dumps(sec))
 
+    def start_controller(self, lease, umask=None):
+        """Our controller with its webhooks and internal certificate
+        management, serving the configurations register() made (the empty
+        Secret and both registrations first); `self.ctl`, once both
+        caBundles are filled. For the clients' tests (Kueue, Trainer) too."""
+        self.kube.run("create", "namespace", self.system_ns, check=False)
+        self.create_secret()
+        self.register()
+        self.args = ("--cert-management=internal", f"--cert-namespace={self.system_ns}",
+                     f"--webhook-secret-name={self.secret}", "--webhook-host=127.0.0.1", f"--webhook-port={self.port}",
+                     f"--webhook-cert-dir={self.cert_dir}",
+                     f"--mutating-webhook-configuration={self.configs['MutatingWebhookConfiguration']}",
+                     f"--validating-webhook-configuration={self.configs['ValidatingWebhookConfiguration']}",
+                     "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
+        self.ctl = Controller(self.kube, self.system_ns, lease, self.cert_dir.parent, webhooks=True)
+        self.ctl.start(*self.args, umask=umask)
+        wait_for("our caBundles", lambda: all(self.config(k)["webhooks"][0]["clientConfig"].get("caBundle")
+                                              for k in self.configs), 60)
+        return self.ctl
+
+    def stop_controller(self):
+        """SIGTERM the controller, remove what start_controller made; its
+        exit status."""
+        rc = self.ctl.stop()
+        self.cleanup()
+        return rc
+
     def cleanup(self):
         for kind, name in self.configs.items():
             self.kube.run("delete", kind, name, "--ignore-not-found", check=False)
@@ -97,21 +124,11 @@ def setup(kube, crd, controller, tmp_path_factory):
     controller.stop()
     tmp = tmp_path_factory.mktemp("controller-webhooks")
     s = Setup(kube, tmp)
-    kube.run("create", "namespace", s.system_ns, check=False)
-    s.create_secret()
-    s.register()
-    c = Controller(kube, s.system_ns, f"jobset-whc-{s.id}", tmp, webhooks=True)
-    s.args = ("--cert-management=internal", f"--cert-namespace={s.system_ns}", f"--webhook-secret-name={s.secret}",
-              f"--webhook-host=127.0.0.1", f"--webhook-port={s.port}", f"--webhook-cert-dir={s.cert_dir}",
-              f"--mutating-webhook-configuration={s.configs['MutatingWebhookConfiguration']}",
-              f"--validating-webhook-configuration={s.configs['ValidatingWebhookConfiguration']}",
-              "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
     # umask 0: the modes of what it writes are its own, not the umask's.
-    s.ctl = c.start(*s.args, umask=0)
+    s.start_controller(f"jobset-whc-{s.id}", umask=0)
     yield s
-    rc = c.stop()
-    s.cleanup()
-    assert rc == 0, f"controller exit status {rc} on SIGTERM; log {c.log}"
+    rc = s.stop_controller()
+    assert rc == 0, f"controller exit status {rc} on SIGTERM; log {s.ctl.log}"
 
 
 def secret_certs(kube, s):

@@ -22,16 +22,13 @@ import base64
 import json
 import os
 import shutil
-import socket
 import subprocess
-import tempfile
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import Controller, condition, terminal, wait_for, wait_terminal
+from conftest import ManagerProcess, _free_port, condition, go_module_dir, terminal, wait_for, wait_terminal
 from test_controller_webhooks import Setup
 
 pytestmark = [
@@ -51,25 +48,6 @@ KUEUE_NS = "kueue-system"
 KUEUE_JOBSET = "jobset.x-k8s.io/jobset-kueue-controller"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def kueue_source():
-    """Kueue's module source (CRDs, webhook manifests) at the built version."""
-    version = os.environ.get("JOBSET_KUEUE_VERSION", "v0.17.0")
-    cache = Path(os.environ.get("JOBSET_CACHE", Path.home() / ".cache" / "jobset"))
-    env = dict(os.environ, GOPATH=str(cache / "go"), GOMODCACHE=str(cache / "go" / "pkg" / "mod"),
-               GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
-    with tempfile.TemporaryDirectory() as tmp:
-        p = subprocess.run(["go", "mod", "download", "-json", f"sigs.k8s.io/kueue@{version}"], cwd=tmp,
-                           capture_output=True, text=True, env=env, timeout=600)
-    assert p.returncode == 0, f"go mod download sigs.k8s.io/kueue@{version}: {p.stderr or p.stdout}"
-    return Path(json.loads(p.stdout)["Dir"])
-
-
 def private_etc(layer):
     """The command prefix that runs a program with `layer` overlaid on /etc
     in a mount namespace of its own (private propagation: the host never
@@ -87,15 +65,14 @@ def private_etc(layer):
                          "(unprivileged user namespaces, or root with CAP_SYS_ADMIN): " + "; ".join(tried))
 
 
-class Kueue:
+class Kueue(ManagerProcess):
     """Kueue's manager, out of cluster."""
 
     def __init__(self, kube, src, tmp, label):
+        super().__init__("Kueue", _free_port())
         self.kube, self.src, self.tmp, self.label = kube, src, Path(tmp), label
         self.port = _free_port()
-        self.health = _free_port()
         self.configs = []
-        self.proc = None
 
     def install_crds(self):
         bases = self.src / "config" / "components" / "crd" / "bases"
@@ -142,7 +119,6 @@ class Kueue:
         }
         path = self.tmp / "kueue-config.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        self.log = self.tmp / "kueue.log"
         binary = os.environ.get("JOBSET_KUEUE_BIN", "")
         assert os.access(binary, os.X_OK), f"Kueue binary {binary!r} missing: hack/cluster build kueue"
         env = dict(os.environ, KUBECONFIG=os.environ["JOBSET_TEST_KUBECONFIG"])
@@ -156,35 +132,14 @@ class Kueue:
         certs.mkdir(parents=True)
         for f in ("tls.crt", "tls.key"):
             shutil.copy(Path(os.environ["JOBSET_TEST_WEBHOOK_CERT_DIR"]) / f, certs / f)
-        with open(self.log, "w") as out:
-            # The visibility API server would need an APIService; TAS is on
-            # for the rack test.
-            self.proc = subprocess.Popen([*private_etc(layer), binary, f"--config={path}",
-                                          "--feature-gates=VisibilityOnDemand=false,TopologyAwareScheduling=true",
-                                          "--zap-log-level=2"],
-                                         stdout=out, stderr=subprocess.STDOUT, env=env)
-        wait_for("Kueue /readyz", lambda: self._ready() or self._died(), 120)
-
-    def _ready(self):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-    def _died(self):
-        if self.proc.poll() is not None:
-            raise AssertionError(f"kueue exited {self.proc.returncode}: {self.log.read_text()[-4000:]}")
-        return False
+        # The visibility API server would need an APIService; TAS is on for
+        # the rack test.
+        self.spawn([*private_etc(layer), binary, f"--config={path}",
+                    "--feature-gates=VisibilityOnDemand=false,TopologyAwareScheduling=true", "--zap-log-level=2"],
+                   env, self.tmp / "kueue.log")
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.terminate()
         for kind, name in self.configs:
             self.kube.run("delete", kind, name, "--ignore-not-found", check=False)
 
@@ -194,31 +149,20 @@ def env(kube, crd, controller, tmp_path_factory):
     controller.stop()  # one controller at a time: ours with webhooks below
     tmp = tmp_path_factory.mktemp("kueue")
     s = Setup(kube, tmp)
-    kube.run("create", "namespace", s.system_ns, check=False)
     kube.run("create", "namespace", KUEUE_NS, check=False)
-    s.create_secret()
-    s.register()
-    c = Controller(kube, s.system_ns, f"jobset-kueue-{s.id}", tmp, webhooks=True)
-    c.start("--cert-management=internal", f"--cert-namespace={s.system_ns}", f"--webhook-secret-name={s.secret}",
-            "--webhook-host=127.0.0.1", f"--webhook-port={s.port}", f"--webhook-cert-dir={s.cert_dir}",
-            f"--mutating-webhook-configuration={s.configs['MutatingWebhookConfiguration']}",
-            f"--validating-webhook-configuration={s.configs['ValidatingWebhookConfiguration']}",
-            "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
-    wait_for("our caBundles", lambda: all(s.config(k)["webhooks"][0]["clientConfig"].get("caBundle")
-                                          for k in s.configs), 60)
-    k = Kueue(kube, kueue_source(), tmp, s.label)
+    s.start_controller(f"jobset-kueue-{s.id}")
+    k = Kueue(kube, go_module_dir("sigs.k8s.io/kueue", os.environ.get("JOBSET_KUEUE_VERSION", "v0.17.0")), tmp,
+              s.label)
     try:
         k.install_crds()
         k.register_webhooks(s.id)
         k.start()
         s.kueue = k
-        s.ctl = c
         yield s
     finally:
         k.stop()
-        rc = c.stop()
-        s.cleanup()
-    assert rc == 0, f"controller exit status {rc} on SIGTERM; log {c.log}"
+        rc = s.stop_controller()
+    assert rc == 0, f"controller exit status {rc} on SIGTERM; log {s.ctl.log}"
 
 
 def queue(kube, s, ns, name, cpu, preemption=None, flavor=None, flavors=None, fungibility=None, hold=False):

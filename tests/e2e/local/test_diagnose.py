@@ -37,6 +37,29 @@ def test_exit_code_in_event_jobs_json_and_summary(run):
     assert "pods: 0 succeeded, 1 failed, 2 stopped" in r.stdout
 
 
+ON_FAILURE = jobset_yaml("onf", "echo failing; exit 42", restart="OnFailure", job_extra="        backoffLimit: 1\n")
+
+
+def test_on_failure_pod_past_backoff_limit_is_failed(run):
+    """An OnFailure pod is restarted in place until the Job's backoffLimit
+    is passed; the Job controller then deletes it. It failed on its own:
+    its event, the summary and -o json's failedPods say so, with the exit
+    code, not "stopped"."""
+    r = run(ON_FAILURE, "-o", "json", "--backoff-ms", "100")
+    assert r.rc == 1, r.stdout + r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["result"] == "Failed"
+    assert summary["pods"]["failed"] == 1 and summary["pods"]["stopped"] == 0, summary["pods"]
+    [pod] = summary["failedPods"]
+    assert pod["job"] == "onf-w-0"
+    assert pod["containers"][0]["exitCode"] == 42 and pod["containers"][0]["restartCount"] == 1
+    ev = r.events()
+    line = next(l for l in ev.splitlines() if " pod/onf-w-0-0-" in l and " Failed " in l)
+    assert "Warning Failed" in line and "exit code 42 (Error)" in line and "after 1 restart" in line, line
+    assert "BackOff pod/onf-w-0-0-" in ev  # the restart before it
+    assert ev.index("BackOff pod/onf-w-0-0-") < ev.index("BackoffLimitExceeded job/onf-w-0")
+
+
 def test_every_event_has_one_format_and_causes_come_first(run):
     r = run(EX / "fail-exitcode.yaml")
     lines = _lines(r)
@@ -173,3 +196,20 @@ def test_events_json_lines(run):
     assert failed and "exit code 42" in failed[0]["message"]
     assert failed[0]["involvedObject"]["namespace"] == "default"
     assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", failed[0]["time"])
+
+
+def test_run_usage_errors_say_what_is_wrong(jobset_bin, tmp_path):
+    """One line naming the problem, not the whole help."""
+    cases = [
+        ([], "which manifest?"),
+        (["a.yaml", "b.yaml"], "one manifest FILE at a time, not 2"),
+        (["--bogus", "a.yaml"], "unknown option, or an option without its value: '--bogus'"),
+        (["-n", "Bad_NS", "a.yaml"], "-n takes a namespace, a DNS-1123 label"),
+        (["--events", "xml", "a.yaml"], "--events takes text or json, not 'xml'"),
+        (["--follow", "-o", "json", "a.yaml"], "--follow writes the pods' output to standard output"),
+    ]
+    for args, want in cases:
+        p = subprocess.run([str(jobset_bin), "run", *args], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2, (args, p.stderr)
+        assert p.stderr.startswith("jobset run: ") and want in p.stderr, (args, p.stderr)
+        assert len(p.stderr.splitlines()) == 1, (args, p.stderr)

@@ -42,7 +42,10 @@ def test_logs_are_capped_and_rotated(run, jobset_bin):
 
 def test_log_cap_options_are_checked(run):
     r = run(CHATTY, "--log-max-bytes", "10")
-    assert r.rc == 2 and "--log-max-bytes" in r.stderr
+    assert r.rc == 2 and "--log-max-bytes must be at least 1024 bytes" in r.stderr, r.stderr
+    # A suffix it does not know is called that, not "too small".
+    r = run(CHATTY, "--log-max-bytes", "10mi")
+    assert r.rc == 2 and "optional suffix K, Ki, M, Mi, G or Gi" in r.stderr, r.stderr
     r = run(CHATTY, "--log-max-files", "0")
     assert r.rc == 2 and "--log-max-files" in r.stderr
 
@@ -110,10 +113,10 @@ def test_no_namespaces_runs_the_demo(run):
 
 # --- the live view, on a pseudo-terminal of 12 rows ---
 
-def _pty_run(jobset_bin, demo_dir, tmp_path, manifest, rows, timeout=60):
+def _pty_run(jobset_bin, demo_dir, tmp_path, manifest, rows, timeout=60, cols=120):
     (tmp_path / "v.yaml").write_text(manifest)
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 120, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     env = dict(os.environ, PATH=f"{demo_dir}:/usr/bin:/bin")
     p = subprocess.Popen([str(jobset_bin), "run", "--run-dir", str(tmp_path / "run"), str(tmp_path / "v.yaml")],
                          stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path, env=env)
@@ -162,6 +165,15 @@ spec:
     assert 0 < _most_erased(out) <= 11, _most_erased(out)
     assert "more ReplicatedJobs (jobset ps)" in out
     assert "jobset wide Completed" in out
+    # Narrower than its rows: every line of the view is cut to the width
+    # (less one column), so none wraps into a row the redraw would not erase.
+    (tmp_path / "narrow").mkdir()
+    out = _pty_run(jobset_bin, demo_dir, tmp_path / "narrow", manifest, rows=12, cols=60)
+    assert 0 < _most_erased(out) <= 11, _most_erased(out)
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
+    view = [l for l in plain.replace("\r", "").split("\n")
+            if l.startswith(("jobset wide  ", "  REPLICATEDJOB", "  r0", "  r1", "  r2", "  ..."))]
+    assert view and max(map(len, view)) <= 59, [l for l in view if len(l) > 59]
 
 
 STOPPING = """

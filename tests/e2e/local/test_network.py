@@ -357,3 +357,17 @@ def test_interrupt_while_networks_are_made(jobset_bin, tmp_path):
     assert conds["Interrupted"]["status"] == "True", r.status
     pods = [i for i in r.items if i["kind"] == "Pod"]
     assert len(pods) >= 16 and all(p["status"]["phase"] in ("Succeeded", "Failed") for p in pods), r.items
+
+
+def test_names_resolve_as_on_a_cluster(run):
+    """A pod resolves its own bare hostname (the kubelet's hosts entry) and
+    its peers as <host>.<subdomain> and longer, but not a peer's bare
+    hostname: on a cluster that name is in no DNS zone, and a program
+    relying on it would pass here and fail after submit."""
+    check = ("getent hosts $HOSTNAME >/dev/null || exit 10; "
+             "p=dns-w-0-$(( 1 - JOB_COMPLETION_INDEX )); "
+             "getent hosts $p.dns >/dev/null || exit 11; "
+             "getent hosts $p.dns.default.svc.cluster.local >/dev/null || exit 12; "
+             "! getent hosts $p >/dev/null || exit 13")
+    r = run(jobset_yaml("dns", check, completions=2))
+    assert r.rc == 0, r.stdout + r.events()

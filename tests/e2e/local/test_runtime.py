@@ -222,6 +222,24 @@ def test_sigterm_stops_everything_within_grace(jobset_bin, tmp_path):
     assert (tmp_path / "run" / "jobset.json").exists()
 
 
+def test_one_signal_delivered_twice_is_not_a_second_interrupt(jobset_bin, tmp_path):
+    """`timeout` signals the runner and then its process group: the same
+    SIGTERM twice at once is one request (pods get their grace period);
+    a SIGTERM asked again later kills at once."""
+    p, marker = _start(jobset_bin, tmp_path, 30)
+    p.send_signal(signal.SIGTERM)
+    p.send_signal(signal.SIGTERM)
+    events = tmp_path / "run" / "events.log"
+    wait_for(lambda: "SIGTERM: stopping every pod" in events.read_text(), what="the first SIGTERM")
+    assert "SIGTERM again" not in events.read_text()
+    # `sh` ignores SIGTERM: within its 30 s grace the pods still run, until asked again.
+    assert p.poll() is None and processes_with_env(marker)
+    wait_for(lambda: "SIGTERM again" in (p.send_signal(signal.SIGTERM) or events.read_text()), timeout=10,
+             what="a later SIGTERM to count as a second one")
+    assert p.wait(timeout=15) == 130
+    assert not processes_with_env(marker)
+
+
 # A container whose command cannot be exec'd: the runtime reports a start
 # error (exit code 128, as containerd's StartError) and, with restartPolicy
 # Never, the pod fails and counts toward backoffLimit. This used to hang:

@@ -120,11 +120,73 @@ static void test_bad_updates(void **state)
 	assert_null(m2);
 }
 
+/* A per-object series goes with its object; NULL matches any value. */
+static void test_remove(void **state)
+{
+	(void)state;
+	struct js_metrics *m = NULL;
+	assert_int_equal(js_metrics_new(fams, F__N, &m), 0);
+	const char *series[][2] = {{"a", "ns1"}, {"b", "ns1"}, {"a", "ns2"}, {"c", "ns2"}};
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(js_metrics_add(m, F_FAILED, series[i], (double)i + 1), 0);
+	static const struct {
+		const char *name, *v0, *v1;
+		size_t dropped;
+		const char *left; /* what the family exposes afterwards */
+	} cases[] = {
+		{"no match", "z", "ns1", 0, "a/ns1=1 b/ns1=2 a/ns2=3 c/ns2=4 "},
+		{"one series", "a", "ns1", 1, "b/ns1=2 a/ns2=3 c/ns2=4 "},
+		{"wildcard name", NULL, "ns2", 2, "b/ns1=2 "},
+		{"all", NULL, NULL, 1, ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *v[] = {cases[i].v0, cases[i].v1};
+		size_t n = js_metrics_remove(m, F_FAILED, v);
+		char left[256] = "";
+		for (size_t k = 0; k < 4; k++) {
+			double x = js_metrics_value(m, F_FAILED, series[k]);
+			if (x > 0)
+				snprintf(left + strlen(left), sizeof(left) - strlen(left), "%s/%s=%g ", series[k][0],
+					 series[k][1], x);
+		}
+		if (n != cases[i].dropped || strcmp(left, cases[i].left) != 0)
+			fail_msg("%s: dropped %zu, left '%s'", cases[i].name, n, left);
+	}
+	/* A dropped series starts again from zero. */
+	assert_int_equal(js_metrics_add(m, F_FAILED, series[0], 1), 0);
+	assert_true(js_metrics_value(m, F_FAILED, series[0]) == 1);
+	assert_int_equal(js_metrics_remove(m, F__N, series[0]), 0);
+	assert_int_equal(js_metrics_remove(m, F_FAILED, NULL), 0);
+
+	/* Many series (a per-JobSet family), values that could run into
+	 * each other if joined naively; removal re-indexes the rest. */
+	enum { N = 20000 };
+	char name[32], ns[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "j%d", i);
+		snprintf(ns, sizeof(ns), "%s", i % 2 ? "odd" : "even");
+		const char *v[] = {name, ns};
+		assert_int_equal(js_metrics_add(m, F_FAILED, v, i + 1), 0);
+	}
+	const char *glued1[] = {"a:b", "c"}, *glued2[] = {"a", "b:c"};
+	assert_int_equal(js_metrics_add(m, F_FAILED, glued1, 1), 0);
+	assert_true(js_metrics_value(m, F_FAILED, glued2) == 0);
+	const char *odd[] = {NULL, "odd"};
+	assert_int_equal(js_metrics_remove(m, F_FAILED, odd), N / 2);
+	for (int i = 0; i < N; i += 999) {
+		snprintf(name, sizeof(name), "j%d", i);
+		const char *v[] = {name, i % 2 ? "odd" : "even"};
+		assert_true(js_metrics_value(m, F_FAILED, v) == (i % 2 ? 0 : i + 1));
+	}
+	js_metrics_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exposition),
 		cmocka_unit_test(test_bad_updates),
+		cmocka_unit_test(test_remove),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,14 @@ static const struct owncase own_cases[] = {
 	{"shared entries follow, without the shared file's header", "127.10.1.1", "h", NULL, "default",
 	 HEADER "127.10.1.2\tpeer.js.default.svc.cluster.local peer.js.default.svc peer.js peer\n",
 	 "127.10.1.1\th\n127.10.1.2\tpeer.js.default.svc.cluster.local peer.js.default.svc peer.js peer\n"},
+	{"its own line of the shared file (no bare name) gives way to its own entry; peers keep no bare name",
+	 "10.244.0.2", "js-w-0-0", "js", "team",
+	 HEADER "10.244.0.2\tjs-w-0-0.js.team.svc.cluster.local js-w-0-0.js.team.svc js-w-0-0.js\n"
+		"10.244.0.3\tjs-w-0-1.js.team.svc.cluster.local js-w-0-1.js.team.svc js-w-0-1.js\n"
+		"10.244.0.20\tjs-w-1-8.js.team.svc.cluster.local js-w-1-8.js.team.svc js-w-1-8.js\n",
+	 "10.244.0.2\tjs-w-0-0.js.team.svc.cluster.local js-w-0-0.js.team.svc js-w-0-0.js js-w-0-0\n"
+	 "10.244.0.3\tjs-w-0-1.js.team.svc.cluster.local js-w-0-1.js.team.svc js-w-0-1.js\n"
+	 "10.244.0.20\tjs-w-1-8.js.team.svc.cluster.local js-w-1-8.js.team.svc js-w-1-8.js\n"},
 };
 
 static void test_own(void **state)
@@ -153,11 +161,11 @@ static const struct svccase svc_cases[] = {
 	 "{\"name\":\"a\",\"replicas\":2," TMPL("\"completions\":2,\"parallelism\":2,") "},"
 	 "{\"name\":\"b\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":3,\"parallelism\":3,") "},"
 	 "{\"name\":\"c\"," TMPL("") "}]}}",
-	 "10.244.0.2\tjs-a-0-0.js.team.svc.cluster.local js-a-0-0.js.team.svc js-a-0-0.js js-a-0-0\n"
-	 "10.244.0.3\tjs-a-0-1.js.team.svc.cluster.local js-a-0-1.js.team.svc js-a-0-1.js js-a-0-1\n"
-	 "10.244.0.4\tjs-a-1-0.js.team.svc.cluster.local js-a-1-0.js.team.svc js-a-1-0.js js-a-1-0\n"
-	 "10.244.0.5\tjs-a-1-1.js.team.svc.cluster.local js-a-1-1.js.team.svc js-a-1-1.js js-a-1-1\n"
-	 "10.244.0.9\tjs-c-0-0.js.team.svc.cluster.local js-c-0-0.js.team.svc js-c-0-0.js js-c-0-0\n",
+	 "10.244.0.2\tjs-a-0-0.js.team.svc.cluster.local js-a-0-0.js.team.svc js-a-0-0.js\n"
+	 "10.244.0.3\tjs-a-0-1.js.team.svc.cluster.local js-a-0-1.js.team.svc js-a-0-1.js\n"
+	 "10.244.0.4\tjs-a-1-0.js.team.svc.cluster.local js-a-1-0.js.team.svc js-a-1-0.js\n"
+	 "10.244.0.5\tjs-a-1-1.js.team.svc.cluster.local js-a-1-1.js.team.svc js-a-1-1.js\n"
+	 "10.244.0.9\tjs-c-0-0.js.team.svc.cluster.local js-c-0-0.js.team.svc js-c-0-0.js\n",
 	 8, "js-c-0-0", 7},
 	{"a NonIndexed pod has no stable hostname to find",
 	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"js\"},"
@@ -167,7 +175,7 @@ static const struct svccase svc_cases[] = {
 	{"custom subdomain and default namespace",
 	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"t\"},"
 	 "\"spec\":{\"network\":{\"subdomain\":\"net\"},\"replicatedJobs\":[{\"name\":\"w\"," TMPL("") "}]}}",
-	 "10.244.0.2\tt-w-0-0.net.default.svc.cluster.local t-w-0-0.net.default.svc t-w-0-0.net t-w-0-0\n", 1,
+	 "10.244.0.2\tt-w-0-0.net.default.svc.cluster.local t-w-0-0.net.default.svc t-w-0-0.net\n", 1,
 	 "t-w-0-0", 0},
 	{"replicas 0: only the header",
 	 "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"z\"},"
@@ -191,7 +199,7 @@ static void test_service(void **state)
 			fail_msg("case '%s': the JobSet does not decode (%zu problems)", c->name, diag.n);
 		(void)js_default_jobset(js);
 		struct js_ipam *ipam = js_ipam_new(JS_IPAM_POD_BASE, js_hosts_n_positions(js));
-		int rc = js_hosts_write_service(f->shared, js, ipam);
+		int rc = js_hosts_write_service(f->shared, js, ipam, false);
 		js_ipam_free(ipam);
 		if (rc != 0)
 			fail_msg("case '%s': js_hosts_write_service: %s", c->name, js_strerror(rc));
@@ -214,6 +222,32 @@ static void test_service(void **state)
 	}
 }
 
+/* The degraded mode's file: every pod looks itself up in it, so it keeps
+ * the bare names. */
+static void test_service_bare(void **state)
+{
+	struct fixture *f = *state;
+	json_t *root = json_loads("{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":"
+				  "{\"name\":\"t\"},\"spec\":{\"replicatedJobs\":[{\"name\":\"w\"," TMPL("") "}]}}",
+				  0, NULL);
+	assert_non_null(root);
+	struct js_diag diag;
+	js_diag_init(&diag);
+	struct js_jobset *js = NULL;
+	assert_int_equal(js_codec_decode_jobset(root, JS_CODEC_STRICT, &diag, &js), 0);
+	(void)js_default_jobset(js);
+	struct js_ipam *ipam = js_ipam_new(JS_IPAM_POD_BASE, js_hosts_n_positions(js));
+	assert_int_equal(js_hosts_write_service(f->shared, js, ipam, true), 0);
+	js_ipam_free(ipam);
+	char *got = slurp(f->shared);
+	assert_string_equal(got + strlen(HEADER),
+			    "10.244.0.2\tt-w-0-0.t.default.svc.cluster.local t-w-0-0.t.default.svc t-w-0-0.t t-w-0-0\n");
+	free(got);
+	js_jobset_free(js);
+	js_diag_done(&diag);
+	json_decref(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +255,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_own_missing_shared_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_bare, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
