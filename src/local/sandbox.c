@@ -118,6 +118,13 @@ static _Noreturn void child(const struct js_sandbox_spec *s, const struct prep *
 	child_fail(err_fd, ST_EXEC);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SANDBOX_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define SANDBOX_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* The child's stack: its deepest call is a mount step (a statfs). */
 #define SANDBOX_STACK (64 * 1024)
 
@@ -157,6 +164,10 @@ int js_sandbox_start(const struct js_sandbox_spec *spec, pid_t *ret_pid, int *re
 	_Alignas(64) char stack[SANDBOX_STACK];
 	struct child_args args = {.s = spec, .p = &p, .err_fd = pipefd[1], .close_fd = pipefd[0]};
 	int pid = clone(child_main, stack + sizeof(stack), (int)(flags | CLONE_VM | CLONE_VFORK), &args);
+	/* Under AddressSanitizer the child's frames left their redzones
+	 * poisoned in the shadow of this shared stack (it exec'd, it never
+	 * returned): clear them before this thread's own frames land there. */
+	SANDBOX_UNPOISON(stack, sizeof(stack));
 	if (pid < 0) {
 		int err = -errno;
 		close(pipefd[0]);
