@@ -4,6 +4,7 @@
  * ReplicatedJobs -> restart attempts -> Jobs -> pods (api/describe.h), and
  * the recent events of the JobSet, its Jobs and its pods.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,46 @@ static bool named_in(const json_t *list, const char *name)
 	return false;
 }
 
-/* The events whose `regarding` is the JobSet, one of its Jobs or pods. */
+/** Skip "-<digits>" at *p; false when there is none. */
+static bool skip_index(const char **p)
+{
+	if (**p != '-' || !isdigit((unsigned char)(*p)[1]))
+		return false;
+	for (++*p; isdigit((unsigned char)**p); ++*p) {
+	}
+	return true;
+}
+
+/** Whether `name` is one the JobSet's Jobs have or had (<js>-<rjob>-<i>),
+ * or, with `pod`, a pod of one of them (<job>-<index>-<suffix>): events of
+ * an older attempt's Jobs and pods, already deleted mid-restart, are still
+ * the JobSet's, and say why it restarts. */
+static bool of_jobset(const json_t *js, const char *name, bool pod)
+{
+	const char *jsname = meta(js, "name");
+	size_t n = jsname ? strlen(jsname) : 0;
+	if (!n || strncmp(name, jsname, n) != 0 || name[n] != '-')
+		return false;
+	const json_t *rjobs = js_json_path(js, "spec.replicatedJobs");
+	for (size_t i = 0; i < json_array_size(rjobs); i++) {
+		const char *rj = js_json_str(json_array_get(rjobs, i), "name");
+		size_t m = rj ? strlen(rj) : 0;
+		const char *p = name + n + 1;
+		if (!m || strncmp(p, rj, m) != 0)
+			continue;
+		p += m;
+		if (!skip_index(&p))
+			continue;
+		if (!pod && !*p)
+			return true;
+		if (pod && skip_index(&p) && *p == '-')
+			return true;
+	}
+	return false;
+}
+
+/* The events whose `regarding` is the JobSet, one of its Jobs or pods
+ * (those of an older attempt too, by name, once deleted). */
 static void put_events(struct kctx *k, const json_t *js, const json_t *jobs, const json_t *pods, struct js_buf *out)
 {
 	json_t *evs = NULL;
@@ -127,7 +167,8 @@ static void put_events(struct kctx *k, const json_t *js, const json_t *jobs, con
 		if (!kind || !name)
 			continue;
 		if ((strcmp(kind, "JobSet") == 0 && strcmp(name, meta(js, "name")) == 0) ||
-		    (strcmp(kind, "Job") == 0 && named_in(jobs, name)) || (strcmp(kind, "Pod") == 0 && named_in(pods, name)))
+		    (strcmp(kind, "Job") == 0 && (named_in(jobs, name) || of_jobset(js, name, false))) ||
+		    (strcmp(kind, "Pod") == 0 && (named_in(pods, name) || of_jobset(js, name, true))))
 			mine[n++] = e;
 	}
 	qsort(mine, n, sizeof(*mine), by_time);

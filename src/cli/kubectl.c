@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "api/jobset.h"
+#include "api/validate.h"
 #include "base/emit.h"
 #include "base/json.h"
 #include "cli/cli.h"
@@ -212,7 +213,15 @@ int kjs_connect(struct kctx *k)
 		fprintf(stderr, "error: cannot use the cluster of the kubeconfig: %s\n", js_strerror(r));
 		return JS_EXIT_USAGE;
 	}
-	k->ns = k->ns_flag ? k->ns_flag : js_client_namespace(k->client);
+	/* An empty --namespace= is no namespace flag, as for kubectl. Any other
+	 * value goes into request paths, so it must be a name. */
+	k->ns = k->ns_flag && *k->ns_flag ? k->ns_flag : js_client_namespace(k->client);
+	if (!js_is_dns1123_label(k->ns)) {
+		fprintf(stderr, "error: invalid namespace \"%s\": a namespace is a DNS-1123 label (at most 63 "
+				"lower-case letters, digits or '-', starting and ending with a letter or digit)\n",
+			k->ns);
+		return JS_EXIT_USAGE;
+	}
 	k->now = (int64_t)time(NULL);
 	return 0;
 }
@@ -233,6 +242,12 @@ int kjs_api_error(const char *what, int r, const struct js_apierr *e)
 
 int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret)
 {
+	/* Names go into request paths: "a?dryRun=All" must not become a query. */
+	if (!js_is_dns1123_subdomain(name)) {
+		fprintf(stderr, "error: invalid resource name \"%s\": a JobSet's name is a DNS-1123 subdomain "
+				"(lower-case letters, digits, '-' and '.')\n", name);
+		return JS_EXIT_USAGE;
+	}
 	struct js_apierr e = {0};
 	int r = js_client_get(k->client, &js_client_res_jobsets, k->ns, name, NULL, ret, &e);
 	int rc = 0;

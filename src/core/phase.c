@@ -98,7 +98,10 @@ void js_phase_acct_init(struct js_phase_acct *a, const struct js_phase_obs *obs,
 	*a = (struct js_phase_acct){.phase = obs->phase, .first_start_ms = -1, .end_ms = -1,
 				    .wait = JS_PHASE_TRIGGER_NONE, .wait_since_ms = -1};
 	a->since_ms = obs->since_ms >= 0 && obs->since_ms <= now_ms ? obs->since_ms : now_ms;
-	if (obs->phase != JS_PHASE_SUSPENDED)
+	/* First seen finished (a controller that started after the end): its
+	 * history is not known, so there is no start and no goodput to tell,
+	 * rather than a run of no length with goodput 0. */
+	if (obs->phase != JS_PHASE_SUSPENDED && obs->phase != JS_PHASE_FINISHED)
 		a->first_start_ms = a->since_ms;
 	if (obs->phase == JS_PHASE_FINISHED)
 		a->end_ms = a->since_ms;

@@ -90,6 +90,10 @@ static void export_entry(struct js_controller *c, const char *key, struct entry 
 	const char *ns, *name;
 	if (!split_key(key, buf, sizeof(buf), &ns, &name))
 		return;
+	/* Finished before this controller first saw it: nothing was
+	 * observed, so no series (zeros would read as a run without goodput). */
+	if (e->acct.phase == JS_PHASE_FINISHED && e->acct.first_start_ms < 0)
+		return;
 	struct js_phase_summary s;
 	js_phase_acct_summary(&e->acct, now, &s);
 	for (int p = 0; p < EXPORTED_PHASES; p++) {

@@ -212,6 +212,12 @@ static void test_init_clamps(void **state)
 	assert_false(js_phase_acct_step(&a, JS_PHASE__COUNT, T0 + 5000, &r));
 	assert_string_equal(js_phase_name(JS_PHASE__COUNT), "");
 	assert_string_equal(js_phase_trigger_name(JS_PHASE_TRIGGER_NONE), "");
+	/* First seen finished (a controller started after the end): no start
+	 * is known, so there is no goodput to tell (not a run of goodput 0). */
+	o = (struct js_phase_obs){JS_PHASE_FINISHED, T0, JS_PHASE_TRIGGER_NONE, -1};
+	js_phase_acct_init(&a, &o, T0 + 1000);
+	assert_int_equal(a.first_start_ms, -1);
+	assert_int_equal(a.end_ms, T0);
 }
 
 int main(void)
