@@ -345,3 +345,18 @@ def test_diff(kube, ctl, ns, tmp_path):
     # The namespace of the file wins; a different -n is refused as kubectl does.
     p = kj(kube, "diff", str(f), "-n", "default", check=False)
     assert p.returncode == 2 and f"--namespace={ns}" in p.stderr
+
+
+def test_names_never_become_part_of_a_query(kube, ctl, ns):
+    """A name or namespace goes into the request path: one that is not a
+    name is refused before any request ('a?dryRun=All' once made restart a
+    server-side dry run that reported success)."""
+    kube.create(jobset("js-q", [rjob("w", 1, annotations=LONG)]), ns)
+    for args in (["restart", "js-q?dryRun=All"], ["get", "js-q?x=1"], ["describe", ".."], ["logs", "a/b"]):
+        p = kj(kube, *args, "-n", ns)
+        assert p.returncode == 2 and "invalid resource name" in p.stderr, (args, p.returncode, p.stderr)
+    p = kj(kube, "get", "js-q", "-n", "Bad/NS")
+    assert p.returncode == 2 and "invalid namespace" in p.stderr, p.stderr
+    st = kube.jobset("js-q", ns).get("status") or {}
+    assert st.get("restarts", 0) == 0 and "jobset.sigs.k8s.io/restart-request" not in \
+        (kube.jobset("js-q", ns)["metadata"].get("annotations") or {})
