@@ -185,6 +185,12 @@ static int parse_args(int argc, char **argv, struct kctx *k, bool *help)
 		}
 		if (f->where != F_GLOBAL && k->cmd && !(where_of(k->cmd) & f->where))
 			return kjs_usage(k, "unknown flag for %s: %s", k->cmd, a);
+		if (f->where != F_GLOBAL && !k->cmd) {
+			if (k->n_early == JS_ARRAY_SIZE(k->early))
+				return kjs_usage(k, "too many flags before the command");
+			k->early[k->n_early] = a;
+			k->early_where[k->n_early++] = f->where;
+		}
 		int rc = set_flag(k, f, val);
 		if (rc)
 			return rc;
@@ -512,11 +518,11 @@ int js_cli_kubectl(int argc, char **argv)
 		return kjs_usage(NULL, "unknown command \"%s\" for \"kubectl jobset\"; valid: get, describe, logs, restart, "
 				       "diff",
 				 k.cmd ? k.cmd : "");
-	/* Flags given before the command were checked before it was known. */
-	if ((k.all_ns || k.output) && strcmp(k.cmd, "get") != 0)
-		return kjs_usage(&k, "%s does not take %s", k.cmd, k.all_ns ? "-A/--all-namespaces" : "-o/--output");
-	if ((k.rjob || k.index || k.attempt || k.container || k.follow || k.has_tail) && strcmp(k.cmd, "logs") != 0)
-		return kjs_usage(&k, "%s does not take the logs flags (--rjob, --index, --attempt, -c, -f, --tail)", k.cmd);
+	/* A command's flag given before the command word: checked now that the
+	 * command is known, as those after it were while parsing. */
+	for (size_t i = 0; i < k.n_early; i++)
+		if (!(where_of(k.cmd) & k.early_where[i]))
+			return kjs_usage(&k, "unknown flag for %s: %s", k.cmd, k.early[i]);
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = fn(&k);

@@ -25,6 +25,10 @@ struct kctx {
 	long long tail;
 	struct js_gates gates;           /* diff: --feature-gates */
 	const char *pos[8];              /* positional arguments after the command */
+	const char *early[16];           /* command flags given before the command
+					    word, checked once it is known */
+	int early_where[16];             /* ... and the commands each belongs to */
+	size_t n_early;
 	size_t npos;
 	struct js_client *client;
 	const char *ns;                  /* the namespace in effect, after connecting */

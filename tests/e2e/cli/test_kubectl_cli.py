@@ -44,7 +44,11 @@ def test_help_in_both_forms(plugin):
     (["get", "--rjob", "w"], 2, ["unknown flag for get: --rjob"]),
     (["describe"], 2, ["describe takes the JobSet's NAME"]),
     (["describe", "x", "-o", "json"], 2, ["unknown flag for describe: -o"]),
-    (["-o", "json", "describe", "x"], 2, ["describe does not take -o/--output"]),
+    (["-o", "json", "describe", "x"], 2, ["unknown flag for describe: -o"]),
+    # Before the command word too, whatever the flag's value.
+    (["--tail=-1", "restart", "x"], 2, ["unknown flag for restart: --tail=-1"]),
+    (["--feature-gates", "RestartJob=true", "restart", "x"], 2, ["unknown flag for restart: --feature-gates"]),
+    (["-o", "json", "--tail", "5", "get"], 2, ["unknown flag for get: --tail"]),
     (["logs", "x", "--tail", "many"], 2, ['"many"', "--tail"]),
     (["restart", "x", "-f"], 2, ["unknown flag for restart: -f"]),
     (["diff"], 2, ["diff takes one FILE"]),
