@@ -107,9 +107,6 @@ void js__report_event(struct js_local *l, const char *type, const char *reason, 
 	js_buf_done(&msg);
 }
 
-/** "worker: exit code 1 (Error); sidecar: ..." for the containers that
- * decided a finished pod's outcome: regular ones, and init containers that
- * failed (sidecars are stopped after the pod finished). */
 /** Whether the run before a container's last restart failed (an OnFailure
  * container restarted after a non-zero exit). */
 static bool restarted_after_failure(const struct js_pod_ctr_info *c)
@@ -117,6 +114,10 @@ static bool restarted_after_failure(const struct js_pod_ctr_info *c)
 	return !c->sidecar && c->restarts > 0 && c->has_last && c->last.exit_code != 0;
 }
 
+/** "worker: exit code 1 (Error); sidecar: ..." for the containers that
+ * decided a finished pod's outcome: regular ones, and init containers that
+ * failed (sidecars are stopped after the pod finished), with the failed run
+ * before the last restart of a restarted one. */
 static void exits_text(const struct js_pod *p, struct js_buf *b)
 {
 	for (size_t i = 0; i < js_pod_n_containers(p); i++) {
