@@ -30,6 +30,7 @@
 #include "core/phase.h"
 #include "core/plan.h"
 #include "ctrl/ctrl_int.h"
+#include "ctrl/owner.h"
 
 /* The phases exported (finished is not: nothing runs then). */
 #define EXPORTED_PHASES JS_PHASE_FINISHED
@@ -69,30 +70,14 @@ void js__phases_free(struct js_controller *c)
 	pthread_mutex_destroy(&c->phase_mu);
 }
 
-/* "ns/name" -> its two halves in `buf` (NULs written in place). */
-static bool split_key(const char *key, char *buf, size_t len, const char **ns, const char **name)
-{
-	size_t n = strlen(key);
-	const char *slash = strchr(key, '/');
-	if (!slash || n >= len)
-		return false;
-	memcpy(buf, key, n + 1);
-	buf[slash - key] = '\0';
-	*ns = buf;
-	*name = buf + (slash - key) + 1;
-	return true;
-}
-
 /* Bring the metrics of `key` up to `now`; under phase_mu. */
 static void export_entry(struct js_controller *c, const char *key, struct entry *e, int64_t now)
 {
-	char buf[512];
-	const char *ns, *name;
-	if (!split_key(key, buf, sizeof(buf), &ns, &name))
-		return;
 	/* Finished before this controller first saw it: nothing was
 	 * observed, so no series (zeros would read as a run without goodput). */
-	if (e->acct.phase == JS_PHASE_FINISHED && e->acct.first_start_ms < 0)
+	char *ns = NULL, *name = NULL;
+	if ((e->acct.phase == JS_PHASE_FINISHED && e->acct.first_start_ms < 0) ||
+	    js_owner_split_key(key, &ns, &name) < 0)
 		return;
 	struct js_phase_summary s;
 	js_phase_acct_summary(&e->acct, now, &s);
@@ -108,6 +93,8 @@ static void export_entry(struct js_controller *c, const char *key, struct entry 
 	const char *g[] = {name, ns};
 	if (e->acct.first_start_ms >= 0)
 		(void)js_metrics_set(c->metrics, JS__M_GOODPUT, g, s.goodput);
+	free(ns);
+	free(name);
 }
 
 /* Fold the entry of `key` into the totals and drop its series; under
@@ -118,13 +105,14 @@ static void forget_locked(struct js_controller *c, const char *key, int64_t now)
 	if (!e)
 		return;
 	export_entry(c, key, e, now);
-	char buf[512];
-	const char *ns, *name;
-	if (split_key(key, buf, sizeof(buf), &ns, &name)) {
+	char *ns = NULL, *name = NULL;
+	if (js_owner_split_key(key, &ns, &name) == 0) {
 		const char *v[] = {name, ns, NULL};
 		(void)js_metrics_remove(c->metrics, JS__M_PHASE_DURATION, v);
 		(void)js_metrics_remove(c->metrics, JS__M_GOODPUT, v);
 	}
+	free(ns);
+	free(name);
 	js_hmap_del(c->phases, key, NULL);
 }
 
@@ -184,12 +172,13 @@ void js__phases_refresh(struct js_controller *c)
 	pthread_mutex_unlock(&c->phase_mu);
 	bool *gone = js_xcalloc(k + 1, sizeof(*gone));
 	for (size_t i = 0; i < k; i++) {
-		char buf[512];
-		const char *ns, *name;
+		char *ns = NULL, *name = NULL;
 		/* A key no longer cached went while a reconcile was adding it
 		 * back (the delete handler ran first). */
-		gone[i] = !split_key(keys[i], buf, sizeof(buf), &ns, &name) ||
+		gone[i] = js_owner_split_key(keys[i], &ns, &name) < 0 ||
 			  (c->jobsets && !js_informer_has(c->jobsets, ns, name));
+		free(ns);
+		free(name);
 	}
 	int64_t now = wall_ms();
 	pthread_mutex_lock(&c->phase_mu);
