@@ -58,6 +58,16 @@ def release_when_followed(run_dir):
     (run_dir / "work" / "go-seq-w-0-0").touch()
 
 
+def follow_seq(jobset_bin, tmp_path, run_dir):
+    """`jobset logs -f` of the seq pod, started before it prints, released
+    once it watches; returns (exit status, stdout, stderr)."""
+    follow = subprocess.Popen([str(jobset_bin), "logs", "-f", "-d", str(run_dir), "seq-w-0-0"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    release_when_followed(run_dir)
+    out, err = follow.communicate(timeout=120)
+    return follow.returncode, out, err
+
+
 @pytest.mark.parametrize("opts", [[], ["--log-max-bytes", "64Ki", "--log-max-files", "40"]],
                          ids=["one-file", "rotated"])
 def test_logs_follow_from_before_the_first_line(jobset_bin, tmp_path, runs, opts):
@@ -66,11 +76,8 @@ def test_logs_follow_from_before_the_first_line(jobset_bin, tmp_path, runs, opts
     run_dir = detach(jobset_bin, tmp_path, seq_yaml(300000), *opts)
     runs.append(run_dir)
     # Right after --detach: the pod may not be in the state yet; -f waits.
-    follow = subprocess.Popen([str(jobset_bin), "logs", "-f", "-d", str(run_dir), "seq-w-0-0"], cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    release_when_followed(run_dir)
-    out, err = follow.communicate(timeout=120)
-    assert follow.returncode == 0, err
+    rc, out, err = follow_seq(jobset_bin, tmp_path, run_dir)
+    assert rc == 0, err
     assert err == ""
     assert out == "".join(f"{i}\n" for i in range(1, 300001))
     if opts:
@@ -83,11 +90,8 @@ def test_logs_follow_says_when_rotation_outran_it(jobset_bin, tmp_path, runs):
     # announced on stderr.
     run_dir = detach(jobset_bin, tmp_path, seq_yaml(2000000), "--log-max-bytes", "64Ki", "--log-max-files", "2")
     runs.append(run_dir)
-    follow = subprocess.Popen([str(jobset_bin), "logs", "-f", "-d", str(run_dir), "seq-w-0-0"], cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    release_when_followed(run_dir)
-    out, err = follow.communicate(timeout=120)
-    assert follow.returncode == 0, err
+    rc, out, err = follow_seq(jobset_bin, tmp_path, run_dir)
+    assert rc == 0, err
     nums = [int(x) for x in out.splitlines()]
     assert nums and nums[-1] == 2000000
     assert all(b > a for a, b in zip(nums, nums[1:])), "out of order or repeated"
