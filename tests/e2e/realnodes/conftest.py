@@ -1,0 +1,205 @@
+"""Fixtures for the real-node tests (scripts/test realnodes, docs/cluster.md
+"Real nodes"): a cluster from `hack/cluster up --real-nodes N` (env from
+`hack/cluster env`, JOBSET_TEST_REAL_NODES names the nodes), and the
+controller installed from deploy/ as users install it - `kubectl apply -k`,
+a Deployment on a real node, its webhooks reached through their Service -
+with its image assembled offline from build/'s binaries and their shared
+libraries (`hack/cluster image bundle`).
+
+Every test here is also watched for the one-hostname invariant (no two pods
+of one hostname from different restart attempts running at once) when the
+session-wide pod watch of tests/e2e/cluster/hostnames.py is there.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CLUSTER = ROOT / "hack" / "cluster"
+BUILD = Path(os.environ.get("JOBSET_TEST_BUILD_DIR", ROOT / "build"))
+CONTROLLER_IMAGE = "jobset-controller:0.1.0"  # deploy/kustomization.yaml's
+BUSYBOX = "localhost/jobset-test/busybox:1"
+SYSTEM_NS = "jobset-system"
+POLL_S = 0.25
+
+sys.path.insert(0, str(ROOT / "tests" / "e2e" / "cluster"))
+try:
+    import hostnames  # tests/e2e/cluster/hostnames.py (the one-hostname watch)
+except ImportError:
+    hostnames = None
+
+
+def wait_for(what, fn, timeout=60.0):
+    """Poll fn() every 250 ms until it returns a truthy value; fail after
+    `timeout` seconds naming `what` and the last value seen."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}"[:4000])
+        time.sleep(POLL_S)
+
+
+class Kube:
+    """kubectl with the admin kubeconfig."""
+
+    def __init__(self):
+        self.kubectl = os.environ.get("KUBECTL") or shutil.which("kubectl")
+        self.env = dict(os.environ, KUBECONFIG=os.environ["JOBSET_TEST_KUBECONFIG"])
+
+    def run(self, *args, input=None, check=True, timeout=120):
+        p = subprocess.run([self.kubectl, *args], input=input, capture_output=True, text=True,
+                           env=self.env, timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
+        return p
+
+    def apply(self, obj, ns=None):
+        docs = obj if isinstance(obj, list) else [obj]
+        args = ["apply", "-f", "-"] + (["-n", ns] if ns else [])
+        return self.run(*args, input="\n---\n".join(json.dumps(d) for d in docs))
+
+    def get(self, kind, name=None, ns=None, selector=None):
+        args = ["get", kind] + ([name] if name else []) + (["-n", ns] if ns else []) + \
+            (["-l", selector] if selector else []) + ["-o", "json"]
+        p = self.run(*args, check=False)
+        if p.returncode != 0:
+            return None
+        return json.loads(p.stdout)
+
+    def pods(self, ns, selector=None):
+        return (self.get("pods", ns=ns, selector=selector) or {}).get("items", [])
+
+    def logs(self, ns, pod, container=None, previous=False):
+        args = ["logs", "-n", ns, pod] + (["-c", container] if container else []) + (["-p"] if previous else [])
+        p = self.run(*args, check=False)
+        return p.stdout if p.returncode == 0 else ""
+
+
+def hc(*args, check=True, timeout=600):
+    p = subprocess.run([str(CLUSTER), *args], capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"hack/cluster {' '.join(args)} failed: {p.stderr[-3000:]}")
+    return p
+
+
+def real_nodes():
+    names = [n for n in os.environ.get("JOBSET_TEST_REAL_NODES", "").split(",") if n]
+    return names
+
+
+@pytest.fixture(scope="session")
+def kube():
+    if not os.environ.get("JOBSET_TEST_KUBECONFIG") or len(real_nodes()) < 2:
+        pytest.fail("these tests need a cluster with >= 2 real nodes: hack/cluster up --real-nodes 2 and "
+                    "eval \"$(hack/cluster env)\" (scripts/test realnodes does both)", pytrace=False)
+    return Kube()
+
+
+@pytest.fixture(scope="session")
+def nodes():
+    return real_nodes()
+
+
+@pytest.fixture(scope="session")
+def controller(kube):
+    """The controller from deploy/ (CRD, RBAC, webhooks, Deployment), its
+    image bundled from build/jobset-controller (and the in-place restart
+    agent, as the Dockerfile's image has it) and loaded into every node."""
+    ctl, agent = BUILD / "jobset-controller", BUILD / "in-place-restart-agent"
+    for b in (ctl, agent):
+        assert b.exists(), f"{b} is missing: build first (cmake --build build)"
+    hc("image", "bundle", CONTROLLER_IMAGE, "--entrypoint", "/usr/local/bin/jobset-controller",
+       f"{ctl}=/usr/local/bin/jobset-controller", f"{agent}=/usr/local/bin/in-place-restart-agent")
+    kube.run("apply", "--server-side", "--force-conflicts", "-k", str(ROOT / "deploy"))
+
+    def ready():
+        d = kube.get("deployment", "jobset-controller-manager", SYSTEM_NS)
+        return d and (d.get("status") or {}).get("availableReplicas", 0) >= 1
+
+    try:
+        wait_for("the controller's Deployment available", ready, timeout=180)
+        # The webhooks answer (their caBundle injected, the Service's endpoint
+        # reached by the API server): a dry-run create is admitted.
+        probe = jobset_obj("probe", [rjob("w", 1, busybox_pod(["true"]))])
+
+        wait_for("the webhooks to admit a JobSet", lambda: kube.run(
+            "create", "--dry-run=server", "-n", "default", "-f", "-", input=json.dumps(probe),
+            check=False).returncode == 0, timeout=120)
+    except AssertionError:
+        pods = kube.pods(SYSTEM_NS)
+        detail = json.dumps([p.get("status") for p in pods])[-3000:]
+        logs = "".join(kube.logs(SYSTEM_NS, p["metadata"]["name"]) for p in pods)[-3000:]
+        raise AssertionError(f"controller not ready: {detail}\n{logs}")
+    return kube
+
+
+@pytest.fixture
+def ns(kube):
+    name = f"rn-{uuid.uuid4().hex[:8]}"
+    kube.run("create", "namespace", name)
+    # ServiceAccount admission is on (pods get tokens): wait for "default".
+    wait_for(f"serviceaccount default in {name}", lambda: kube.get("serviceaccount", "default", name))
+    yield name
+    kube.run("delete", "namespace", name, "--wait=false", check=False)
+
+
+_watch = []
+
+
+@pytest.fixture(autouse=True)
+def one_hostname_invariant(request):
+    """Fails a test during which two pods of one hostname from different
+    restart attempts ran at once (tests/e2e/cluster/hostnames.py)."""
+    if hostnames is None or "kube" not in request.fixturenames:
+        yield
+        return
+    if not _watch:
+        _watch.append(hostnames.HostnameWatch().start())
+    w = _watch[0]
+    t0 = time.monotonic()
+    yield
+    w.settle()
+    problems = [hostnames.describe(v) for v in w.check.since(t0)]
+    if problems:
+        pytest.fail("one-hostname invariant violated:\n" + "\n".join(problems), pytrace=False)
+
+
+# ------------------------------------------------------------ object builders
+
+def busybox_pod(command, grace=2, **extra):
+    spec = {"restartPolicy": "Never", "terminationGracePeriodSeconds": grace,
+            "containers": [{"name": "main", "image": BUSYBOX, "imagePullPolicy": "Never",
+                            "command": command}]}
+    spec.update(extra)
+    return spec
+
+
+def rjob(name, replicas, pod_spec, parallelism=1, completions=1, backoff=0, **job_extra):
+    job = {"parallelism": parallelism, "completions": completions, "backoffLimit": backoff,
+           "completionMode": "Indexed", "template": {"spec": pod_spec}}
+    job.update(job_extra)
+    return {"name": name, "replicas": replicas, "template": {"spec": job}}
+
+
+def jobset_obj(name, rjobs, **spec):
+    s = {"replicatedJobs": rjobs}
+    s.update(spec)
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name}, "spec": s}
+
+
+def condition(obj, ctype):
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype and c.get("status") == "True":
+            return c
+    return None
