@@ -122,6 +122,10 @@ def controller(kube):
     hc("image", "bundle", CONTROLLER_IMAGE, "--entrypoint", "/usr/local/bin/jobset-controller",
        f"{ctl}=/usr/local/bin/jobset-controller", f"{agent}=/usr/local/bin/in-place-restart-agent")
     kube.run("apply", "--server-side", "--force-conflicts", "-k", str(ROOT / "deploy"))
+    if kube.get("nodes", selector="type=kwok")["items"]:
+        # A mixed cluster: the controller's pod must not land on a fake node.
+        kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=merge", "-p",
+                 json.dumps({"spec": {"template": {"spec": {"nodeSelector": {"type": "real"}}}}}))
 
     def ready():
         d = kube.get("deployment", "jobset-controller-manager", SYSTEM_NS)
