@@ -569,7 +569,7 @@ rn_bundle() {
 	done
 	for f in "${elves[@]}"; do
 		# ldd prints "name => /path (addr)" or "/path (addr)"; not-ELF files fail quietly
-		ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^[[:space:]]*\//{print $1}'
+		{ ldd "$f" 2>/dev/null || true; } | awk '/=> \//{print $3} /^[[:space:]]*\//{print $1}'
 	done | sort -u | while read -r lib; do
 		[[ -e $root$lib ]] && continue
 		mkdir -p "$root$(dirname "$lib")"
