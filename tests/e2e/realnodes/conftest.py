@@ -122,6 +122,11 @@ def controller(kube):
     hc("image", "bundle", CONTROLLER_IMAGE, "--entrypoint", "/usr/local/bin/jobset-controller",
        f"{ctl}=/usr/local/bin/jobset-controller", f"{agent}=/usr/local/bin/in-place-restart-agent")
     kube.run("apply", "--server-side", "--force-conflicts", "-k", str(ROOT / "deploy"))
+    # The one flag a user adds for in-place restart (docs/in-place-restart.md):
+    # test_inplace_restart.py needs the gate, the other tests do not mind it.
+    kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=json", "-p",
+             json.dumps([{"op": "add", "path": "/spec/template/spec/containers/0/args/-",
+                          "value": "--feature-gates=InPlaceRestart=true"}]))
     if kube.get("nodes", selector="type=kwok")["items"]:
         # A mixed cluster: the controller's pod must not land on a fake node.
         kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=merge", "-p",
