@@ -10,12 +10,16 @@
 #include "base/json.h"
 #include "base/str.h"
 
-/* The key of ReplicatedJob `r`: its Job template's, else the JobSet's. */
+/* The key the pods of ReplicatedJob `r` are rendered with: its Job
+ * template's, else the JobSet's (both put on the pod template, SPEC §6.3),
+ * else the pod template's own. */
 static const char *rjob_topology(const struct js_jobset *js, const struct js_rjob *r)
 {
 	const char *k = js_tmpl_annotation(r, JS_ANN_EXCLUSIVE_TOPOLOGY);
 	if (!k)
 		k = js_json_str(js->meta.annotations, JS_ANN_EXCLUSIVE_TOPOLOGY);
+	if (!k)
+		k = js_json_str(js_json_path(r->template_, "spec.template.metadata.annotations"), JS_ANN_EXCLUSIVE_TOPOLOGY);
 	return k && k[0] ? k : NULL;
 }
 

@@ -67,8 +67,9 @@ enum js_placement_act {
  * The topology key the pods of a Job follow, from the JobSet `js` (never
  * from a pod, whose annotations anyone allowed to edit pods can change):
  * the annotation JS_ANN_EXCLUSIVE_TOPOLOGY of the Job template of the
- * ReplicatedJob `rjob_name`, else the JobSet's own (SPEC §9; as rendering
- * puts it on the Job and its pods). When `rjob_name` is NULL or names no
+ * ReplicatedJob `rjob_name`, else the JobSet's own, else the one of that
+ * ReplicatedJob's pod template (SPEC §6.3, §9: what rendering puts on the
+ * pods). When `rjob_name` is NULL or names no
  * ReplicatedJob (a label someone edited), the key every ReplicatedJob
  * resolves to when they all agree, else NULL. NULL also when the JobSet
  * names none (then nothing is placed: JS_PLACEMENT_NO_TOPOLOGY). Borrowed

@@ -215,6 +215,13 @@ static const struct topo_case topo_cases[] = {
 				   "[{\"name\":\"a\",\"template\":{\"metadata\":{\"annotations\":{" EXCL
 				   ":\"rack\"}},\"spec\":{}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
 	 NULL, NULL},
+	{"pod-template-annotation", "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"template\":{\"spec\":{\"template\":"
+				    "{\"metadata\":{\"annotations\":{" EXCL ":\"host\"}}}}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 "a", "host"},
+	{"jobset-wins-over-pod-template", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}},\"spec\":{\"replicatedJobs\":"
+					  "[{\"name\":\"a\",\"template\":{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+					  EXCL ":\"host\"}}}}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 "a", "zone"},
 	{"not-exclusive", NULL, "a", NULL},
 	{"empty-is-none", "{\"metadata\":{\"annotations\":{" EXCL ":\"\"}}}", "a", NULL},
 };
@@ -236,11 +243,13 @@ static void test_topology(void **state)
 			assert_non_null(p);
 			json_t *rjs = js_json_path(p, "spec.replicatedJobs");
 			for (size_t k = 0; k < json_array_size(rjs); k++) {
+				json_t *rj = json_array_get(js_json_path(j, "spec.replicatedJobs"), k);
 				json_t *md = js_json_path(json_array_get(rjs, k), "template.metadata");
 				if (md)
-					json_object_set(js_json_path_make(json_array_get(js_json_path(j, "spec.replicatedJobs"),
-										 k), "template"),
-							"metadata", md);
+					json_object_set(js_json_path_make(rj, "template"), "metadata", md);
+				json_t *pmd = js_json_path(json_array_get(rjs, k), "template.spec.template.metadata");
+				if (pmd)
+					json_object_set(js_json_path_make(rj, "template.spec.template"), "metadata", pmd);
 			}
 			json_t *meta = json_object_get(p, "metadata");
 			if (meta)
