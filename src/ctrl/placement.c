@@ -214,9 +214,7 @@ static int ungate(struct js_controller *c, const struct js_cache_xpod *p, const 
 			      key, domain);
 	js_apierr_done(&e);
 	json_decref(patch);
-	/* A failed test (the pod changed under the cache: HTTP 422) is not an
-	 * error to retry: the pod's watch event starts the next pass. */
-	return r == JS_ENOTFOUND || r == JS_EINVALID ? 0 : r;
+	return r == JS_ENOTFOUND ? 0 : r;
 }
 
 /* Ensure DisruptionTarget=True (reason ExclusivePlacementViolation) on the
