@@ -7,7 +7,9 @@ pods of the same hostname from different restart attempts (the
 `job-restart-attempt`) run at the same time - an old pod in its grace period
 beside its successor would answer for the same name.
 
-HostnameCheck keeps the pods of every JobSet as one cluster-wide watch of
+A pod's hostname and attempt are taken from the first sight of it (its labels
+as the Job controller created it): a label someone edits later does not move
+it. HostnameCheck keeps the pods of every JobSet as one cluster-wide watch of
 pods with a `jobset.sigs.k8s.io/jobset-name` label reports them, in the API
 server's order, and records a violation the moment a pod occupies a
 hostname that a pod of another attempt still occupies. A pod occupies its
@@ -71,6 +73,7 @@ class HostnameCheck:
     def __init__(self, clock=time.monotonic):
         self.clock = clock
         self.lock = threading.Lock()
+        self.first = {}      # uid -> (key, attempt) at first sight: labels edited later do not move a pod
         self.live = {}       # uid -> (key, attempt, summary) for pods that occupy their hostname
         self.by_key = {}     # key -> {uid: attempt}
         self.violations = []
@@ -96,14 +99,17 @@ class HostnameCheck:
     def _put(self, pod):
         md = pod.get("metadata") or {}
         uid = md.get("uid")
-        key = hostname_key(pod)
-        if not uid or key is None:
+        if not uid:
+            return
+        if uid not in self.first:
+            self.first[uid] = (hostname_key(pod), attempt(pod))
+        key, mine = self.first[uid]
+        if key is None:
             return
         self._drop(uid)
         if not occupies(pod):
             return
-        mine = attempt(pod)
-        summ = self._summary(pod)
+        summ = dict(self._summary(pod), attempt=mine)
         peers = self.by_key.setdefault(key, {})
         for other, their in peers.items():
             if their != mine and (other, uid) not in self.pairs:
@@ -119,6 +125,8 @@ class HostnameCheck:
         with self.lock:
             self.live.clear()
             self.by_key.clear()
+            now = {(p.get("metadata") or {}).get("uid") for p in items}
+            self.first = {u: v for u, v in self.first.items() if u in now}
             for pod in items:
                 self._put(pod)
             self.last_event = self.clock()
@@ -129,7 +137,9 @@ class HostnameCheck:
             self.events += 1
             self.last_event = self.clock()
             if etype == "DELETED":
-                self._drop((pod.get("metadata") or {}).get("uid"))
+                uid = (pod.get("metadata") or {}).get("uid")
+                self._drop(uid)
+                self.first.pop(uid, None)
             else:
                 self._put(pod)
 

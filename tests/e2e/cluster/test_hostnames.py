@@ -41,6 +41,8 @@ CASES = [
     ("other hostnames", [("ADDED", pod("a", 0)), ("ADDED", pod("b", 1, host="js-r-1-0"))], 0),
     ("another JobSet of the same name", [("ADDED", pod("a", 0)), ("ADDED", pod("b", 1, jsuid="u2"))], 0),
     ("another namespace", [("ADDED", pod("a", 0)), ("ADDED", pod("b", 1, ns="other"))], 0),
+    ("a label edited later does not move a pod", [("ADDED", pod("a", 0)), ("MODIFIED", pod("a", 7)),
+                                                   ("ADDED", pod("b", 7, "Failed")), ("ADDED", pod("c", 0))], 0),
     ("one pair counted once", [("ADDED", pod("a", 0)), ("ADDED", pod("b", 1)), ("MODIFIED", pod("b", 1)),
                                ("MODIFIED", pod("a", 0))], 1),
 ]
