@@ -19,38 +19,19 @@ from datetime import datetime
 
 import pytest
 
-from conftest import processes_with_env, start_marked, wait_for
+from conftest import jobset_yaml, processes_with_env, start_marked, wait_for
 
 INT64_MAX = 2**63 - 1
 
 # One pod whose PID 1 ignores SIGTERM (as do its children: an ignored signal
 # stays ignored across exec).
-STUBBORN = """
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: stubborn}
-spec:
-  replicatedJobs:
-  - name: w
-    template:
-      spec:
-        completions: 1
-        parallelism: 1
-        template:
-          spec:
-            restartPolicy: Never
-            terminationGracePeriodSeconds: %d
-            containers:
-            - name: main
-              image: busybox
-              command: [sh, -c, 'trap "" TERM; while :; do sleep 1; done']
-              env: [{name: JS_E2E_MARKER, value: "%s"}]
-"""
+STUBBORN_CMD = 'trap "" TERM; while :; do sleep 1; done'
 
 
 def _start(jobset_bin, tmp_path, grace):
     marker = "m" + uuid.uuid4().hex
-    return start_marked(jobset_bin, tmp_path, STUBBORN % (grace, marker), marker, 1), marker
+    manifest = jobset_yaml("stubborn", STUBBORN_CMD, grace=grace, env={"JS_E2E_MARKER": marker})
+    return start_marked(jobset_bin, tmp_path, manifest, marker, 1), marker
 
 
 def _until(pred, timeout):
