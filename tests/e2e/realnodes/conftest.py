@@ -7,12 +7,12 @@ with its image assembled offline from build/'s binaries and their shared
 libraries (`hack/cluster image bundle`).
 
 Every test here is also watched for the one-hostname invariant (no two pods
-of one hostname from different restart attempts running at once) when the
-session-wide pod watch of tests/e2e/cluster/hostnames.py is there.
+of one hostname from different restart attempts running at once): the
+session-wide pod watch of tests/e2e/cluster/hostnames.py.
 """
+import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -27,55 +27,33 @@ BUILD = Path(os.environ.get("JOBSET_TEST_BUILD_DIR", ROOT / "build"))
 CONTROLLER_IMAGE = "jobset-controller:0.1.0"  # deploy/kustomization.yaml's
 BUSYBOX = "localhost/jobset-test/busybox:1"
 SYSTEM_NS = "jobset-system"
-POLL_S = 0.25
+# Real nodes only: a cluster may have kwok nodes beside them (up --nodes N --real-nodes M).
+REAL = {"type": "real"}
 
 sys.path.insert(0, str(ROOT / "tests" / "e2e" / "cluster"))
-try:
-    import hostnames  # tests/e2e/cluster/hostnames.py (the one-hostname watch)
-except ImportError:
-    hostnames = None
+import hostnames  # noqa: E402  tests/e2e/cluster/hostnames.py: the one-hostname watch
+
+# The cluster tier's conftest, as a module of another name (this file is
+# "conftest" here): its wait_for and its kubectl wrapper.
+_spec = importlib.util.spec_from_file_location("cluster_conftest", ROOT / "tests" / "e2e" / "cluster" / "conftest.py")
+cluster_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cluster_conftest)
+wait_for = cluster_conftest.wait_for
 
 
-def wait_for(what, fn, timeout=60.0):
-    """Poll fn() every 250 ms until it returns a truthy value; fail after
-    `timeout` seconds naming `what` and the last value seen."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        last = fn()
-        if last:
-            return last
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}"[:4000])
-        time.sleep(POLL_S)
-
-
-class Kube:
-    """kubectl with the admin kubeconfig."""
-
-    def __init__(self):
-        self.kubectl = os.environ.get("KUBECTL") or shutil.which("kubectl")
-        self.env = dict(os.environ, KUBECONFIG=os.environ["JOBSET_TEST_KUBECONFIG"])
-
-    def run(self, *args, input=None, check=True, timeout=120):
-        p = subprocess.run([self.kubectl, *args], input=input, capture_output=True, text=True,
-                           env=self.env, timeout=timeout)
-        if check and p.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
-        return p
+class Kube(cluster_conftest.Kube):
+    """The cluster tier's kubectl wrapper; get() also for cluster-scoped
+    objects and whole lists, and pods and logs."""
 
     def apply(self, obj, ns=None):
         docs = obj if isinstance(obj, list) else [obj]
-        args = ["apply", "-f", "-"] + (["-n", ns] if ns else [])
-        return self.run(*args, input="\n---\n".join(json.dumps(d) for d in docs))
+        return super().apply("\n---\n".join(json.dumps(d) for d in docs), ns)
 
     def get(self, kind, name=None, ns=None, selector=None):
         args = ["get", kind] + ([name] if name else []) + (["-n", ns] if ns else []) + \
             (["-l", selector] if selector else []) + ["-o", "json"]
-        p = self.run(*args, check=False)
-        if p.returncode != 0:
-            return None
-        return json.loads(p.stdout)
+        p = self.run(*args, check=False, timeout=120)
+        return json.loads(p.stdout) if p.returncode == 0 else None
 
     def pods(self, ns, selector=None):
         return (self.get("pods", ns=ns, selector=selector) or {}).get("items", [])
@@ -130,7 +108,7 @@ def controller(kube):
     if kube.get("nodes", selector="type=kwok")["items"]:
         # A mixed cluster: the controller's pod must not land on a fake node.
         kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=merge", "-p",
-                 json.dumps({"spec": {"template": {"spec": {"nodeSelector": {"type": "real"}}}}}))
+                 json.dumps({"spec": {"template": {"spec": {"nodeSelector": REAL}}}}))
 
     def ready():
         d = kube.get("deployment", "jobset-controller-manager", SYSTEM_NS)
@@ -170,7 +148,7 @@ _watch = []
 def one_hostname_invariant(request):
     """Fails a test during which two pods of one hostname from different
     restart attempts ran at once (tests/e2e/cluster/hostnames.py)."""
-    if hostnames is None or "kube" not in request.fixturenames:
+    if "kube" not in request.fixturenames:
         yield
         return
     if not _watch:
@@ -187,7 +165,7 @@ def one_hostname_invariant(request):
 # ------------------------------------------------------------ object builders
 
 def busybox_pod(command, grace=2, **extra):
-    spec = {"restartPolicy": "Never", "terminationGracePeriodSeconds": grace,
+    spec = {"restartPolicy": "Never", "terminationGracePeriodSeconds": grace, "nodeSelector": REAL,
             "containers": [{"name": "main", "image": BUSYBOX, "imagePullPolicy": "Never",
                             "command": command}]}
     spec.update(extra)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, condition, hc, jobset_obj, rjob, wait_for
+from conftest import BUILD, REAL, condition, hc, jobset_obj, rjob, wait_for
 
 AGENT_IMAGE = "localhost/jobset-test/agent:1"
 ANN = "jobset.sigs.k8s.io/in-place-restart-attempt"
@@ -56,6 +56,7 @@ def test_in_place_restart_on_real_kubelets(controller, ns, nodes, agent_image):
            {"name": "SHELL", "value": "/bin/sh"},
            {"name": "WORKER_COMMAND", "value": worker}]
     pod = {"restartPolicy": "OnFailure", "serviceAccountName": "agent", "terminationGracePeriodSeconds": 2,
+           "nodeSelector": REAL,
            "containers": [{"name": "worker", "image": agent_image, "imagePullPolicy": "Never", "env": env,
                            "volumeMounts": [{"name": "m", "mountPath": "/m"}]}],
            "volumes": [{"name": "m", "hostPath": {"path": str(marks)}}],

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, condition, hc, wait_for
+from conftest import REAL, ROOT, condition, hc, wait_for
 
 JAX_VERSION = "0.4.38"
 IMAGE = f"localhost/jobset-test/jax:{JAX_VERSION}"
@@ -56,6 +56,7 @@ def test_jax_multislice_restarts_and_resumes_on_real_nodes(controller, ns, nodes
     pod["volumes"].append({"name": "checkpoints", "hostPath": {"path": str(shared)}})
     c = pod["containers"][0]
     c["image"], c["imagePullPolicy"] = jax_image, "Never"
+    pod["nodeSelector"] = REAL
     # Spread the 4 processes over the nodes (2 per node).
     pod["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
                                          "whenUnsatisfiable": "DoNotSchedule",
