@@ -29,14 +29,6 @@ static int64_t failed_at(const struct js_obsjob *j)
 	return f && f->has_last_transition_time ? f->last_transition_time : INT64_MIN;
 }
 
-static bool strlist_has(const struct js_strlist *l, const char *s)
-{
-	for (size_t i = 0; s && i < l->n; i++)
-		if (l->items[i] && strcmp(l->items[i], s) == 0)
-			return true;
-	return false;
-}
-
 static bool any_pattern_matches(const struct js_strlist *patterns, const char *message)
 {
 	for (size_t i = 0; i < patterns->n; i++) {
@@ -56,14 +48,14 @@ bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obs
 	const struct js_jobcond *f = js__status_failure_cond(j);
 	const char *rname = j->rjob_name;
 
-	if (rule->on_job_failure_reasons.n > 0 && !strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
+	if (rule->on_job_failure_reasons.n > 0 && !js_strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
 		return false;
 	if (rule->on_job_failure_message_patterns.n > 0 &&
 	    !any_pattern_matches(&rule->on_job_failure_message_patterns, f ? f->message : NULL))
 		return false;
 	if (!rname || !*rname)
 		return false;
-	return rule->target_replicated_jobs.n == 0 || strlist_has(&rule->target_replicated_jobs, rname);
+	return rule->target_replicated_jobs.n == 0 || js_strlist_has(&rule->target_replicated_jobs, rname);
 }
 
 /* Earliest failure among the failed Jobs `rule` applies to (all when rule is

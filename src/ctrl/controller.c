@@ -11,6 +11,7 @@
 #include "api/jobset.h"
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
@@ -95,13 +96,6 @@ static const struct js_metrics_family families[JS__M__COUNT] = {
 			   {"jobset_name", "namespace"}, NULL, 0},
 };
 
-uint64_t js__ctrl_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...)
 {
 	if (!c->o.log)
@@ -168,7 +162,7 @@ void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const
 		return;
 	pthread_mutex_lock(&c->mu);
 	if (!js_hmap_has(c->enqueued, key))
-		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js__ctrl_now_ns(), NULL);
+		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js_clock_now_ns(), NULL);
 	pthread_mutex_unlock(&c->mu);
 	const char *v[] = {QUEUE_NAME};
 	(void)js_metrics_add(c->metrics, JS__M_QUEUE_ADDS, v, 1);
@@ -304,7 +298,7 @@ static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 
 static double since_s(uint64_t t0)
 {
-	return (double)(js__ctrl_now_ns() - t0) / 1e9;
+	return (double)(js_clock_now_ns() - t0) / 1e9;
 }
 
 static void note_dequeued(struct js_controller *c, const char *key)
@@ -321,7 +315,7 @@ static void note_dequeued(struct js_controller *c, const char *key)
 
 static void process(struct js_controller *c, const char *key, struct js_arena *arena)
 {
-	uint64_t t0 = js__ctrl_now_ns();
+	uint64_t t0 = js_clock_now_ns();
 	struct js__sync_result res = {0};
 	size_t pl = strlen(JS__CTRL_PLACEMENT_PREFIX);
 	bool placement = strncmp(key, JS__CTRL_PLACEMENT_PREFIX, pl) == 0;
@@ -631,24 +625,11 @@ bool js_controller_lost(struct js_controller *c)
 	return atomic_load(&c->lost);
 }
 
-static struct timespec deadline_after(int ms)
-{
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	return dl;
-}
-
 /* Wait for every worker to exit: up to `timeout_ms` (< 0: no limit).
  * Returns the workers still alive. */
 static int wait_workers(struct js_controller *c, int timeout_ms)
 {
-	struct timespec dl = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec dl = js_clock_deadline_ts(timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	while (c->alive > 0) {
 		if (timeout_ms < 0)

@@ -176,9 +176,6 @@ void js__phases_forget(struct js_controller *c, const char *key);
  * accountants of JobSets no longer cached. phases.c. */
 void js__phases_refresh(struct js_controller *c);
 
-/* Monotonic clock, ns. controller.c. */
-uint64_t js__ctrl_now_ns(void);
-
 /* Remember our status write of `key` - the full status asked for, before
  * the write, then also the resourceVersion it returned - so that the watch
  * event of that write does not start another pass (ctrl/cache.h).

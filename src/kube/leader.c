@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/json.h"
 #include "kube/kube_int.h"
 
@@ -62,8 +63,7 @@ int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct
 
 static bool wait_ms(struct js_leader *le, int ms)
 {
-	uint64_t until = js__kutil_now_ns() + (uint64_t)ms * 1000000u;
-	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+	struct timespec ts = js_clock_deadline_ts(ms);
 	pthread_mutex_lock(&le->lock);
 	while (!le->stop)
 		if (pthread_cond_timedwait(&le->cond, &le->lock, &ts) == ETIMEDOUT)
@@ -105,7 +105,7 @@ static void observed_self(struct js_leader *le, const char *now)
 	le->obs_holder = js_xstrdup(le->id);
 	free(le->obs_renew);
 	le->obs_renew = js_xstrdup(now);
-	le->obs_ns = js__kutil_now_ns();
+	le->obs_ns = js_clock_now_ns();
 	note_leader(le, le->id);
 }
 
@@ -136,7 +136,7 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	json_int_t transitions = json_is_integer(tr) ? json_integer_value(tr) : 0;
 	json_t *ld = json_object_get(spec, "leaseDurationSeconds");
 	uint64_t their_ms = json_is_integer(ld) ? (uint64_t)json_integer_value(ld) * 1000u : (uint64_t)le->o.lease_duration_ms;
-	uint64_t t = js__kutil_now_ns();
+	uint64_t t = js_clock_now_ns();
 	if (!str_eq(holder, le->obs_holder) || !str_eq(renew, le->obs_renew)) {
 		free(le->obs_holder);
 		le->obs_holder = holder ? js_xstrdup(holder) : NULL;
@@ -223,10 +223,10 @@ static void *run(void *arg)
 			stopped = true;
 			break;
 		}
-		deadline = js__kutil_now_ns() + (uint64_t)le->o.renew_deadline_ms * 1000000u;
+		deadline = js_clock_now_ns() + (uint64_t)le->o.renew_deadline_ms * 1000000u;
 		for (;;) {
 			renewed = try_acquire_or_renew(le);
-			if (renewed || js__kutil_now_ns() >= deadline)
+			if (renewed || js_clock_now_ns() >= deadline)
 				break;
 			if (wait_ms(le, le->o.retry_period_ms)) {
 				stopped = true;

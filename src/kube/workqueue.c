@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/hmap.h"
 #include "kube/kube_int.h"
 #include "kube/ratelimit.h"
@@ -54,7 +55,7 @@ static uint64_t ptr_u64(const void *p)
 
 static uint64_t now(const struct js_workqueue *q)
 {
-	return q->o.now_ns ? q->o.now_ns(q->o.clock_user) : js__kutil_now_ns();
+	return q->o.now_ns ? q->o.now_ns(q->o.clock_user) : js_clock_now_ns();
 }
 
 int js_workqueue_new(const struct js_workqueue_opts *opts, struct js_workqueue **ret)
@@ -252,7 +253,7 @@ unsigned js_workqueue_num_requeues(struct js_workqueue *q, const char *key)
 
 int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 {
-	uint64_t start = js__kutil_now_ns();
+	uint64_t start = js_clock_now_ns();
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000u;
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
@@ -263,7 +264,7 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 			pthread_mutex_unlock(&q->lock);
 			return -ESHUTDOWN;
 		}
-		uint64_t t = js__kutil_now_ns();
+		uint64_t t = js_clock_now_ns();
 		if (t >= deadline) {
 			pthread_mutex_unlock(&q->lock);
 			return -ETIMEDOUT;
@@ -280,8 +281,7 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 		if (until == UINT64_MAX) {
 			pthread_cond_wait(&q->cond, &q->lock);
 		} else {
-			struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
-					      .tv_nsec = (long)(until % 1000000000u)};
+			struct timespec ts = js_clock_ts(until);
 			pthread_cond_timedwait(&q->cond, &q->lock, &ts);
 		}
 	}
@@ -317,8 +317,7 @@ void js_workqueue_shutdown(struct js_workqueue *q)
 int js_workqueue_shutdown_drain(struct js_workqueue *q, int timeout_ms)
 {
 	js_workqueue_shutdown(q);
-	uint64_t until = js__kutil_now_ns() + (uint64_t)timeout_ms * 1000000u;
-	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+	struct timespec ts = js_clock_deadline_ts(timeout_ms);
 	pthread_mutex_lock(&q->lock);
 	while (js_hmap_len(q->processing) > 0)
 		if (pthread_cond_timedwait(&q->cond, &q->lock, &ts) == ETIMEDOUT)
