@@ -85,6 +85,7 @@
 #include "base/common.h"
 #include "core/job.h"
 #include "core/plan.h"
+#include "core/policy.h"
 
 /* ---- Input ---- */
 
@@ -148,6 +149,11 @@ struct js_reconcile_input {
 	bool old_pods_known;              /* the runtime listed them this pass */
 	const struct js_oldpod *old_pods; /* what it found */
 	size_t n_old_pods;
+	/* The JobSet's failure-policy patterns compiled (core/policy.h),
+	 * borrowed: a runtime that caches JobSets compiles them once per
+	 * generation. NULL: the core compiles them itself, once per pass, when
+	 * a Job has failed. */
+	const struct js_policy *policy;
 	int64_t now;                      /* Unix seconds */
 };
 

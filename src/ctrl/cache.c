@@ -33,7 +33,21 @@ static json_t *take_member(const json_t *o, const char *key)
 	return v && !json_is_null(v) ? json_incref(v) : NULL;
 }
 
-static const void *jobset_transform(const json_t *obj, int *ret_err)
+/* The compiled failure-policy patterns of record `r`: its predecessor's
+ * when that is the same incarnation at the same generation with the same
+ * patterns (a status update), else compiled now - once per generation. */
+static const struct js_policy *jobset_policy(const struct jsrec *r, const struct js_cache_jobset *prev)
+{
+	if (!r->js)
+		return NULL;
+	if (prev && prev->policy && prev->uid && r->uid && strcmp(prev->uid, r->uid) == 0 &&
+	    prev->has_generation && r->pub.has_generation && prev->generation == r->pub.generation &&
+	    js_policy_fits(prev->policy, r->js))
+		return js_policy_ref(prev->policy);
+	return js_policy_compile(r->js);
+}
+
+static const void *jobset_transform_from(const json_t *obj, const void *prev, int *ret_err)
 {
 	(void)ret_err;
 	json_t *md = json_object_get(obj, "metadata");
@@ -61,6 +75,7 @@ static const void *jobset_transform(const json_t *obj, int *ret_err)
 		r->error = js_xstrdup(d.n ? d.items[0].message : "cannot decode");
 	}
 	js_diag_done(&d);
+	r->pub.policy = jobset_policy(r, prev);
 	r->pub.key = r->key;
 	r->pub.rv = r->rv;
 	r->pub.uid = r->uid;
@@ -70,6 +85,11 @@ static const void *jobset_transform(const json_t *obj, int *ret_err)
 	r->pub.labels = r->labels;
 	r->pub.annotations = r->annotations;
 	return &r->pub;
+}
+
+static const void *jobset_transform(const json_t *obj, int *ret_err)
+{
+	return jobset_transform_from(obj, NULL, ret_err);
 }
 
 static const void *jobset_ref(const void *p)
@@ -86,6 +106,7 @@ static void jobset_unref(const void *p)
 	if (atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
 	js_jobset_free(r->js);
+	js_policy_unref(r->pub.policy);
 	json_decref(r->status);
 	json_decref(r->labels);
 	json_decref(r->annotations);
@@ -123,7 +144,13 @@ static bool jobset_same(const void *a, const void *b)
 	return same_inputs(x, y) && json_eq(x->status, y->status);
 }
 
-const struct js_store_type js_cache_jobset_type = {jobset_transform, jobset_ref, jobset_unref, jobset_same};
+const struct js_store_type js_cache_jobset_type = {
+	.transform = jobset_transform,
+	.ref = jobset_ref,
+	.unref = jobset_unref,
+	.same = jobset_same,
+	.transform_from = jobset_transform_from,
+};
 
 /* What the core reads back from a status: every member but
  * replicatedJobsStatus, and of that list only the per-Job restart counts
@@ -204,7 +231,12 @@ static bool job_same(const void *a, const void *b)
 	return js_job_same(a, b);
 }
 
-const struct js_store_type js_cache_job_type = {job_transform, job_ref, job_unref, job_same};
+const struct js_store_type js_cache_job_type = {
+	.transform = job_transform,
+	.ref = job_ref,
+	.unref = job_unref,
+	.same = job_same,
+};
 
 /* ---- Services and PVCs ---- */
 
@@ -267,8 +299,18 @@ static bool child_same(const void *a, const void *b)
 	return str_eq(((const struct js_cache_child *)a)->jobset_key, ((const struct js_cache_child *)b)->jobset_key);
 }
 
-const struct js_store_type js_cache_service_type = {service_transform, child_ref, child_unref, child_same};
-const struct js_store_type js_cache_pvc_type = {pvc_transform, child_ref, child_unref, child_same};
+const struct js_store_type js_cache_service_type = {
+	.transform = service_transform,
+	.ref = child_ref,
+	.unref = child_unref,
+	.same = child_same,
+};
+const struct js_store_type js_cache_pvc_type = {
+	.transform = pvc_transform,
+	.ref = child_ref,
+	.unref = child_unref,
+	.same = child_same,
+};
 
 /* ---- JobSet pods (gate InPlaceRestart) ---- */
 
@@ -337,4 +379,9 @@ static bool pod_same(const void *pa, const void *pb)
 	       a->failed == b->failed && a->max_restart_count == b->max_restart_count;
 }
 
-const struct js_store_type js_cache_pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
+const struct js_store_type js_cache_pod_type = {
+	.transform = pod_transform,
+	.ref = pod_ref,
+	.unref = pod_unref,
+	.same = pod_same,
+};

@@ -35,6 +35,7 @@
 
 #include "api/jobset.h"
 #include "core/job.h"
+#include "core/policy.h"
 #include "kube/store.h"
 
 /** A cached JobSet. Read-only; the reference count is private. */
@@ -50,6 +51,11 @@ struct js_cache_jobset {
 	bool deleting;              /* metadata.deletionTimestamp set */
 	bool has_generation;
 	int64_t generation;
+	/* The failure policy's message patterns compiled (core/policy.h), for
+	 * the core to borrow; NULL when js is NULL. Compiled once per
+	 * generation: the records of later resourceVersions of the same
+	 * incarnation and generation share it. */
+	const struct js_policy *policy;
 };
 
 /** A cached Service or PVC: it exists, and belongs to `jobset_key`. */
@@ -66,8 +72,10 @@ struct js_cache_pod {
 	int32_t max_restart_count; /* largest restartCount of its init and regular containers */
 };
 
-/** JobSets: transform decodes (lenient, managedFields dropped); same()
- * compares every field of struct js_cache_jobset except rv. */
+/** JobSets: transform decodes (lenient, managedFields dropped) and compiles
+ * the failure policy's patterns, or (transform_from) shares them with the
+ * stored record of the same uid and generation; same() compares every
+ * field of struct js_cache_jobset except rv and policy. */
 extern const struct js_store_type js_cache_jobset_type;
 
 /** Jobs: the core's records (js_job_from_json, js_job_ref/unref,

@@ -114,7 +114,12 @@ static bool pod_same(const void *pa, const void *pb)
 	       a->has_selector_map == b->has_selector_map;
 }
 
-static const struct js_store_type pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
+static const struct js_store_type pod_type = {
+	.transform = pod_transform,
+	.ref = pod_ref,
+	.unref = pod_unref,
+	.same = pod_same,
+};
 
 static void index_job(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {

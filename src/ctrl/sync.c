@@ -131,6 +131,7 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.sched_deleting = o.sched_deleting,
 		.gates = c->o.gates,
 		.cleanup_direct = c->o.cleanup_direct,
+		.policy = o.rec->policy, /* compiled at ingest, once per generation */
 		.now = (int64_t)time(NULL),
 	};
 	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {

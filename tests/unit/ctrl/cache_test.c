@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "core/policy.h"
 #include "ctrl/cache.h"
+#include "kube/store.h"
 #include "support/testutil.h"
 
 /* A JobSet in the API server's shape, with a merge patch on top. */
@@ -314,11 +316,66 @@ static void test_shared_unref(void **state)
 	}
 }
 
+/* The failure policy's patterns are compiled once per generation (issue
+ * 22): each update of the JobSet goes through a store as the informer
+ * sends it, and the record's compiled policy is either its predecessor's
+ * (same pointer) or a new one. */
+static void test_policy_per_generation(void **state)
+{
+	(void)state;
+#define FP(pat) "\"spec\":{\"failurePolicy\":{\"rules\":[{\"name\":\"r\",\"action\":\"FailJobSet\"," \
+		"\"onJobFailureMessagePatterns\":[\"" pat "\",\"exit [0-9]+\"]}]}}"
+	static const struct {
+		const char *name;
+		const char *patch; /* on jobset() */
+		bool shared;       /* the previous record's policy */
+		size_t compiled;   /* patterns compiled into the record's policy */
+	} steps[] = {
+		{"added", "{\"metadata\":{\"resourceVersion\":\"5\"}," FP("oom") "}", false, 2},
+		{"status update, same generation", "{\"metadata\":{\"resourceVersion\":\"6\"}," FP("oom")
+		 ",\"status\":{\"restarts\":1}}", true, 2},
+		{"label edit, same generation", "{\"metadata\":{\"resourceVersion\":\"7\",\"labels\":{\"a\":\"2\"}},"
+		 FP("oom") "}", true, 2},
+		{"spec change: new generation", "{\"metadata\":{\"resourceVersion\":\"8\",\"generation\":2},"
+		 FP("OOMKilled") "}", false, 2},
+		{"status update of generation 2", "{\"metadata\":{\"resourceVersion\":\"9\",\"generation\":2},"
+		 FP("OOMKilled") ",\"status\":{\"restarts\":2}}", true, 2},
+		{"same generation, other patterns (no generation bump seen)",
+		 "{\"metadata\":{\"resourceVersion\":\"10\",\"generation\":2}," FP("other") "}", false, 2},
+		{"new incarnation, same name and generation", "{\"metadata\":{\"resourceVersion\":\"11\","
+		 "\"generation\":2,\"uid\":\"u2\"}," FP("other") "}", false, 2},
+		{"no failure policy", "{\"metadata\":{\"resourceVersion\":\"12\",\"generation\":3,\"uid\":\"u2\"}}",
+		 false, 0},
+	};
+#undef FP
+	struct js_store *st = js_store_new(&js_cache_jobset_type);
+	const struct js_policy *prev = NULL;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(steps); i++) {
+		json_t *o = jobset(steps[i].patch);
+		struct js_store_change ch;
+		assert_int_equal(js_store_upsert(st, o, &ch), 0);
+		json_decref(o);
+		const struct js_cache_jobset *r = js_store_get(st, "ns/js");
+		assert_non_null(r);
+		assert_non_null(r->policy);
+		if ((r->policy == prev) != steps[i].shared)
+			fail_msg("%s: policy %s", steps[i].name, steps[i].shared ? "compiled again" : "shared");
+		if (js_policy_compiled(r->policy) != steps[i].compiled)
+			fail_msg("%s: %zu patterns compiled, want %zu", steps[i].name,
+				 js_policy_compiled(r->policy), steps[i].compiled);
+		prev = r->policy;
+		js_store_unref(st, r);
+		js_store_change_done(st, &ch); /* drops the old record: a shared policy lives on */
+	}
+	js_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jobset_filter),
 		cmocka_unit_test(test_jobset_record),
+		cmocka_unit_test(test_policy_per_generation),
 		cmocka_unit_test(test_child_records),
 		cmocka_unit_test(test_pod_records),
 		cmocka_unit_test(test_shared_unref),
