@@ -338,3 +338,70 @@ static bool pod_same(const void *pa, const void *pb)
 }
 
 const struct js_store_type js_cache_pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
+
+void js_cache_index_pod_jobset(const json_t *obj, js_store_emit_fn *emit, void *ctx)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *ns = js_json_str(md, "namespace");
+	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
+	if (!ns || !js || !*js)
+		return;
+	char *key = js_buf_format("%s/%s", ns, js);
+	emit(ctx, key);
+	free(key);
+}
+
+/* ---- JobSet pods' metadata (restart cleanup "direct") ---- */
+
+struct metapodrec {
+	struct js_cache_metapod pub; /* first: the record is read as the public type */
+	atomic_int refs;
+};
+
+static const void *metapod_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	const json_t *md = json_object_get(obj, "metadata");
+	const json_t *lb = json_object_get(md, "labels");
+	const char *ns = js_json_str(md, "namespace");
+	const char *js = js_json_str(lb, JS_LABEL_JOBSET_NAME);
+	const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
+	struct metapodrec *r = js_xcalloc(1, sizeof *r);
+	atomic_init(&r->refs, 1);
+	r->pub.jobset_key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
+	r->pub.jobset_uid = dup_or_null(js_json_str(lb, JS_LABEL_JOBSET_UID));
+	r->pub.name = dup_or_null(js_json_str(md, "name"));
+	r->pub.job_name = dup_or_null(job ? job : js_json_str(lb, "job-name"));
+	r->pub.attempt = dup_or_null(js_json_str(lb, JS_LABEL_RESTART_ATTEMPT));
+	r->pub.deleting = js_json_str(md, "deletionTimestamp") != NULL;
+	return r;
+}
+
+static const void *metapod_ref(const void *p)
+{
+	atomic_fetch_add(&((struct metapodrec *)(uintptr_t)p)->refs, 1);
+	return p;
+}
+
+static void metapod_unref(const void *p)
+{
+	struct metapodrec *r = (struct metapodrec *)(uintptr_t)p;
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	free((char *)(uintptr_t)r->pub.jobset_key);
+	free((char *)(uintptr_t)r->pub.jobset_uid);
+	free((char *)(uintptr_t)r->pub.name);
+	free((char *)(uintptr_t)r->pub.job_name);
+	free((char *)(uintptr_t)r->pub.attempt);
+	free(r);
+}
+
+static bool metapod_same(const void *pa, const void *pb)
+{
+	const struct js_cache_metapod *a = pa, *b = pb;
+	return str_eq(a->jobset_key, b->jobset_key) && str_eq(a->jobset_uid, b->jobset_uid) &&
+	       str_eq(a->name, b->name) && str_eq(a->job_name, b->job_name) && str_eq(a->attempt, b->attempt) &&
+	       a->deleting == b->deleting;
+}
+
+const struct js_store_type js_cache_metapod_type = {metapod_transform, metapod_ref, metapod_unref, metapod_same};
