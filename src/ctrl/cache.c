@@ -353,10 +353,24 @@ void js_cache_index_pod_jobset(const json_t *obj, js_store_emit_fn *emit, void *
 
 /* ---- JobSet pods' metadata (restart cleanup "direct") ---- */
 
+/* One allocation per pod, its strings after the struct: a cache of 50,000
+ * pods holds 50,000 blocks, not 300,000. */
 struct metapodrec {
 	struct js_cache_metapod pub; /* first: the record is read as the public type */
 	atomic_int refs;
+	char strings[];
 };
+
+/* Copy `s` (NULL stays NULL) to *at, advancing it. */
+static const char *put_str(char **at, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = memcpy(*at, s, n);
+	*at += n;
+	return d;
+}
 
 static const void *metapod_transform(const json_t *obj, int *ret_err)
 {
@@ -366,14 +380,24 @@ static const void *metapod_transform(const json_t *obj, int *ret_err)
 	const char *ns = js_json_str(md, "namespace");
 	const char *js = js_json_str(lb, JS_LABEL_JOBSET_NAME);
 	const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
-	struct metapodrec *r = js_xcalloc(1, sizeof *r);
+	if (!job)
+		job = js_json_str(lb, "job-name");
+	char *key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
+	const char *strs[] = {key, js_json_str(lb, JS_LABEL_JOBSET_UID), js_json_str(md, "name"), job,
+			      js_json_str(lb, JS_LABEL_RESTART_ATTEMPT)};
+	size_t len = 0;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
+		len += strs[i] ? strlen(strs[i]) + 1 : 0;
+	struct metapodrec *r = js_xcalloc(1, sizeof *r + len);
 	atomic_init(&r->refs, 1);
-	r->pub.jobset_key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
-	r->pub.jobset_uid = dup_or_null(js_json_str(lb, JS_LABEL_JOBSET_UID));
-	r->pub.name = dup_or_null(js_json_str(md, "name"));
-	r->pub.job_name = dup_or_null(job ? job : js_json_str(lb, "job-name"));
-	r->pub.attempt = dup_or_null(js_json_str(lb, JS_LABEL_RESTART_ATTEMPT));
+	char *at = r->strings;
+	r->pub.jobset_key = put_str(&at, strs[0]);
+	r->pub.jobset_uid = put_str(&at, strs[1]);
+	r->pub.name = put_str(&at, strs[2]);
+	r->pub.job_name = put_str(&at, strs[3]);
+	r->pub.attempt = put_str(&at, strs[4]);
 	r->pub.deleting = js_json_str(md, "deletionTimestamp") != NULL;
+	free(key);
 	return r;
 }
 
@@ -386,14 +410,8 @@ static const void *metapod_ref(const void *p)
 static void metapod_unref(const void *p)
 {
 	struct metapodrec *r = (struct metapodrec *)(uintptr_t)p;
-	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
-		return;
-	free((char *)(uintptr_t)r->pub.jobset_key);
-	free((char *)(uintptr_t)r->pub.jobset_uid);
-	free((char *)(uintptr_t)r->pub.name);
-	free((char *)(uintptr_t)r->pub.job_name);
-	free((char *)(uintptr_t)r->pub.attempt);
-	free(r);
+	if (r && atomic_fetch_sub(&r->refs, 1) == 1)
+		free(r);
 }
 
 static bool metapod_same(const void *pa, const void *pb)
