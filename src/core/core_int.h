@@ -143,6 +143,10 @@ bool js__failure_requested(struct js__ctx *c);
 
 #define JS_REASON_RESTART_REQUESTED "RestartRequested"
 
+/* Failed reason of a JobSet over a size bound of base/limits.h that never
+ * met the webhook (ours: docs/differences.md, "Size limits"). */
+#define JS_REASON_LIMIT_EXCEEDED "LimitExceeded"
+
 /** True when failure-policy rule `rule` applies to failed Job `j`. */
 bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j);
 
