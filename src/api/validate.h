@@ -56,8 +56,9 @@ int js_validate_create(const struct js_jobset *js, const struct js_validate_opts
 /**
  * The size bounds of base/limits.h (docs/differences.md, "Size limits";
  * issue 22): child Jobs per JobSet (replicas summed), ReplicatedJobs,
- * failure-policy rules and the entries of their lists, the length of a
- * message pattern. Appends one entry per bound exceeded to `diag`, naming
+ * failure-policy rules, the entries of a rule's and of the success
+ * policy's lists, the message patterns of all rules and the length of
+ * each. Appends one entry per bound exceeded to `diag`, naming
  * the field path, the bound and the value. O(size of the object), so it is
  * safe on any schema-valid JobSet. js_validate_create runs it first; the
  * core runs it on JobSets that never met the webhook. Returns 0 when
