@@ -493,7 +493,12 @@ static bool metapod_same(const void *pa, const void *pb)
 	       a->deleting == b->deleting;
 }
 
-const struct js_store_type js_cache_metapod_type = {metapod_transform, metapod_ref, metapod_unref, metapod_same};
+const struct js_store_type js_cache_metapod_type = {
+	.transform = metapod_transform,
+	.ref = metapod_ref,
+	.unref = metapod_unref,
+	.same = metapod_same,
+};
 
 /* ---- pods of exclusive placement ---- */
 

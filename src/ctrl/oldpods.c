@@ -37,6 +37,7 @@
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/hmap.h"
 #include "base/json.h"
 #include "base/parse.h"
@@ -205,7 +206,7 @@ static bool caught_up(struct js_controller *c, const struct confirm *k)
 	js_informer_resource_version(c->opods, buf, sizeof buf);
 	if (k->rv_known && parse_rv(buf, &rv))
 		return rv >= k->rv;
-	return js__ctrl_now_ns() - k->at_ns >= CATCH_UP_NS;
+	return js_clock_now_ns() - k->at_ns >= CATCH_UP_NS;
 }
 
 void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
@@ -292,7 +293,7 @@ int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o)
 	struct confirm *k = js_xcalloc(1, sizeof(*k));
 	k->uid = js->meta.uid ? js_xstrdup(js->meta.uid) : NULL;
 	k->attempt = js->status.restarts;
-	k->at_ns = js__ctrl_now_ns();
+	k->at_ns = js_clock_now_ns();
 	size_t cap = 0;
 	char *cont = NULL;
 	struct js_apierr err = {0};
