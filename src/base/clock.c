@@ -3,6 +3,8 @@
  */
 #include "base/clock.h"
 
+#include "base/time.h"
+
 uint64_t js_clock_now_ns(void)
 {
 	struct timespec ts;
@@ -12,12 +14,7 @@ uint64_t js_clock_now_ns(void)
 
 uint64_t js_clock_after_ns(int64_t ms)
 {
-	uint64_t now = js_clock_now_ns();
-	if (ms <= 0)
-		return now;
-	if ((uint64_t)ms > (UINT64_MAX - now) / 1000000u)
-		return UINT64_MAX;
-	return now + (uint64_t)ms * 1000000u;
+	return js_sat_add_u64(js_clock_now_ns(), js_sat_scale_u64(ms, 1000000u));
 }
 
 struct timespec js_clock_ts(uint64_t ns)

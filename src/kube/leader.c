@@ -228,7 +228,7 @@ static void *run(void *arg)
 			stopped = true;
 			break;
 		}
-		deadline = js_sat_add_u64(js_clock_now_ns(), js_sat_scale_u64(le->o.renew_deadline_ms, 1000000u));
+		deadline = js_clock_after_ns(le->o.renew_deadline_ms);
 		for (;;) {
 			renewed = try_acquire_or_renew(le);
 			if (renewed || js_clock_now_ns() >= deadline)
