@@ -131,6 +131,14 @@ int js__placement_informer(struct js_controller *c);
  * "<namespace>/<Job uid>". placement.c. */
 void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res);
 
+/* The JSON patch (RFC 6902) that pins follower `p` to `domain` under the
+ * JobSet's topology `key` and lifts our gate, with tests that make it apply
+ * only to the pod as the cache saw it (same uid, the gate still at
+ * p->gate_at). NULL when there is nothing to patch: a pod without
+ * namespace, name or uid, without our gate, or an absent or empty key or
+ * domain. Caller owns the result. placement.c. */
+json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain);
+
 /* True when `js` restarts in place (failurePolicy.restartStrategy
  * InPlaceRestart). NULL is false. inplace.c. */
 bool js__inplace_strategy(const struct js_jobset *js);
