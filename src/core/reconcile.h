@@ -187,12 +187,6 @@ struct js_plan *js_reconcile_plan_free(struct js_plan *plan);
 /** "CreateJob", "DeleteJob", ... (static). */
 const char *js_reconcile_action_kind_name(enum js_action_kind k);
 
-/** Deprecated: js_cleanup_old_pods_selector (kept until src/ctrl calls the
- * cleanup module's names). */
-JS_WARN_UNUSED int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out);
-
-/** Deprecated: js_cleanup_wants_old_pods(js, true) (likewise). */
-bool js_reconcile_wants_old_pods(const struct js_jobset *js);
 
 /** "Foreground" | "Background" (static). */
 const char *js_reconcile_propagation_name(enum js_propagation p);

@@ -391,7 +391,8 @@ static bool caches_synced(struct js_controller *c)
 {
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
 	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs) &&
-	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods));
+	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods)) &&
+	       (!c->opods || js_informer_has_synced(c->opods));
 }
 
 static void *worker(void *arg)
@@ -409,6 +410,8 @@ static void *worker(void *arg)
 				(void)!js_informer_wait_synced(c->pods, 200);
 			if (c->ipods)
 				(void)!js_informer_wait_synced(c->ipods, 200);
+			if (c->opods)
+				(void)!js_informer_wait_synced(c->opods, 200);
 		}
 	}
 	for (;;) {
@@ -555,6 +558,8 @@ static int make_informers(struct js_controller *c)
 		r = js__placement_informer(c);
 	if (r == 0 && c->o.gates.in_place_restart)
 		r = js__inplace_informer(c);
+	if (r == 0 && c->o.cleanup_direct)
+		r = js__oldpods_informer(c);
 	return r;
 }
 
@@ -642,7 +647,7 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		if (!infs[i])
 			continue;
@@ -721,7 +726,7 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
 		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
 		if (infs[i])
 			(void)js_informer_stop(infs[i]);
@@ -751,11 +756,12 @@ int js_controller_free(struct js_controller *c)
 	}
 	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
 	c->le = NULL;
-	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods};
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods, &c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
 		*infs[i] = NULL;
 	}
+	js__oldpods_free(c);
 	c->rec = js_recorder_free(c->rec);
 	c->q = js_workqueue_free(c->q);
 	c->metrics = js_metrics_free(c->metrics);
@@ -817,5 +823,7 @@ void js_controller_refresh_metrics(struct js_controller *c)
 		informer_metrics(c, c->pods, "pods");
 	if (c->ipods)
 		informer_metrics(c, c->ipods, "jobset-pods");
+	if (c->opods)
+		informer_metrics(c, c->opods, "jobset-pod-metadata");
 	js__phases_refresh(c);
 }

@@ -80,6 +80,9 @@ struct js_controller {
 	struct js_informer *pods;    /* placement: labelled pods only; NULL in webhook mode */
 	struct js_informer *ipods;   /* in-place restart: pods with the jobset-name
 					label; NULL unless the InPlaceRestart gate is on */
+	struct js_informer *opods;   /* restart cleanup "direct": the metadata of
+					non-terminal JobSet pods; NULL in foreground */
+	struct js__oldpods *oldpods; /* with opods: the confirming LISTs (oldpods.c) */
 	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
@@ -116,6 +119,7 @@ struct js__sync_result {
 };
 
 struct js_arena;
+struct js__oldpods;
 struct js_obspod;
 struct js_jobset;
 
@@ -155,6 +159,14 @@ int js__inplace_informer(struct js_controller *c);
  * inplace.c. */
 size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const char *key, const void ***ret_recs,
 			   struct js_obspod **ret_pods);
+
+/* Create c->opods, the metadata-only cache of non-terminal JobSet pods the
+ * restart cleanup reads, with its index, and c->oldpods. Returns 0 or an
+ * informer error. oldpods.c. */
+int js__oldpods_informer(struct js_controller *c);
+
+/* Free c->oldpods (the informer goes with the others). oldpods.c. */
+void js__oldpods_free(struct js_controller *c);
 
 /* Queue `key` now, or (`fold`) after the fold window; counts the event of
  * `resource`. controller.c. */

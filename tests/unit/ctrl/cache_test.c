@@ -261,6 +261,72 @@ static void test_pod_records(void **state)
 	}
 }
 
+/* A pod's metadata as PartialObjectMetadata (the restart cleanup's cache):
+ * what the record keeps, and that only those fields make an update. */
+#define META(md) "{\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"" md "}}"
+#define MLABELS(l) ",\"labels\":{" l "}"
+#define MJS "\"jobset.sigs.k8s.io/jobset-name\":\"js\",\"jobset.sigs.k8s.io/jobset-uid\":\"u1\""
+#define MJOB ",\"batch.kubernetes.io/job-name\":\"js-w-0\""
+#define MATT(a) ",\"jobset.sigs.k8s.io/restart-attempt\":\"" a "\""
+
+static void test_metapod_records(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *json;
+		const char *key, *uid, *job, *attempt; /* NULL: none */
+		bool deleting;
+	} rows[] = {
+		{"every label", META(MLABELS(MJS MJOB MATT("2"))), "ns/js", "u1", "js-w-0", "2", false},
+		{"being deleted", META(MLABELS(MJS MJOB MATT("0")) ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\""),
+		 "ns/js", "u1", "js-w-0", "0", true},
+		{"the older job-name label", META(MLABELS(MJS ",\"job-name\":\"js-w-1\"")), "ns/js", "u1", "js-w-1", NULL,
+		 false},
+		{"no labels", META(""), NULL, NULL, NULL, NULL, false},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
+		json_t *o = json_loads(rows[i].json, 0, NULL);
+		assert_non_null(o);
+		int err = 0;
+		const struct js_cache_metapod *r = js_cache_metapod_type.transform(o, &err);
+		json_decref(o);
+		assert_non_null(r);
+		if (!streq_or_null(r->jobset_key, rows[i].key) || !streq_or_null(r->jobset_uid, rows[i].uid) ||
+		    !streq_or_null(r->job_name, rows[i].job) || !streq_or_null(r->attempt, rows[i].attempt) ||
+		    r->deleting != rows[i].deleting || !streq_or_null(r->name, "p"))
+			fail_msg("%s: key %s uid %s job %s attempt %s deleting %d", rows[i].name,
+				 r->jobset_key ? r->jobset_key : "(null)", r->jobset_uid ? r->jobset_uid : "(null)",
+				 r->job_name ? r->job_name : "(null)", r->attempt ? r->attempt : "(null)", r->deleting);
+		o = json_loads(rows[i].json, 0, NULL);
+		const void *again = js_cache_metapod_type.transform(o, &err);
+		json_decref(o);
+		assert_true(js_cache_metapod_type.same(r, again));
+		js_cache_metapod_type.unref(again);
+		js_cache_metapod_type.unref(r);
+	}
+	static const struct {
+		const char *name, *a, *b;
+		bool same;
+	} upd[] = {
+		{"an annotation changes", META(MLABELS(MJS MATT("1"))), META(MLABELS(MJS MATT("1")) ",\"annotations\":{\"x\":\"y\"}"),
+		 true},
+		{"marked for deletion", META(MLABELS(MJS MATT("1"))),
+		 META(MLABELS(MJS MATT("1")) ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\""), false},
+		{"the attempt label is edited", META(MLABELS(MJS MATT("1"))), META(MLABELS(MJS MATT("2"))), false},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(upd); i++) {
+		int err = 0;
+		json_t *ja = json_loads(upd[i].a, 0, NULL), *jb = json_loads(upd[i].b, 0, NULL);
+		const void *a = js_cache_metapod_type.transform(ja, &err), *b = js_cache_metapod_type.transform(jb, &err);
+		json_decref(ja);
+		json_decref(jb);
+		if (js_cache_metapod_type.same(a, b) != upd[i].same)
+			fail_msg("%s: same() is %d", upd[i].name, !upd[i].same);
+		js_cache_metapod_type.unref(a);
+		js_cache_metapod_type.unref(b);
+	}
+}
+
 /* Records are shared by the informer's thread and the workers, and the
  * last holder frees: every type's unref from many threads at once. Checked
  * by ThreadSanitizer in the tsan tier (the free must happen after every
@@ -295,6 +361,7 @@ static void test_shared_unref(void **state)
 		{&js_cache_service_type, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\"}}"},
 		{&js_cache_pvc_type, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"}}"},
 		{&js_cache_pod_type, POD(JSL ATT("1"), "{\"phase\":\"Running\"}")},
+		{&js_cache_metapod_type, META(MLABELS(MJS MJOB MATT("1")))},
 	};
 	for (size_t k = 0; k < JS_ARRAY_SIZE(kinds); k++) {
 		for (int round = 0; round < 50; round++) {
@@ -378,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_policy_per_generation),
 		cmocka_unit_test(test_child_records),
 		cmocka_unit_test(test_pod_records),
+		cmocka_unit_test(test_metapod_records),
 		cmocka_unit_test(test_shared_unref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
