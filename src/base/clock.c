@@ -27,3 +27,12 @@ struct timespec js_clock_deadline_ts(int64_t ms)
 {
 	return js_clock_ts(js_clock_after_ns(ms));
 }
+
+void js_clock_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
