@@ -34,7 +34,7 @@
 struct podrec {
 	atomic_int refs;
 	char *ns, *name, *uid, *owner_uid, *index, *node, *topology, *selector;
-	bool terminal, deleting, gated, has_selector_map;
+	bool terminal, succeeded, deleting, gated, has_selector_map;
 	int gate_at; /* index of our gate in spec.schedulingGates, -1 none */
 };
 
@@ -74,7 +74,8 @@ static const void *pod_transform(const json_t *obj, int *ret_err)
 	r->topology = dup_or_null(topology);
 	r->selector = topology ? dup_or_null(js_json_str(sel, topology)) : NULL;
 	r->has_selector_map = json_is_object(sel);
-	r->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	r->succeeded = phase && strcmp(phase, "Succeeded") == 0;
+	r->terminal = r->succeeded || (phase && strcmp(phase, "Failed") == 0);
 	r->deleting = json_object_get(md, "deletionTimestamp") != NULL;
 	r->gate_at = gate_index(spec);
 	r->gated = r->gate_at >= 0;
@@ -375,9 +376,10 @@ static bool leader_current(struct js_controller *c, const struct podrec *l, bool
 		return false;
 	const json_t *md = json_object_get(pod, "metadata");
 	const char *phase = js_json_str(json_object_get(pod, "status"), "phase");
+	/* A leader that succeeded meanwhile still holds its domain (core/placement.h). */
 	bool ok = str_eq(js_json_str(md, "uid"), l->uid) && !json_object_get(md, "deletionTimestamp") &&
 		  str_eq(js_json_str(json_object_get(pod, "spec"), "nodeName"), l->node) &&
-		  !(phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0));
+		  !(phase && strcmp(phase, "Failed") == 0);
 	json_decref(pod);
 	return ok;
 }
@@ -416,7 +418,7 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 	for (size_t i = 0; i < n; i++) {
 		const struct podrec *r = recs[i];
 		pods[i] = (struct js_placement_pod){r->name, r->owner_uid, r->index, r->node,
-						    r->selector,  r->terminal,  r->deleting, r->gated};
+						    r->selector,  r->terminal,  r->deleting, r->gated, r->succeeded};
 	}
 	size_t li = 0;
 	enum js_placement_why why = js_placement_find_leader(pods, n, job_uid, &li, NULL);
