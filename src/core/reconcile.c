@@ -285,7 +285,7 @@ static int run_steps(struct js__ctx *c)
 
 int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_plan, char **reterr_msg)
 {
-	struct js__ctx c = {.in = in};
+	struct js__ctx c = {.in = in, .policy = in->policy};
 	struct js_arena *arena = js_arena_new(0);
 	int r = 0;
 
@@ -308,6 +308,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 	}
 	js_hmap_free(c.by_name);
 	js__cleanup_done(&c);
+	js_policy_unref(c.own_policy);
 	c.plan->actions = c.actions;
 	c.plan->n_actions = c.n_actions;
 	c.plan->events = c.events;
