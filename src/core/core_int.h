@@ -153,6 +153,10 @@ bool js__failure_requested(struct js__ctx *c);
 
 #define JS_REASON_RESTART_REQUESTED "RestartRequested"
 
+/* Failed reason of a JobSet over a size bound of base/limits.h that never
+ * met the webhook (ours: docs/differences.md, "Size limits"). */
+#define JS_REASON_LIMIT_EXCEEDED "LimitExceeded"
+
 /** True when failure-policy rule number `rule` (of the working JobSet's
  * spec.failurePolicy.rules) applies to failed Job `j`. Message patterns
  * match through c->policy, compiled on first use when the input gave none. */
