@@ -76,17 +76,18 @@ POOL = 8                # JobSets kept running during a burst
 EXPLAINED = ("Suspended", "StartupPolicyInProgress")
 TICK = os.sysconf("SC_CLK_TCK")
 
-# Edits that trigger a known controller bug not yet fixed on main: off by
-# default, each named for the bug; switch one on (--with NAME) to reproduce
-# it, and on by default once the fix is on main.
+# Edits that trigger a known controller bug: off (False) while the bug is
+# not fixed on main, each named for the bug; switch one on (--with NAME) to
+# reproduce it; on (True) once the fix is on main.
 KNOWN_BUGS = {
-    # JobSets of replicas near 2^31 (schema-valid): the plan is proportional
-    # to replicas and the controller grows by ~0.45 GB/s (issue 22, `bounds`).
-    "huge-replicas": False,
+    # JobSets of replicas near 2^31 (schema-valid): the plan was
+    # proportional to replicas and the controller grew by ~0.45 GB/s (issue
+    # 22); fixed: refused by the webhook, LimitExceeded in the controller.
+    "huge-replicas": True,
     # alpha.jobset.sigs.k8s.io/exclusive-topology removed from (or changed
-    # on) a follower pod: the placement pass dereferences a NULL topology,
-    # SIGSEGV (issue 22, `harden`).
-    "pod-exclusive-annotation": False,
+    # on) a follower pod: the placement pass dereferenced a NULL topology,
+    # SIGSEGV (issue 22); fixed: the key comes from the JobSet.
+    "pod-exclusive-annotation": True,
     # a jobset.sigs.k8s.io/ label removed from (or changed on) a child Job:
     # the label-scoped cache loses it, creates answer AlreadyExists and the
     # read-your-writes wait stalls every pass (issue 22, `expect`).
@@ -97,6 +98,14 @@ KNOWN_BUGS = {
     # unfinished with JobCreationFailed events but no condition that says
     # why (found by this driver, seed 1; docs/reliability.md "Chaos").
     "job-orphaned": False,
+    # status.restarts of a JobSet written back to a lower number by someone
+    # else: the controller takes the attempt from it, so a Job deleted
+    # meanwhile is made again under the lower attempt while a pod of the
+    # higher one still runs, two attempts on one hostname (found by this
+    # driver, seed 20261202; docs/reliability.md "Chaos"). Raising it is
+    # always made (the controller then restarts, or fails the JobSet at
+    # 2^31-1).
+    "jobset-restarts-rewound": False,
 }
 
 
@@ -231,7 +240,7 @@ def shape_huge(rng, name):
 SHAPES = [("plain", shape_plain, 2), ("restart", shape_restart, 3), ("restartjob", shape_restart_job, 2),
           ("failjs", shape_fail_jobset, 1), ("susp", shape_suspended, 2), ("excl", shape_exclusive, 3),
           ("inorder", shape_in_order, 2), ("dep", shape_depends, 2), ("any", shape_success_any, 1),
-          ("pvc", shape_claims, 1), ("ext", shape_extreme, 1), ("huge", shape_huge, 0)]
+          ("pvc", shape_claims, 1), ("ext", shape_extreme, 1), ("huge", shape_huge, 1)]
 
 
 def long_name(prefix, rjob_name="e"):
@@ -368,9 +377,9 @@ class Adversary:
         return p
 
     def objects(self, kind):
-        """The objects of `kind` now, by name (a LIST; cached for 3 edits)."""
+        """The objects of `kind` now, by name (a LIST; cached for 5 edits)."""
         t = self.cache.get(kind)
-        if t and self.n - t[0] < 3:
+        if t and self.n - t[0] < 5:
             return t[1]
         code, lst = self.api.request("GET", self.path(kind))
         items = sorted((lst or {}).get("items") or [], key=lambda o: o["metadata"]["name"]) if code == 200 else []
@@ -463,7 +472,10 @@ class Adversary:
         if self.rng.random() < 0.5:
             body = {"metadata": {"labels": {f"chaos.jobset-test/l{self.n}": "v" * 63}}}
         else:
-            body = {"metadata": {"annotations": {f"chaos.jobset-test/a{self.n}": "z" * 200_000}}}
+            # Near the 256 KiB limit on the JobSet; smaller on children,
+            # whose LISTs and watch events every edit and view reads.
+            size = 200_000 if kind == "jobsets" else 16_000
+            body = {"metadata": {"annotations": {f"chaos.jobset-test/a{self.n}": "z" * size}}}
         return self.send("extreme-metadata", kind, obj, "PATCH", self.path(kind, obj["metadata"]["name"]), body,
                          "application/merge-patch+json")
 
@@ -581,7 +593,12 @@ class Adversary:
                 body = {"status": {"conditions": []}}
                 what = "status-jobset-conditions"
             elif r < 0.7:
-                body = {"status": {"restarts": self.rng.choice([0, 1, 2**31 - 1]),
+                cur = st.get("restarts") or 0
+                lower = [0, 1] if self.enabled["jobset-restarts-rewound"] else []
+                choice = self.rng.choice(lower + [min(cur + 1, 2**31 - 1), 2**31 - 1])
+                if choice < cur and not self.enabled["jobset-restarts-rewound"]:
+                    choice = cur
+                body = {"status": {"restarts": choice,
                                    "restartsCountTowardsMax": self.rng.choice([0, 2**31 - 1])}}
                 what = "status-jobset-restarts"
             else:
@@ -728,11 +745,11 @@ class Run:
     def new_jobset(self, live=()):
         # At most one exclusive JobSet at a time: two nodes of their own.
         excl = any(j["metadata"]["name"].startswith("excl-") for j in live)
-        shapes = [(n, f, w) for n, f, w in SHAPES if (w or (n == "huge" and self.enable["huge-replicas"]))
+        shapes = [(n, f, w) for n, f, w in SHAPES if (n != "huge" or self.enable["huge-replicas"])
                   and not (n == "excl" and excl)]
-        x = self.rng.uniform(0, sum(w or 1 for _, _, w in shapes))
+        x = self.rng.uniform(0, sum(w for _, _, w in shapes))
         for n, f, w in shapes:
-            x -= w or 1
+            x -= w
             if x <= 0:
                 break
         self.counter += 1
