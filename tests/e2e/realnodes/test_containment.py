@@ -42,28 +42,59 @@ def _tree(path):
     return sorted(str(q.relative_to(p)) for q in p.rglob("*"))
 
 
-def host_state():
-    """What a cluster could leave on the machine: links and addresses,
-    iptables rules, mounts, top-level cgroups, the well-known paths, and
-    processes carrying a cluster's mark."""
-    links = sorted(re.sub(r"^\d+: ", "", l).split()[0] for l in _run("ip", "-o", "link").stdout.splitlines())
-    addrs = sorted(" ".join(l.split()[1:4]) for l in _run("ip", "-o", "addr").stdout.splitlines())
+# Mount points and sources a kubelet, containerd or CNI plugin makes.
+OURS = re.compile(r"kubelet|containerd|/run/netns/cni-|/var/lib/cni|/var/log/(pods|containers)|jobset-|cni\d")
+
+
+def host_state(ids):
+    """What a real-node cluster could leave on the machine, and only that
+    (other sessions on the machine change it too: podman's mounts, veths and
+    rules, other clusters): links and addresses of the clusters' veths (ids)
+    and of CNI bridges and their veths; iptables rules that name pod,
+    node or service addresses or kube-proxy's and the CNI plugins' chains;
+    kubelet/containerd/CNI mounts; the top-level cgroups a kubelet or
+    containerd makes; the well-known paths; processes carrying the clusters'
+    marks."""
+    links, addrs = [], []
+    for l in _run("ip", "-o", "link").stdout.splitlines():
+        name = re.sub(r"^\d+: ", "", l).split()[0].split("@")[0].rstrip(":")
+        if (name.startswith("js") and name[2:] in ids) or re.fullmatch(r"cni\d+", name) or " master cni" in l:
+            links.append(name)
+    for l in _run("ip", "-o", "addr").stdout.splitlines():
+        dev, fam, addr = l.split()[1:4]
+        if (dev.startswith("js") and dev[2:] in ids) or re.fullmatch(r"cni\d+", dev) or \
+                addr.startswith(("10.63.", "10.244.")):
+            addrs.append(f"{dev} {fam} {addr}")
     rules = {}
     for tool in ("iptables-save", "ip6tables-save"):
         out = _run(tool).stdout
-        rules[tool] = sorted(l for l in out.splitlines() if l and not l.startswith(("#", ":")))
-    mounts = sorted(l.split()[4] for l in Path("/proc/self/mountinfo").read_text().splitlines())
-    cgroups = sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/*") if p.is_dir())
+        rules[tool] = sorted(l for l in out.splitlines() if l and not l.startswith(("#", ":"))
+                             and re.search(r"10\.244\.|10\.63\.|KUBE-|CNI-|cni\d", l))
+    mounts = sorted(" ".join((l.split()[4], l.split(" - ")[1].split()[1]))
+                    for l in Path("/proc/self/mountinfo").read_text().splitlines() if OURS.search(l))
+    cgroups = sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/*") if p.is_dir() and
+                     (p.name in {f"jobset-{i}" for i in ids} or p.name in ("k8s.io", "kubepods", "kubepods.slice")))
     paths = {p: _tree(p) for p in HOST_PATHS}
+    if paths["/run/netns"] is not None:  # podman's are netns-*, containerd's cni-*
+        paths["/run/netns"] = [n for n in paths["/run/netns"] if n.startswith("cni-")]
     marked = []
     for env in Path("/proc").glob("[0-9]*/environ"):
         try:
-            if b"JOBSET_CLUSTER_ID=" in env.read_bytes():
-                marked.append(env.parent.name)
+            data = env.read_bytes()
         except OSError:
-            pass
-    return {"links": links, "addrs": addrs, "rules": rules, "mounts": mounts, "cgroups": cgroups,
-            "paths": paths, "marked": sorted(marked)}
+            continue
+        if any(f"JOBSET_CLUSTER_ID={i}".encode() + b"\0" in data for i in ids):
+            marked.append(env.parent.name)
+    return {"links": sorted(links), "addrs": sorted(addrs), "rules": rules, "mounts": mounts,
+            "cgroups": cgroups, "paths": paths, "marked": sorted(marked)}
+
+
+def cluster_id(d):
+    """hack/cluster's ID of the cluster in state dir d (cluster.d/nodes.sh rn_id)."""
+    out = subprocess.run(["bash", "-c", f'. "{ROOT}/hack/cluster.d/nodes.sh"; DIR="{d}"; rn_id'],
+                         capture_output=True, text=True).stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{8}", out), out
+    return out
 
 
 def diff(before, after):
@@ -128,9 +159,10 @@ def _marked_pids(cid):
 
 
 def test_two_clusters_contained_and_swept():
-    before = host_state()
     with tempfile.TemporaryDirectory(prefix="jobset-contain-") as tmp:
         a, b = Cluster(Path(tmp) / "a"), Cluster(Path(tmp) / "b")
+        ids = (cluster_id(a.dir), cluster_id(b.dir))
+        before = host_state(ids)
         try:
             a.hc("up", "--nodes", "0", "--real-nodes", "2")
             b.hc("up", "--nodes", "0", "--real-nodes", "2")
@@ -140,11 +172,13 @@ def test_two_clusters_contained_and_swept():
             assert ips_a == ips_b, (ips_a, ips_b)
             assert ips_a["real-node-0"].startswith("10.244.0.") and ips_a["real-node-1"].startswith("10.244.1.")
             # While both run, the host has gained one veth each and nothing else.
-            during = diff(before, host_state())
+            during = diff(before, host_state(ids))
             new_links = during.pop("links", {}).get("new", [])
             new_addrs = during.pop("addrs", {}).get("new", [])
             during.pop("marked", None)
-            during.pop("cgroups", None)  # the clusters' own /jobset-<ID> cgroups
+            # The clusters' own /jobset-<ID> cgroups, and no other.
+            new_cgroups = during.pop("cgroups", {}).get("new", [])
+            assert all(Path(c).name.startswith("jobset-") for c in new_cgroups), new_cgroups
             assert len(new_links) == 2 and all(l.startswith("js") for l in new_links), new_links
             new_addrs = [x for x in new_addrs if " inet " in x]  # the veths' IPv6 link-local ones aside
             assert len(new_addrs) == 2 and all(" 10.62." in a_ for a_ in new_addrs), new_addrs
@@ -154,9 +188,7 @@ def test_two_clusters_contained_and_swept():
             a.hc("down")
             # B: a crash - every process of the cluster SIGKILLed, containers
             # included, then `down`.
-            cid = subprocess.run(["bash", "-c", f'. {ROOT}/hack/cluster.d/nodes.sh; DIR={b.dir}; rn_id'],
-                                 capture_output=True, text=True).stdout.strip()
-            assert re.fullmatch(r"[0-9a-f]{8}", cid), cid
+            cid = ids[1]
             pids = _marked_pids(cid)
             assert len(pids) > 10, pids
             for _ in range(20):
@@ -178,5 +210,5 @@ def test_two_clusters_contained_and_swept():
             for c in (a, b):
                 if Path(c.dir).exists():
                     c.hc("down", check=False)
-    after = host_state()
+        after = host_state(ids)
     assert diff(before, after) == {}, f"left on the machine: {diff(before, after)}"
