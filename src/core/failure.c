@@ -81,13 +81,30 @@ static int64_t job_budget_used(const struct js__ctx *c)
 	return sum;
 }
 
+#define MSG_NO_ATTEMPT "jobset failed: %s is %d, so no further restart can be numbered (first failed job: %s)"
+
+/* Counters are int32 in the API: one at INT32_MAX (which anyone allowed to
+ * patch the status can write) cannot count another restart. The JobSet
+ * fails, saying which counter, instead of wrapping (issue 22). */
+static bool counter_full(struct js__ctx *c, int32_t v, const char *what, const char *job)
+{
+	if (v < INT32_MAX)
+		return false;
+	js__status_set_failed(c, "ReachedMaxRestarts", js__fmt(c, MSG_NO_ATTEMPT, what, INT32_MAX, job ? job : "none"));
+	return true;
+}
+
 /* A whole-JobSet restart: a new attempt (SPEC §11.8 RestartJobSet), counted
- * toward maxRestarts or not; `reason` is the RestartingJobSet reason. */
-static void restart_jobset_as(struct js__ctx *c, const char *reason, const char *event_type, const char *event,
-			      const char *msg, bool counted)
+ * toward maxRestarts or not; `reason` is the RestartingJobSet reason.
+ * Returns false when the counters are full and the JobSet failed instead. */
+static bool restart_jobset_as(struct js__ctx *c, const char *reason, const char *event_type, const char *event,
+			      const char *msg, bool counted, const char *job)
 {
 	struct js_status *st = &c->js->status;
 
+	if (counter_full(c, st->restarts, "status.restarts", job) ||
+	    (counted && counter_full(c, st->restarts_count_towards_max, "status.restartsCountTowardsMax", job)))
+		return false;
 	st->restarts++;
 	if (counted)
 		st->restarts_count_towards_max++;
@@ -97,6 +114,7 @@ static void restart_jobset_as(struct js__ctx *c, const char *reason, const char 
 	js__deadline_restart(c); /* KEP-1186 §3 */
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, event_type);
 	js__ctx_event(c, event_type, event, msg);
+	return true;
 }
 
 static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, const struct js_obsjob *j, bool counted)
@@ -104,10 +122,11 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
 	const char *reason = rule ? js__fmt(c, "FailurePolicy_%s", rule->name ? rule->name : "") : "DefaultFailurePolicy";
 
-	restart_jobset_as(c, reason, "Warning",
-			  counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
-			  msg, counted);
-	js__ctx_restart(c, counted ? "RestartJobSet" : "RestartJobSetAndIgnoreMaxRestarts", j);
+	if (restart_jobset_as(c, reason, "Warning",
+			      counted ? "RestartJobSetFailurePolicyAction"
+				      : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
+			      msg, counted, j->name))
+		js__ctx_restart(c, counted ? "RestartJobSet" : "RestartJobSetAndIgnoreMaxRestarts", j);
 }
 
 bool js__failure_requested(struct js__ctx *c)
@@ -125,9 +144,10 @@ bool js__failure_requested(struct js__ctx *c)
 	if (!v || !js__parse_i32(v, &want) || want != js->status.restarts ||
 	    (js->spec.has_suspend && js->spec.suspend))
 		return false;
-	restart_jobset_as(c, JS_REASON_RESTART_REQUESTED, "Normal", JS_REASON_RESTART_REQUESTED,
-			  js__fmt(c, "restart requested through annotation %s=%s", JS_ANN_RESTART_REQUEST, v), false);
-	js__ctx_restart(c, "RestartJobSetAndIgnoreMaxRestarts", NULL);
+	if (restart_jobset_as(c, JS_REASON_RESTART_REQUESTED, "Normal", JS_REASON_RESTART_REQUESTED,
+			      js__fmt(c, "restart requested through annotation %s=%s", JS_ANN_RESTART_REQUEST, v), false,
+			      NULL))
+		js__ctx_restart(c, "RestartJobSetAndIgnoreMaxRestarts", NULL);
 	return true;
 }
 
@@ -159,6 +179,10 @@ static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counte
 		materialise(&e->job_restarts_count_towards_max, replicas);
 	if ((size_t)idx >= e->job_restarts.n || (counted && (size_t)idx >= e->job_restarts_count_towards_max.n))
 		return js__ctx_fail(c, "job %s: job index %d out of range of jobRestarts", j->name, idx);
+	if (counter_full(c, e->job_restarts.items[idx], "its entry of jobRestarts", j->name) ||
+	    (counted && counter_full(c, e->job_restarts_count_towards_max.items[idx],
+				     "its entry of jobRestartsCountTowardsMax", j->name)))
+		return 0;
 	e->job_restarts.items[idx]++;
 	if (counted)
 		e->job_restarts_count_towards_max.items[idx]++;

@@ -71,11 +71,43 @@ static const struct vcase cases[] = {
 	{"WH-031 no replicatedJobs", RJS(""), 0, true, NULL, NULL},
 	{"WH-032 zero replicas", RJS(RJ("rj", 0, IDX)), 0, true, NULL, NULL},
 	{"WH-033 negative replicas", RJS(RJ("rj", -1, IDX)), 0, false, "spec.replicatedJobs[0].replicas", "0 or more"},
+	/* Upstream's row had replicas 2147483647; our bound on child Jobs
+	 * (below) refuses that first, so the product is reached by parallelism. */
 	{"WH-034 replicas x parallelism overflow",
-	 RJS("{\"name\":\"a\",\"replicas\":2147483647,\"template\":{\"spec\":{\"parallelism\":2147483647,\"completions\":1," POD("") "}}}"),
+	 RJS("{\"name\":\"a\",\"replicas\":2,\"template\":{\"spec\":{\"parallelism\":2147483647,\"completions\":1," POD("") "}}}"),
 	 0, false, "spec.replicatedJobs[0].replicas", "over 2147483647"},
-	{"WH-035 overflow boundary", RJS("{\"name\":\"a\",\"replicas\":2147483647,\"template\":{\"spec\":{" POD("") "}}}"), 0, true,
+	{"WH-035 overflow boundary",
+	 RJS("{\"name\":\"a\",\"replicas\":1,\"template\":{\"spec\":{\"completionMode\":\"NonIndexed\",\"parallelism\":2147483647,"
+	     "\"completions\":1," POD("") "}}}"),
+	 0, true, NULL, NULL},
+	/* Issue 22: names at the length limits. Without a subdomain the
+	 * Service is named after the JobSet, even with no ReplicatedJobs. */
+	{"Service name of 64 characters", "{\"metadata\":{\"name\":\"" A60 "aaaa\"}," RJS_BODY("") "}", 0, false,
+	 "metadata.name", "a Service name is a DNS-1035 label: at most 63 lower-case letters, digits or '-', starting with a letter (this one has 64 characters)"},
+	{"Service name of 253 characters", "{\"metadata\":{\"name\":\"" A60 A60 A60 A60 "aaaaaaaaaaaaa\"}," RJS_BODY("") "}", 0,
+	 false, "metadata.name", "(this one has 253 characters)"},
+	{"Service name of 63 characters", "{\"metadata\":{\"name\":\"" A60 "aaa\"}," RJS_BODY("") "}", 0, true, NULL, NULL},
+	{"Service name starting with a digit", "{\"metadata\":{\"name\":\"1abc\"}," RJS_BODY("") "}", 0, false, "metadata.name",
+	 "DNS-1035"},
+	{"Service name: upstream does not check it", "{\"metadata\":{\"name\":\"" A60 "aaaa\"}," RJS_BODY("") "}", F_LOOSE, true,
 	 NULL, NULL},
+	{"a subdomain names the Service", "{\"metadata\":{\"name\":\"" A60 "aaaa\"},\"spec\":{\"network\":{\"subdomain\":\"s\"},"
+	 "\"replicatedJobs\":[]}}", 0, true, NULL, NULL},
+	{"no Service without DNS hostnames", "{\"metadata\":{\"name\":\"" A60 "aaaa\"},\"spec\":{\"network\":"
+	 "{\"enableDNSHostnames\":false},\"replicatedJobs\":[]}}", 0, true, NULL, NULL},
+	/* Issue 22, docs/differences.md "Size limits": at most 100,000 child Jobs. */
+	{"limit: 2,000,000,000 replicas", RJS("{\"name\":\"a\",\"replicas\":2000000000,\"template\":{\"spec\":{" POD("") "}}}"), 0,
+	 false, "spec.replicatedJobs[0].replicas", "would have 2000000000 child Jobs (replicas summed over its ReplicatedJobs); at most 100000"},
+	{"limit: replicas 2147483647", RJS("{\"name\":\"a\",\"replicas\":2147483647,\"template\":{\"spec\":{" POD("") "}}}"), 0, false,
+	 "spec.replicatedJobs[0].replicas", "at most 100000 are allowed"},
+	{"limit: upstream's rules pass it", RJS("{\"name\":\"a\",\"replicas\":2147483647,\"template\":{\"spec\":{" POD("") "}}}"),
+	 F_LOOSE, false, "spec.replicatedJobs[0].replicas", "at most 100000 are allowed"},
+	{"limit: 100,000 child Jobs", RJS(RJ("a", 100000, "")), 0, true, NULL, NULL},
+	{"limit: 100,001 child Jobs", RJS(RJ("a", 100001, "")), 0, false, "spec.replicatedJobs[0].replicas",
+	 "would have 100001 child Jobs"},
+	{"limit: the sum over ReplicatedJobs", RJS(RJ("a", 60000, "") "," RJ("b", 0, "") "," RJ("c", 40001, "") "," RJ("d", 1, "")), 0,
+	 false, "spec.replicatedJobs[2].replicas", "would have 100002 child Jobs"},
+	{"limit: the sum at the bound", RJS(RJ("a", 60000, "") "," RJ("b", 40000, "")), 0, true, NULL, NULL},
 	{"WH-036 success target missing", "{\"spec\":{\"successPolicy\":{\"operator\":\"All\",\"targetReplicatedJobs\":[\"does not exist\"]}}}", 0,
 	 false, "spec.successPolicy.targetReplicatedJobs[0]", "does not exist"},
 	{"WH-037 subdomain too long", "{\"spec\":{\"network\":{\"subdomain\":\"" A60 "aaaa\"}}}", 0, false, "spec.network.subdomain",
