@@ -4,10 +4,13 @@
  *
  * Resuming a Job carries the scheduling directives edited on the JobSet
  * while it was suspended (by a user or by Kueue) into the Job's pod
- * template: labels, annotations and nodeSelector are merged (the JobSet's
- * values win), tolerations and schedulingGates are unioned. Unlike upstream
- * (SPEC §16.18) the union keeps order: the Job's entries first, then the
- * new ones in template order, so the resulting object is deterministic.
+ * template: labels and annotations are merged (the JobSet's values win);
+ * nodeSelector, tolerations and schedulingGates are rebuilt from the
+ * template, keeping only the entries the JobSet itself adds at creation
+ * (exclusive placement's), so what an earlier admission put there (a Kueue
+ * flavor's selector) does not survive a re-admission to another flavor.
+ * Upstream v0.12.0 merges them instead (SPEC §16.18; its fix is the open
+ * PR #1294; docs/differences.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,15 @@
 #include "core/core_int.h"
 
 #define MSG_MAX_RESTARTS_IN_PLACE "jobset failed due to reaching max number of restarts"
+
+/* Placement entries a Job carries that are the JobSet's own, not the
+ * template's: exclusive placement's nodeSelector key and toleration
+ * (api/render.c). A rebuild keeps them, as creation adds them. */
+static bool own_toleration(const json_t *t)
+{
+	const char *k = js_json_str(t, "key");
+	return k && strcmp(k, JS_TOLERATION_NO_SCHEDULE) == 0;
+}
 
 static bool array_has(const json_t *a, const json_t *v)
 {
@@ -29,26 +41,62 @@ static bool array_has(const json_t *a, const json_t *v)
 	return false;
 }
 
-/* Ordered set union of `base` then `add`, or NULL when `add` brings nothing
- * new (so the patch leaves the field alone). New reference. */
-static json_t *union_or_null(const json_t *base, const json_t *add)
+/* The list the Job's field `have` must become: the template's `tmpl`, then
+ * the Job's own entries (`own`, may be NULL) that the template lacks. NULL
+ * when that is what the Job has (the patch leaves the field alone), JSON
+ * null when the field must go. New reference. */
+static json_t *rebuild_list(const json_t *have, const json_t *tmpl, bool (*own)(const json_t *))
 {
-	json_t *out = json_is_array(base) ? json_deep_copy(base) : json_array();
-	size_t i, before = json_array_size(out);
+	json_t *out = json_is_array(tmpl) ? json_deep_copy(tmpl) : json_array();
+	size_t i;
 	json_t *x;
-	json_array_foreach(add, i, x) {
-		if (!array_has(out, x))
+	json_array_foreach(have, i, x) {
+		if (own && own(x) && !array_has(out, x))
 			json_array_append(out, x);
 	}
-	if (json_array_size(out) == before && json_is_array(base)) {
+	size_t n_have = json_array_size(have);
+	if ((n_have == 0 && json_array_size(out) == 0) || (json_is_array(have) && json_equal(out, have))) {
 		json_decref(out);
 		return NULL;
 	}
 	if (json_array_size(out) == 0) {
 		json_decref(out);
-		return NULL;
+		return json_null();
 	}
 	return out;
+}
+
+/* The merge patch that turns the Job's nodeSelector `have` into the
+ * template's `tmpl` plus the JobSet's own namespaced-job key: stale keys
+ * set to null, or the whole field null when nothing is left. NULL when
+ * nothing changes. New reference. */
+static json_t *rebuild_selector(const json_t *have, const json_t *tmpl)
+{
+	json_t *want = json_is_object(tmpl) ? json_deep_copy(tmpl) : json_object();
+	const json_t *own = json_object_get(have, JS_NODE_SELECTOR_NAMESPACED_JOB);
+	if (own && !json_object_get(want, JS_NODE_SELECTOR_NAMESPACED_JOB))
+		json_object_set(want, JS_NODE_SELECTOR_NAMESPACED_JOB, js_json_unconst(own));
+	if (json_object_size(want) == 0) {
+		json_decref(want);
+		return json_object_size(have) > 0 ? json_null() : NULL;
+	}
+	json_t *patch = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach(want, k, v) {
+		if (!json_equal(json_object_get(have, k), v))
+			json_object_set(patch, k, v);
+	}
+	json_object_foreach(js_json_unconst(have), k, v) {
+		if (!json_object_get(want, k))
+			json_object_set_new(patch, k, json_null());
+	}
+	json_decref(want);
+	if (json_object_size(patch) == 0) {
+		json_decref(patch);
+		return NULL;
+	}
+	return patch;
 }
 
 /* Copy object member `key` of `from` into `to` when it is a non-empty
@@ -68,18 +116,20 @@ static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
 	if (!rname || !*rname)
 		return patch;
 	const json_t *tmpl = js_json_path(r->template_, "spec.template");
+	const json_t *tspec = json_object_get(tmpl, "spec");
 	json_t *meta = json_object(), *spec = json_object();
 
 	merge_map(meta, "labels", json_object_get(tmpl, "metadata"));
 	merge_map(meta, "annotations", json_object_get(tmpl, "metadata"));
-	merge_map(spec, "nodeSelector", json_object_get(tmpl, "spec"));
-	static const char *const sets[] = {"tolerations", "schedulingGates"};
-	const json_t *have[] = {j->tolerations, j->scheduling_gates};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(sets); i++) {
-		json_t *u = union_or_null(have[i], json_object_get(json_object_get(tmpl, "spec"), sets[i]));
-		if (u)
-			json_object_set_new(spec, sets[i], u);
-	}
+	json_t *sel = rebuild_selector(j->node_selector, json_object_get(tspec, "nodeSelector"));
+	if (sel)
+		json_object_set_new(spec, "nodeSelector", sel);
+	json_t *tol = rebuild_list(j->tolerations, json_object_get(tspec, "tolerations"), own_toleration);
+	if (tol)
+		json_object_set_new(spec, "tolerations", tol);
+	json_t *gates = rebuild_list(j->scheduling_gates, json_object_get(tspec, "schedulingGates"), NULL);
+	if (gates)
+		json_object_set_new(spec, "schedulingGates", gates);
 	json_t *pt = json_object();
 	if (json_object_size(meta))
 		json_object_set(pt, "metadata", meta);

@@ -99,6 +99,9 @@ static void test_job_decode(void **state)
 	assert_string_equal(o->conditions[0].reason, "R");
 	assert_non_null(o->tolerations);
 	assert_null(o->scheduling_gates);
+	assert_int_equal(json_array_size(o->containers), 1); /* KEP-1150: a resume merges into them */
+	assert_null(o->init_containers);
+	assert_null(o->node_selector);
 	assert_non_null(js_job_condition_true(o, "Failed"));
 	assert_null(js_job_condition_true(o, "Complete"));
 
@@ -141,6 +144,7 @@ static void test_job_decode(void **state)
 		{.type = NULL, .status = "True"},
 	};
 	json_t *tol = json_pack("[{s:s}]", "key", "other");
+	json_t *sel = json_pack("{s:s}", "flavor", "b");
 	static const struct {
 		const char *what;
 		bool same;
@@ -152,7 +156,8 @@ static void test_job_decode(void **state)
 		{"succeeded", false}, {"failed", false}, {"ready", false}, {"terminating presence", false},
 		{"start time", false}, {"reason", false}, {"type", false}, {"status", false}, {"message", false},
 		{"transition time presence", false}, {"no conditions", false}, {"condition without type dropped", false},
-		{"tolerations", false}, {"tolerations absent", false}, {"scheduling gates", false}, {"unchanged", true},
+		{"tolerations", false}, {"tolerations absent", false}, {"scheduling gates", false},
+		{"node selector", false}, {"containers", false}, {"init containers", false}, {"unchanged", true},
 	};
 	for (size_t f = 0; f < sizeof(rows) / sizeof(rows[0]); f++) {
 		struct js_obsjob_init in = {.job = *o};
@@ -188,6 +193,9 @@ static void test_job_decode(void **state)
 		case 27: x->tolerations = tol; break;
 		case 28: x->tolerations = NULL; break;
 		case 29: x->scheduling_gates = tol; break;
+		case 30: x->node_selector = sel; break; /* issue 24: a resume reads them */
+		case 31: x->containers = tol; break;
+		case 32: x->init_containers = tol; break;
 		default: break;
 		}
 		struct js_obsjob *y = js_job_build(&in);
@@ -196,6 +204,7 @@ static void test_job_decode(void **state)
 		js_job_unref(y);
 	}
 	json_decref(tol);
+	json_decref(sel);
 	js_job_unref(o);
 	json_decref(j);
 	assert_string_equal(js_reconcile_action_kind_name(JS_ACTION__COUNT), "?");
@@ -252,20 +261,41 @@ static void test_reconcile_table(void **state)
 		 {{.name = "x", .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "gone", .job_index = "0",
 		   .n_conditions = 1, .conditions = failed_cond}},
 		 1, {.restart_job = true}, {0}, NULL, "cannot restart", NULL, NULL, NULL},
-		{"resume: tolerations the Job has already are not added again",
+		{"resume (issue 24): tolerations are rebuilt from the template, a stale one goes",
 		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
 		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
 		   .suspend = true}},
 		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"k\"},{\"key\":\"j\"}]",
-		 "{\"spec\":{\"suspend\":false}}"},
-		{"resume: new tolerations are appended after the Job's",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}]}}}}"},
+		{"resume: the template's tolerations replace the Job's",
 		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
 		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
 		   .suspend = true}},
 		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"j\"}]",
-		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"j\"},{\"key\":\"k\"}]}}}}"},
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}]}}}}"},
+		{"resume: tolerations that are the template's already are not sent",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"k\"}]",
+		 "{\"spec\":{\"suspend\":false}}"},
+		{"resume: exclusive placement's toleration stays after the template's",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"alpha.jobset.sigs.k8s.io/no-schedule\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"},{\"key\":\"j\"}]",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"},{\"key\":\"alpha.jobset.sigs.k8s.io/no-schedule\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}}}"},
+		{"resume: a template without tolerations clears the Job's",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"j\"}]",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":null}}}}"},
 		{"Job counts: completions below parallelism, suspended, active", NULL,
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_parallelism = true,
 		   .parallelism = 4, .has_completions = true, .completions = 2, .succeeded = 1, .has_ready = true, .ready = 1,
