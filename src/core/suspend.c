@@ -93,24 +93,81 @@ static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
 	return patch;
 }
 
+/* Container `name` of template list `l`, or NULL. */
+static const json_t *container_named(const json_t *l, const char *name)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(l, i, x) {
+		const char *n = js_json_str(x, "name");
+		if (n && strcmp(n, name) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* The Job's container list `have` with resources.requests and
+ * resources.limits of each container taken from the template container of
+ * the same name in `tmpl` (absent there: removed); resources.claims and
+ * every other field, and containers the template does not name (a sidecar
+ * a mutating webhook added), stay the Job's. NULL when that changes
+ * nothing. New reference. */
+static json_t *merge_resources(const json_t *have, const json_t *tmpl)
+{
+	if (!json_is_array(have))
+		return NULL;
+	json_t *out = json_deep_copy(have);
+	size_t i;
+	json_t *c;
+	json_array_foreach(out, i, c) {
+		const char *name = js_json_str(c, "name");
+		const json_t *t = name ? container_named(tmpl, name) : NULL;
+		if (!json_is_object(c) || !t)
+			continue;
+		const json_t *tres = json_object_get(t, "resources");
+		json_t *res = json_object_get(c, "resources");
+		if (!json_is_object(res)) {
+			res = json_object();
+			json_object_set_new(c, "resources", res);
+		}
+		static const char *const keys[] = {"requests", "limits"};
+		for (size_t k = 0; k < JS_ARRAY_SIZE(keys); k++) {
+			const json_t *v = json_object_get(tres, keys[k]);
+			if (v)
+				json_object_set_new(res, keys[k], json_deep_copy(v));
+			else
+				json_object_del(res, keys[k]);
+		}
+		if (json_object_size(res) == 0 && !json_object_get(json_array_get(have, i), "resources"))
+			json_object_del(c, "resources");
+	}
+	if (json_equal(out, have)) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* KEP-1150 "Controller Changes": with MutablePodResourcesForSuspendedJobSets
- * on, the Job's containers and init containers become the template's. A
- * merge patch replaces a list whole, and while the JobSet was suspended its
- * webhook let only resources.requests and resources.limits of a container
- * change (the set of containers, their names and resources.claims are as
- * the Job was created from), so this carries exactly the resource edits;
- * fields the API server defaulted on the Job are defaulted again. Returns
- * true when the patch carries containers. */
-static bool resume_resources(json_t *patch, const struct js_rjob *r)
+ * on, the resources edited on the template while suspended are merged into
+ * the Job's containers and init containers by container name. A merge patch
+ * replaces a list whole, so the patch carries the Job's own lists with only
+ * requests and limits changed: whatever else set the Job's containers when
+ * it was created (a mutating webhook's env or sidecar, API-server defaults)
+ * stays, and the API server sees a change of resources only. Returns true
+ * when the patch carries containers (a list that would not change is left
+ * out, so a resume without edits needs no API-server gate). */
+static bool resume_resources(json_t *patch, const struct js_obsjob *j, const struct js_rjob *r)
 {
 	static const char *const lists[] = {"containers", "initContainers"};
+	const json_t *have[] = {j->containers, j->init_containers};
 	const json_t *pod = js_json_path(r->template_, "spec.template.spec");
 	bool any = false;
 	for (size_t i = 0; i < JS_ARRAY_SIZE(lists); i++) {
-		const json_t *l = json_object_get(pod, lists[i]);
-		if (json_array_size(l) == 0)
+		json_t *l = merge_resources(have[i], json_object_get(pod, lists[i]));
+		if (!l)
 			continue;
-		json_object_set_new(js_json_path_make(patch, "spec.template.spec"), lists[i], json_deep_copy(l));
+		json_object_set_new(js_json_path_make(patch, "spec.template.spec"), lists[i], l);
 		any = true;
 	}
 	return any;
@@ -125,15 +182,15 @@ static void resume_job(struct js__ctx *c, const struct js_obsjob *j, const struc
 			       "resume: clear startTime");
 	json_t *patch = resume_patch(j, r);
 	js__attempts_annotate(c, patch); /* KEP-1282 §4 */
-	bool res = c->in->gates.mutable_pod_resources && resume_resources(patch, r);
+	bool res = c->in->gates.mutable_pod_resources && resume_resources(patch, j, r);
 	struct js_action *a = js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, patch, "resume");
 	if (res) {
 		/* KEP-1150 "Risks and Mitigations": a refusal (the API server
 		 * without MutablePodResourcesForSuspendedJobs) is announced,
-		 * not only retried. */
+		 * not only retried, with the API server's error. */
 		a->fail_reason = "FailedResourcePropagation";
-		a->fail_message = "Failed to propagate mutated resources to child Job; ensure "
-				  "MutablePodResourcesForSuspendedJobs is enabled on the API server";
+		a->fail_message = "Failed to propagate mutated resources to child Job";
+		a->fail_hint = "Ensure MutablePodResourcesForSuspendedJobs is enabled on the API server.";
 	}
 }
 
