@@ -18,8 +18,7 @@
 
 struct write {
 	enum js_expect_want want;
-	char *name;
-	char *uid; /* NULL: any incarnation */
+	char *name, *uid, *rv; /* as struct js_expect_write, owned copies */
 };
 
 struct keyexp {
@@ -43,6 +42,12 @@ static void write_done(struct write *w)
 {
 	free(w->name);
 	free(w->uid);
+	free(w->rv);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? js_xstrdup(s) : NULL;
 }
 
 static void keyexp_free(void *p)
@@ -119,7 +124,7 @@ static void sweep(struct js_expect *e, uint64_t now_ns)
 }
 
 int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, enum js_expect_want want,
-		  const char *const *names, const char *const *uids, size_t n, uint64_t now_ns)
+		  const struct js_expect_write *w, size_t n, uint64_t now_ns)
 {
 	if (n == 0)
 		return 0;
@@ -152,8 +157,9 @@ int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, e
 	}
 	for (size_t i = 0; i < n; i++)
 		k->w[k->n++] = (struct write){.want = want,
-					      .name = js_xstrdup(names[i]),
-					      .uid = uids && uids[i] ? js_xstrdup(uids[i]) : NULL};
+					      .name = js_xstrdup(w[i].name),
+					      .uid = dup_or_null(w[i].uid),
+					      .rv = dup_or_null(w[i].rv)};
 	e->names += n;
 	k->deadline = now_ns + e->timeout_ns;
 out:
@@ -207,7 +213,8 @@ size_t js_expect_check(struct js_expect *e, const char *key, const char *owner_u
 	}
 	while (k && k->done < k->n) {
 		struct write *w = &k->w[k->done];
-		if (!seen(user, w->name, w->uid, w->want))
+		struct js_expect_write view = {w->name, w->uid, w->rv};
+		if (!seen(user, &view, w->want))
 			break;
 		write_done(w);
 		k->done++;

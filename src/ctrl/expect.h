@@ -55,9 +55,16 @@ struct js_expect_opts {
 	size_t max_names;    /* names held over all keys; 0 = 1,000,000 (about 100 MB at most) */
 };
 
-/** True when the caller's cache shows `want` of Job `name` (`uid`: the
- * incarnation written, or NULL when unknown). */
-typedef bool js_expect_seen_fn(void *user, const char *name, const char *uid, enum js_expect_want want);
+/** One write of one Job. Strings are copied by js_expect_add. */
+struct js_expect_write {
+	const char *name; /* the Job's name */
+	const char *uid;  /* the incarnation written (a delete's precondition), or NULL */
+	const char *rv;   /* the resourceVersion the write's answer carried, or NULL: a
+			     watch past it has delivered the write (or what came after) */
+};
+
+/** True when the caller's cache shows `want` of write `w`. */
+typedef bool js_expect_seen_fn(void *user, const struct js_expect_write *w, enum js_expect_want want);
 
 struct js_expect;
 
@@ -70,15 +77,14 @@ void js_expect_free(struct js_expect *e);
 
 /**
  * Record that JobSet `key` ("namespace/name", incarnation `owner_uid`) wrote
- * `want` of the `n` Jobs `names` (`uids[i]` the incarnation of each, or
- * `uids` NULL), at `now_ns`; the key's deadline moves to now + timeout.
- * Expectations the key held for another owner uid are dropped first. Names
- * are copied. n == 0 is a no-op.
+ * `want` of the `n` Jobs of `w`, at `now_ns`; the key's deadline moves to
+ * now + timeout. Expectations the key held for another owner uid are
+ * dropped first. n == 0 is a no-op.
  * Returns 0, or JS_ETOOLARGE when the `max_names` bound would be passed
  * (then none of them is recorded).
  */
 JS_WARN_UNUSED int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, enum js_expect_want want,
-				 const char *const *names, const char *const *uids, size_t n, uint64_t now_ns);
+				 const struct js_expect_write *w, size_t n, uint64_t now_ns);
 
 /** What js_expect_check found. */
 struct js_expect_result {
