@@ -1,6 +1,8 @@
 /*
- * ctrl_int.h - internals shared by controller.c (wiring) and sync.c (one
- * reconcile of one key). Nothing outside src/ctrl includes this.
+ * ctrl_int.h - internals shared by controller.c (wiring) and the files of
+ * src/ctrl that it drives: one reconcile of one key (sync.c and the files
+ * ctrl/sync_int.h lists), placement, in-place restarts, phases. Nothing
+ * outside src/ctrl includes this.
  */
 #ifndef JS_CTRL_INT_H
 #define JS_CTRL_INT_H
@@ -116,7 +118,7 @@ struct js_obspod;
 struct js_jobset;
 
 /* Reconcile key "ns/name" once (SPEC §11.2), with scratch memory from
- * `arena` (the caller resets it afterwards). sync.c. */
+ * `arena` (the caller resets it afterwards). sync.c (ctrl/sync_int.h). */
 void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res);
 
 /* Create c->pods, the placement controller's pod cache with its index.

@@ -84,7 +84,7 @@ class Setup:
                "metadata": {"name": self.secret, "namespace": self.system_ns}}
         self.kube.run("create", "-f", "-", input=json.dumps(sec))
 
-    def start_controller(self, lease, umask=None):
+    def start_controller(self, lease, umask=None, extra=()):
         """Our controller with its webhooks and internal certificate
         management, serving the configurations register() made (the empty
         Secret and both registrations first); `self.ctl`, once both
@@ -99,7 +99,7 @@ class Setup:
                      f"--validating-webhook-configuration={self.configs['ValidatingWebhookConfiguration']}",
                      "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
         self.ctl = Controller(self.kube, self.system_ns, lease, self.cert_dir.parent, webhooks=True)
-        self.ctl.start(*self.args, umask=umask)
+        self.ctl.start(*self.args, *extra, umask=umask)
         wait_for("our caBundles", lambda: all(self.config(k)["webhooks"][0]["clientConfig"].get("caBundle")
                                               for k in self.configs), 60)
         return self.ctl
