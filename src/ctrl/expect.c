@@ -123,8 +123,8 @@ static void sweep(struct js_expect *e, uint64_t now_ns)
 	}
 }
 
-int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, enum js_expect_want want,
-		  const struct js_expect_write *w, size_t n, uint64_t now_ns)
+int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, const struct js_expect_write *w,
+		  size_t n, uint64_t now_ns)
 {
 	if (n == 0)
 		return 0;
@@ -156,7 +156,7 @@ int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, e
 		k->w = js_xrealloc(k->w, k->cap * sizeof *k->w);
 	}
 	for (size_t i = 0; i < n; i++)
-		k->w[k->n++] = (struct write){.want = want,
+		k->w[k->n++] = (struct write){.want = w[i].want,
 					      .name = js_xstrdup(w[i].name),
 					      .uid = dup_or_null(w[i].uid),
 					      .rv = dup_or_null(w[i].rv)};
@@ -178,6 +178,10 @@ const char *js_expect_want_name(enum js_expect_want want)
 		return "suspend";
 	case JS_EXPECT_RESUMED:
 		return "resume";
+	case JS_EXPECT_STATUS:
+		return "status write";
+	case JS_EXPECT__COUNT:
+		break;
 	}
 	return "write";
 }
@@ -188,12 +192,17 @@ static char *expired_line(const struct keyexp *k, uint64_t now_ns)
 	struct js_buf b;
 	js_buf_init(&b, 4096);
 	size_t missing = k->n - k->done;
-	(void)!js_buf_printf(&b, "the Job cache still does not show %zu of this process's writes after %.1f s (", missing,
+	(void)!js_buf_printf(&b, "the caches still do not show %zu of this process's writes after %.1f s (", missing,
 			     (double)(now_ns - k->since) / 1e9);
 	size_t show = missing < 5 ? missing : 5;
 	for (size_t i = 0; i < show; i++) {
 		const struct write *w = &k->w[k->done + i];
-		(void)!js_buf_printf(&b, "%s%s of Job %s", i ? ", " : "", js_expect_want_name(w->want), w->name);
+		if (w->want == JS_EXPECT_STATUS)
+			(void)!js_buf_printf(&b, "%sstatus write at resourceVersion %s", i ? ", " : "",
+					     w->rv ? w->rv : "?");
+		else
+			(void)!js_buf_printf(&b, "%s%s of Job %s", i ? ", " : "", js_expect_want_name(w->want),
+					     w->name);
 	}
 	(void)!js_buf_printf(&b, "%s); reconciling on the cache as it is", missing > show ? ", ..." : "");
 	char *s = js_xstrdup(js_buf_str(&b));
@@ -213,8 +222,8 @@ size_t js_expect_check(struct js_expect *e, const char *key, const char *owner_u
 	}
 	while (k && k->done < k->n) {
 		struct write *w = &k->w[k->done];
-		struct js_expect_write view = {w->name, w->uid, w->rv};
-		if (!seen(user, &view, w->want))
+		struct js_expect_write view = {w->want, w->name, w->uid, w->rv};
+		if (!seen(user, &view))
 			break;
 		write_done(w);
 		k->done++;

@@ -10,7 +10,8 @@
  * AlreadyExists, costs a request and a GET, and was 2,963 of 12,963 POSTs
  * for a JobSet of 10,000 Jobs (issue 22). So a pass records what it wrote
  * (per JobSet key: the Job names created, deleted and suspended or resumed,
- * with the uid of a deleted one), and the next pass of that key first asks
+ * with the uid of a deleted one, and its own status write), and the next
+ * pass of that key first asks
  * whether the cache shows all of it; while it does not, the key is not
  * reconciled (the watch events of those Jobs queue it again).
  *
@@ -44,6 +45,10 @@ enum js_expect_want {
 	JS_EXPECT_GONE,      /* deleted: absent, marked for deletion, or another uid */
 	JS_EXPECT_SUSPENDED, /* spec.suspend patched true: shown so, or gone */
 	JS_EXPECT_RESUMED,   /* spec.suspend patched false: shown so, or gone */
+	JS_EXPECT_STATUS,    /* the JobSet's own status write: its cache at the
+				write's resourceVersion or later, or the JobSet gone
+				(`name` is the JobSet's) */
+	JS_EXPECT__COUNT
 };
 
 /** Defaults of struct js_expect_opts. */
@@ -55,16 +60,18 @@ struct js_expect_opts {
 	size_t max_names;    /* names held over all keys; 0 = 1,000,000 (about 100 MB at most) */
 };
 
-/** One write of one Job. Strings are copied by js_expect_add. */
+/** One write of one Job (or of the JobSet's status). Strings are copied by
+ * js_expect_add. */
 struct js_expect_write {
+	enum js_expect_want want;
 	const char *name; /* the Job's name */
 	const char *uid;  /* the incarnation written (a delete's precondition), or NULL */
 	const char *rv;   /* the resourceVersion the write's answer carried, or NULL: a
 			     watch past it has delivered the write (or what came after) */
 };
 
-/** True when the caller's cache shows `want` of write `w`. */
-typedef bool js_expect_seen_fn(void *user, const struct js_expect_write *w, enum js_expect_want want);
+/** True when the caller's cache shows write `w`. */
+typedef bool js_expect_seen_fn(void *user, const struct js_expect_write *w);
 
 struct js_expect;
 
@@ -76,14 +83,14 @@ struct js_expect *js_expect_new(const struct js_expect_opts *opts);
 void js_expect_free(struct js_expect *e);
 
 /**
- * Record that JobSet `key` ("namespace/name", incarnation `owner_uid`) wrote
- * `want` of the `n` Jobs of `w`, at `now_ns`; the key's deadline moves to
+ * Record that JobSet `key` ("namespace/name", incarnation `owner_uid`) made
+ * the `n` writes `w`, at `now_ns`; the key's deadline moves to
  * now + timeout. Expectations the key held for another owner uid are
  * dropped first. n == 0 is a no-op.
  * Returns 0, or JS_ETOOLARGE when the `max_names` bound would be passed
  * (then none of them is recorded).
  */
-JS_WARN_UNUSED int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid, enum js_expect_want want,
+JS_WARN_UNUSED int js_expect_add(struct js_expect *e, const char *key, const char *owner_uid,
 				 const struct js_expect_write *w, size_t n, uint64_t now_ns);
 
 /** What js_expect_check found. */
@@ -112,7 +119,8 @@ void js_expect_forget(struct js_expect *e, const char *key);
 /** Names held over all keys (for tests and the memory bound). */
 size_t js_expect_names(struct js_expect *e);
 
-/** The name of `want` for log lines: "create", "delete", "suspend", "resume". */
+/** The name of `want` for log lines: "create", "delete", "suspend",
+ * "resume", "status write". */
 const char *js_expect_want_name(enum js_expect_want want);
 
 #endif
