@@ -105,5 +105,5 @@ def test_child_job_hidden_from_the_cache(kube, ctl, ns):
     passes = reconciles(ctl) - before
     assert passes <= 40, f"{passes:.0f} reconciles while one Job was hidden"
     log = ctl.log.read_text()
-    assert not [ln for ln in log.splitlines() if f"{ns}/js-hidden" in ln and "still does not show" in ln], \
+    assert not [ln for ln in log.splitlines() if f"{ns}/js-hidden" in ln and "still do not show" in ln], \
         "a read-your-writes wait of the JobSet ran out"
