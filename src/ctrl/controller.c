@@ -11,7 +11,9 @@
 #include "api/jobset.h"
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json.h"
+#include "base/time.h"
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
 
@@ -95,13 +97,6 @@ static const struct js_metrics_family families[JS__M__COUNT] = {
 			   {"jobset_name", "namespace"}, NULL, 0},
 };
 
-uint64_t js__ctrl_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...)
 {
 	if (!c->o.log)
@@ -141,14 +136,36 @@ static void free_written(void *p)
 	free(w);
 }
 
+/* Whether the JobSet of `key` ("ns/name") is in the cache now. */
+static bool jobset_cached(struct js_controller *c, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	char ns[256];
+	if (!slash || (size_t)(slash - key) >= sizeof ns)
+		return false;
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = '\0';
+	return js_informer_has(c->jobsets, ns, slash + 1);
+}
+
 void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status)
 {
 	struct written *w = js_xcalloc(1, sizeof *w);
 	w->rv = rv ? js_xstrdup(rv) : NULL;
 	w->status = status ? json_deep_copy(status) : NULL;
 	pthread_mutex_lock(&c->mu);
-	js_hmap_put(c->written, key, w, NULL);
+	/* A JobSet deleted while its pass ran: its delete handler already
+	 * dropped the entry, and nothing would drop it again (issue 22: one
+	 * entry leaked per such JobSet). The check is under c->mu, which the
+	 * delete handler takes after the cache has dropped the JobSet, so
+	 * either the handler runs after this put or this sees the JobSet
+	 * gone. (Lock order: c->mu, then the cache's own lock; handlers hold
+	 * no cache lock.) */
+	if (jobset_cached(c, key))
+		js_hmap_put(c->written, key, JS_TAKE_PTR(w), NULL);
 	pthread_mutex_unlock(&c->mu);
+	if (w)
+		free_written(w);
 }
 
 /* ---- event handlers: map to keys, never more (STYLE §3.18) ---- */
@@ -168,12 +185,12 @@ void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const
 		return;
 	pthread_mutex_lock(&c->mu);
 	if (!js_hmap_has(c->enqueued, key))
-		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js__ctrl_now_ns(), NULL);
+		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js_clock_now_ns(), NULL);
 	pthread_mutex_unlock(&c->mu);
 	const char *v[] = {QUEUE_NAME};
 	(void)js_metrics_add(c->metrics, JS__M_QUEUE_ADDS, v, 1);
 	count_event(c, resource, "enqueued");
-	uint64_t window = fold && c->o.fold_window_ms > 0 ? (uint64_t)c->o.fold_window_ms * 1000000u : 0;
+	uint64_t window = fold ? js_sat_scale_u64(c->o.fold_window_ms, 1000000u) : 0;
 	js_workqueue_add_after(c->q, key, window);
 }
 
@@ -304,7 +321,7 @@ static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 
 static double since_s(uint64_t t0)
 {
-	return (double)(js__ctrl_now_ns() - t0) / 1e9;
+	return (double)(js_clock_now_ns() - t0) / 1e9;
 }
 
 static void note_dequeued(struct js_controller *c, const char *key)
@@ -321,7 +338,7 @@ static void note_dequeued(struct js_controller *c, const char *key)
 
 static void process(struct js_controller *c, const char *key, struct js_arena *arena)
 {
-	uint64_t t0 = js__ctrl_now_ns();
+	uint64_t t0 = js_clock_now_ns();
 	struct js__sync_result res = {0};
 	size_t pl = strlen(JS__CTRL_PLACEMENT_PREFIX);
 	bool placement = strncmp(key, JS__CTRL_PLACEMENT_PREFIX, pl) == 0;
@@ -352,8 +369,9 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 		js_workqueue_forget(c->q, key);
 		if (res.has_requeue_after) {
 			result = "requeue_after";
-			int64_t s = res.requeue_after < 0 ? 0 : res.requeue_after;
-			js_workqueue_add_after(c->q, key, (uint64_t)s * 1000000000u);
+			/* Any int64 of seconds (a JobSet's activeDeadlineSeconds
+			 * may be the largest): saturated, negative is now. */
+			js_workqueue_add_after(c->q, key, js_sat_scale_u64(res.requeue_after, 1000000000u));
 		} else {
 			result = "success";
 		}
@@ -366,7 +384,8 @@ static bool caches_synced(struct js_controller *c)
 {
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
 	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs) &&
-	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods));
+	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods)) &&
+	       (!c->opods || js_informer_has_synced(c->opods));
 }
 
 static void *worker(void *arg)
@@ -384,6 +403,8 @@ static void *worker(void *arg)
 				(void)!js_informer_wait_synced(c->pods, 200);
 			if (c->ipods)
 				(void)!js_informer_wait_synced(c->ipods, 200);
+			if (c->opods)
+				(void)!js_informer_wait_synced(c->opods, 200);
 		}
 	}
 	for (;;) {
@@ -530,6 +551,8 @@ static int make_informers(struct js_controller *c)
 		r = js__placement_informer(c);
 	if (r == 0 && c->o.gates.in_place_restart)
 		r = js__inplace_informer(c);
+	if (r == 0 && c->o.cleanup_direct)
+		r = js__oldpods_informer(c);
 	return r;
 }
 
@@ -603,7 +626,7 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		if (!infs[i])
 			continue;
@@ -632,24 +655,11 @@ bool js_controller_lost(struct js_controller *c)
 	return atomic_load(&c->lost);
 }
 
-static struct timespec deadline_after(int ms)
-{
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	return dl;
-}
-
 /* Wait for every worker to exit: up to `timeout_ms` (< 0: no limit).
  * Returns the workers still alive. */
 static int wait_workers(struct js_controller *c, int timeout_ms)
 {
-	struct timespec dl = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec dl = js_clock_deadline_ts(timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	while (c->alive > 0) {
 		if (timeout_ms < 0)
@@ -694,7 +704,7 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
 		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
 		if (infs[i])
 			(void)js_informer_stop(infs[i]);
@@ -715,11 +725,12 @@ int js_controller_free(struct js_controller *c)
 	}
 	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
 	c->le = NULL;
-	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods};
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods, &c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
 		*infs[i] = NULL;
 	}
+	js__oldpods_free(c);
 	c->rec = js_recorder_free(c->rec);
 	c->q = js_workqueue_free(c->q);
 	c->metrics = js_metrics_free(c->metrics);
@@ -782,5 +793,7 @@ void js_controller_refresh_metrics(struct js_controller *c)
 		informer_metrics(c, c->pods, "pods");
 	if (c->ipods)
 		informer_metrics(c, c->ipods, "jobset-pods");
+	if (c->opods)
+		informer_metrics(c, c->opods, "jobset-pod-metadata");
 	js__phases_refresh(c);
 }

@@ -79,6 +79,9 @@ struct js_controller {
 	struct js_informer *pods;    /* placement: labelled pods only; NULL in webhook mode */
 	struct js_informer *ipods;   /* in-place restart: pods with the jobset-name
 					label; NULL unless the InPlaceRestart gate is on */
+	struct js_informer *opods;   /* restart cleanup "direct": the metadata of
+					non-terminal JobSet pods; NULL in foreground */
+	struct js__oldpods *oldpods; /* with opods: the confirming LISTs (oldpods.c) */
 	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
@@ -117,6 +120,7 @@ struct js__sync_result {
 };
 
 struct js_arena;
+struct js__oldpods;
 struct js_obspod;
 struct js_jobset;
 
@@ -131,6 +135,14 @@ int js__placement_informer(struct js_controller *c);
 /* Place the followers of one Job: `key` without JS__CTRL_PLACEMENT_PREFIX,
  * "<namespace>/<Job uid>". placement.c. */
 void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res);
+
+/* The JSON patch (RFC 6902) that pins follower `p` to `domain` under the
+ * JobSet's topology `key` and lifts our gate, with tests that make it apply
+ * only to the pod as the cache saw it (same uid, the gate still at
+ * p->gate_at). NULL when there is nothing to patch: a pod without
+ * namespace, name or uid, without our gate, or an absent or empty key or
+ * domain. Caller owns the result. placement.c. */
+json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain);
 
 /* True when `js` restarts in place (failurePolicy.restartStrategy
  * InPlaceRestart). NULL is false. inplace.c. */
@@ -148,6 +160,14 @@ int js__inplace_informer(struct js_controller *c);
  * inplace.c. */
 size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const char *key, const void ***ret_recs,
 			   struct js_obspod **ret_pods);
+
+/* Create c->opods, the metadata-only cache of non-terminal JobSet pods the
+ * restart cleanup reads, with its index, and c->oldpods. Returns 0 or an
+ * informer error. oldpods.c. */
+int js__oldpods_informer(struct js_controller *c);
+
+/* Free c->oldpods (the informer goes with the others). oldpods.c. */
+void js__oldpods_free(struct js_controller *c);
 
 /* Queue `key` now, or (`fold`) after the fold window; counts the event of
  * `resource`. controller.c. */
@@ -178,9 +198,6 @@ void js__phases_forget(struct js_controller *c, const char *key);
 /* Bring every JobSet's phase metrics up to now (before a scrape); drop
  * accountants of JobSets no longer cached. phases.c. */
 void js__phases_refresh(struct js_controller *c);
-
-/* Monotonic clock, ns. controller.c. */
-uint64_t js__ctrl_now_ns(void);
 
 /* Remember our status write of `key` - the full status asked for, before
  * the write, then also the resourceVersion it returned - so that the watch

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "ctrl/sync_int.h"
 
 void js__rw_note(struct js__body *b, enum js_expect_want want, const char *name, const char *uid, const char *rv)
@@ -38,7 +39,7 @@ void js__rw_expect(struct js__body *b, const char *key)
 	struct js_controller *c = b->c;
 	if (c->o.cache_wait_ms < 0 || b->n_wrote == 0)
 		return;
-	int r = js_expect_add(c->expect, key, b->o->rec->uid, b->wrote, b->n_wrote, js__ctrl_now_ns());
+	int r = js_expect_add(c->expect, key, b->o->rec->uid, b->wrote, b->n_wrote, js_clock_now_ns());
 	if (r < 0)
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
 			      "jobset '%s': %zu writes not remembered (more than %zu held for all JobSets): "
@@ -124,7 +125,7 @@ bool js__rw_pending(struct js_controller *c, const char *key, const struct js__o
 	}
 	struct seen_ctx s = {.c = c, .ns = o->ns, .name = o->name};
 	struct js_expect_result er;
-	size_t n = js_expect_check(c->expect, key, o->rec->uid, seen, &s, js__ctrl_now_ns(), &er);
+	size_t n = js_expect_check(c->expect, key, o->rec->uid, seen, &s, js_clock_now_ns(), &er);
 	if (er.expired) {
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s': %s", key, er.expired);
 		free(er.expired);

@@ -17,6 +17,7 @@
 #include "base/buf.h"
 #include "base/hmap.h"
 #include "base/json.h"
+#include "base/time.h"
 #include "core/exec.h"
 #include "core/job.h"
 #include "core/reconcile.h"
@@ -160,7 +161,9 @@ static void local_emit_event(void *self, const struct js_event *e)
 static void local_requeue_after(void *self, int64_t seconds)
 {
 	struct js_local *l = self;
-	l->requeue_ms = l->turn_ms + seconds * 1000;
+	/* Any int64 of seconds (activeDeadlineSeconds may be the largest):
+	 * saturated, so a far requeue is "never" rather than in the past. */
+	l->requeue_ms = js_sat_add(l->turn_ms, js_sat_s_to_ms(seconds < 0 ? 0 : seconds));
 }
 
 static const struct js_exec_ops local_ops = {

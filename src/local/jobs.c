@@ -19,6 +19,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/parse.h"
+#include "base/time.h"
 #include "local/gpu.h"
 #include "local/hosts.h"
 #include "local/jobctl.h"
@@ -224,7 +225,7 @@ int js__job_pass(struct js_local *l, struct ljob *j, int64_t t, bool gone_if_del
 		off += js_pod_n_containers(j->pods[i]);
 	}
 	struct js_jobctl_opts o = {.backoff_base_ms = l->opts.backoff_base_ms,
-				   .backoff_max_ms = l->opts.backoff_base_ms * 36};
+				   .backoff_max_ms = js_sat_mul(l->opts.backoff_base_ms, 36)};
 	struct js_jobctl_now now = {.mono_ms = t, .wall_ms = js__local_wall_ms()};
 	int r = js_jobctl_sync(j->obj, obs, n, &now, &o, ret_plan);
 	free(obs);

@@ -25,6 +25,7 @@
 #include "api/render.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/time.h"
 #include "core/reconcile.h"
 #include "local/gpu.h"
 #include "local/jobctl.h"
@@ -286,7 +287,7 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 		.mode = mode, .death_fd = l->death_rd, .log_dir = l->log_dir, .node_name = l->node_name,
 		.host_ip = js_net_host_ip(l->net),
 		.path_env = l->path_env, .home_env = l->home_env, .restart_base_ms = l->opts.backoff_base_ms,
-		.restart_max_ms = l->opts.backoff_base_ms * 30, .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
+		.restart_max_ms = js_sat_mul(l->opts.backoff_base_ms, 30), .on_line = l->opts.on_line, .line_ctx = l->opts.ctx,
 		.run_dir = l->run_dir, .objects = l->opts.objects, .scratch_dir = l->scratch_dir, .ctrt = l->ctrt,
 	};
 	l->host.on_note = js__job_pod_note;
@@ -550,13 +551,13 @@ int js__loop_run(struct js_local *l, enum js_local_result *ret_result)
 			continue;
 		if (l->stalled)
 			break;
-		if (l->opts.tick_ms > 0 && (w < 0 || w > t + l->opts.tick_ms))
-			w = t + l->opts.tick_ms;
+		if (l->opts.tick_ms > 0 && (w < 0 || w > js_sat_add(t, l->opts.tick_ms)))
+			w = js_sat_add(t, l->opts.tick_ms);
 		/* state.json is behind only until its next allowed write; that is
 		 * no reason to stay awake for the stall check above. */
 		js__report_state(l, t, NULL);
-		if (l->state_dirty && (w < 0 || l->state_ms + JS_LOCAL_STATE_INTERVAL_MS < w))
-			w = l->state_ms + JS_LOCAL_STATE_INTERVAL_MS;
+		if (l->state_dirty && (w < 0 || js_sat_add(l->state_ms, JS_LOCAL_STATE_INTERVAL_MS) < w))
+			w = js_sat_add(l->state_ms, JS_LOCAL_STATE_INTERVAL_MS);
 		int timeout = w < 0 ? -1 : (int)(w > t ? (w - t < 60000 ? w - t : 60000) : 0);
 		if (l->resync)
 			timeout = 0; /* still serve signals and output, then sync */

@@ -14,6 +14,9 @@
  *     abandoned by the client before the Lease was released;
  *   - after stop, free succeeds, and (run under ASan) nothing is touched
  *     after it is freed.
+ * And the bookkeeping of our status writes (issue 22): a write noted for a
+ * JobSet that is no longer cached (deleted while its pass ran) is not kept,
+ * one noted for a cached JobSet is.
  * The fixture is not a Kubernetes: behaviour against a real API server is
  * tested on hack/cluster (tests/e2e/cluster).
  */
@@ -36,6 +39,7 @@
 
 #include "base/json.h"
 #include "ctrl/controller.h"
+#include "ctrl/ctrl_int.h"
 #include "kube/client.h"
 #include "support/fakeapi.h"
 
@@ -294,6 +298,52 @@ static void test_never_started(void **state)
 	fake_stop(&f);
 }
 
+static bool written_has(struct js_controller *c, const char *key)
+{
+	pthread_mutex_lock(&c->mu);
+	bool has = js_hmap_has(c->written, key);
+	pthread_mutex_unlock(&c->mu);
+	return has;
+}
+
+/* js__ctrl_note_written keeps what we wrote for cached JobSets only: the
+ * delete handler drops the entry of a deleted JobSet, and a pass that was
+ * under way then must not put it back (one entry leaked per such JobSet). */
+static void test_note_written(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_start(&f, false);
+	struct js_client *client = client_for(&f);
+	struct js_controller_opts o = {.client = client, .workers = 1, .cache_wait_ms = -1};
+	struct js_controller *c = NULL;
+	assert_int_equal(js_controller_new(&o, &c), 0);
+	assert_int_equal(js_controller_start(c), 0);
+	time_t deadline = time(NULL) + 20;
+	while (!js_informer_has(c->jobsets, "ns", "js") && time(NULL) < deadline)
+		nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL); /* poll the condition */
+	assert_true(js_informer_has(c->jobsets, "ns", "js"));
+	json_t *st = json_pack("{s:i}", "restarts", 0);
+	js__ctrl_note_written(c, "ns/js", "99", st);
+	assert_true(written_has(c, "ns/js"));
+	pthread_mutex_lock(&c->mu);
+	size_t before = js_hmap_len(c->written);
+	pthread_mutex_unlock(&c->mu);
+	js__ctrl_note_written(c, "ns/deleted-mid-pass", NULL, st);
+	js__ctrl_note_written(c, "ns/deleted-mid-pass", "100", st);
+	js__ctrl_note_written(c, "no-slash", "100", st);
+	assert_false(written_has(c, "ns/deleted-mid-pass"));
+	pthread_mutex_lock(&c->mu);
+	size_t after = js_hmap_len(c->written);
+	pthread_mutex_unlock(&c->mu);
+	assert_int_equal(after, before);
+	json_decref(st);
+	assert_int_equal(js_controller_stop(c, 10000), 0);
+	assert_int_equal(js_controller_free(c), 0);
+	js_client_free(client);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -301,6 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_and_free),
 		cmocka_unit_test(test_never_started),
+		cmocka_unit_test(test_note_written),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();
