@@ -238,6 +238,9 @@ static int run_finish(void *self, size_t i, int r, const struct js_apierr *err)
 		r = owned_existing(b, a->name, &rn->rvs[i]);
 		if (r == JS_EEXISTS)
 			append_err(&rn->msgs, a->name, "exists and is not controlled by this JobSet");
+		else if (r < 0)
+			append_err(&rn->msgs, a->name, r == -EAGAIN ? "exists, then was deleted: created again on a later pass"
+								: js_apierr_strerror(r));
 	} else if (!create && r == JS_ENOTFOUND) {
 		r = 0; /* already gone */
 	} else if (a->kind == JS_ACTION_DELETE_JOB && r == JS_ECONFLICT) {
