@@ -3,6 +3,8 @@
  */
 #include "base/clock.h"
 
+#include "base/time.h"
+
 uint64_t js_clock_now_ns(void)
 {
 	struct timespec ts;
@@ -12,12 +14,7 @@ uint64_t js_clock_now_ns(void)
 
 uint64_t js_clock_after_ns(int64_t ms)
 {
-	uint64_t now = js_clock_now_ns();
-	if (ms <= 0)
-		return now;
-	if ((uint64_t)ms > (UINT64_MAX - now) / 1000000u)
-		return UINT64_MAX;
-	return now + (uint64_t)ms * 1000000u;
+	return js_sat_add_u64(js_clock_now_ns(), js_sat_scale_u64(ms, 1000000u));
 }
 
 struct timespec js_clock_ts(uint64_t ns)
@@ -29,4 +26,13 @@ struct timespec js_clock_ts(uint64_t ns)
 struct timespec js_clock_deadline_ts(int64_t ms)
 {
 	return js_clock_ts(js_clock_after_ns(ms));
+}
+
+void js_clock_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
 }

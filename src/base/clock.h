@@ -12,6 +12,7 @@
 #ifndef JS_CLOCK_H
 #define JS_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -28,5 +29,9 @@ struct timespec js_clock_ts(uint64_t ns);
 
 /** js_clock_ts(js_clock_after_ns(ms)): the deadline `ms` from now. */
 struct timespec js_clock_deadline_ts(int64_t ms);
+
+/** Initialise `cond` with CLOCK_MONOTONIC for its timed waits (the
+ * deadlines above), so a step of the wall clock moves no wait. */
+void js_clock_cond_init(pthread_cond_t *cond);
 
 #endif

@@ -129,7 +129,7 @@ bool js__status_set_condition(struct js__ctx *c, const char *type, bool status, 
 void js__status_set_completed(struct js__ctx *c);
 void js__status_set_failed(struct js__ctx *c, const char *reason, const char *message);
 
-/** True when Completed=True or Failed=True. */
+/** True when Completed=True or Failed=True, or terminalState is Completed or Failed. */
 bool js__status_finished(const struct js_jobset *js);
 
 /** Failure condition of a failed Job: Failed=True, else FailureTarget=True

@@ -20,6 +20,9 @@
 #define QUEUE_NAME "jobset"
 #define CONTROLLER_NAME "jobset"
 #define PLACEMENT_CONTROLLER_NAME "pod"
+/* The longest a stop waits for queued events to be sent (within its grace
+ * period): a blocked events endpoint must not hold a stop. */
+#define EVENTS_DRAIN_MS 5000
 
 /* ---- metrics (docs/controller.md lists them) ---- */
 
@@ -95,6 +98,10 @@ static const struct js_metrics_family families[JS__M__COUNT] = {
 	[JS__M_GOODPUT] = {"jobset_goodput_ratio",
 			   "All-ready time over wall time since the JobSet first started (0..1)", JS_METRICS_GAUGE,
 			   {"jobset_name", "namespace"}, NULL, 0},
+	[JS__M_EVENTS_DROPPED] = {"jobset_controller_events_dropped_total",
+				  "Events never sent: the event queue was full, or the controller stopped before "
+				  "they were sent",
+				  JS_METRICS_COUNTER, {NULL}, NULL, 0},
 };
 
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...)
@@ -556,6 +563,22 @@ static int make_informers(struct js_controller *c)
 	return r;
 }
 
+/* kube/recorder.h on_error: an event that was not written. Drops are
+ * counted (one log line per drop would flood the log exactly when the
+ * events endpoint is slow); failed writes are logged, as a reconcile did
+ * when it wrote its events itself. */
+static void event_not_written(void *user, const char *reason, int err, const char *message)
+{
+	struct js_controller *c = user;
+	if (err == -ENOBUFS || err == -ECANCELED) {
+		(void)js_metrics_add(c->metrics, JS__M_EVENTS_DROPPED, NULL, 1);
+		return;
+	}
+	if (!atomic_load(&c->abort))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "event %s: %s, ignoring", reason,
+			      message ? message : js_apierr_strerror(err));
+}
+
 int js_controller_new(const struct js_controller_opts *opts, struct js_controller **ret)
 {
 	if (!opts->client)
@@ -576,11 +599,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	if (c->o.fold_window_ms < 0)
 		c->o.fold_window_ms = 0;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&c->cond);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
 	c->expect = js_expect_new(NULL);
@@ -596,7 +615,10 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	if (r == 0)
 		r = make_informers(c);
 	if (r == 0) {
-		struct js_recorder_opts ro = {.controller = "jobset", .instance = c->identity};
+		struct js_recorder_opts ro = {.controller = "jobset",
+					      .instance = c->identity,
+					      .on_error = event_not_written,
+					      .user = c};
 		r = js_recorder_new(c->client, &ro, &c->rec);
 	}
 	if (r == 0 && opts->leader_elect) {
@@ -676,6 +698,7 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 {
 	if (atomic_load(&c->stopped))
 		return c->stop_result;
+	uint64_t t0 = js_clock_now_ns();
 	atomic_store(&c->stopping, true);
 	js_workqueue_shutdown(c->q);
 	int r = 0;
@@ -708,6 +731,15 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
 		if (infs[i])
 			(void)js_informer_stop(infs[i]);
+	/* The events the workers queued: sent within what is left of the
+	 * grace period (at most EVENTS_DRAIN_MS), the rest dropped. */
+	if (c->rec) {
+		int64_t left = timeout_ms < 0 ? EVENTS_DRAIN_MS
+					      : (int64_t)timeout_ms - (int64_t)((js_clock_now_ns() - t0) / 1000000u);
+		int drain = left <= 0 ? 0 : left > EVENTS_DRAIN_MS ? EVENTS_DRAIN_MS : (int)left;
+		if (js_recorder_shutdown(c->rec, drain) < 0)
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "stop: events still unsent after %d ms dropped", drain);
+	}
 	c->stop_result = r;
 	atomic_store(&c->stopped, true);
 	return r;

@@ -60,6 +60,8 @@ enum {
 	JS__M_PHASE_DURATION,    /* jobset_phase_duration_seconds{jobset_name,namespace,phase} */
 	JS__M_PHASE_TOTAL,       /* jobset_phase_seconds_total{phase} */
 	JS__M_GOODPUT,           /* jobset_goodput_ratio{jobset_name,namespace} */
+	/* Events (kube/recorder.h, issue 22): sent off the reconcile path. */
+	JS__M_EVENTS_DROPPED,    /* jobset_controller_events_dropped_total */
 	JS__M__COUNT
 };
 

@@ -207,11 +207,7 @@ int js_hooks_new(const struct js_hooks_opts *opts, struct js_hooks **ret)
 	h->tls_ciphers = opts->tls_ciphers ? js_xstrdup(opts->tls_ciphers) : NULL;
 	h->o.tls_ciphers = NULL; /* ours is h->tls_ciphers */
 	pthread_mutex_init(&h->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&h->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&h->cond);
 	if (opts->internal) {
 		struct js_rotator_opts ro = opts->rotator;
 		ro.client = opts->client;

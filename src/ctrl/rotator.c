@@ -323,11 +323,7 @@ int js_rotator_new(const struct js_rotator_opts *opts, struct js_rotator **ret)
 	r->o.n_extra_sans = 0;
 	pthread_mutex_init(&r->mu, NULL);
 	atomic_init(&r->cancel, false);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&r->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&r->cond);
 	char name[600];
 	snprintf(name, sizeof(name), "%s.%s.svc", o->service_name, o->namespace_);
 	push(&r->dns, &r->n_dns, name);

@@ -68,11 +68,7 @@ int js_informer_new(struct js_client *c, const struct js_informer_opts *opts, st
 	if (inf->o.backoff_max_ms <= 0)
 		inf->o.backoff_max_ms = 30000;
 	pthread_mutex_init(&inf->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&inf->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&inf->cond);
 	inf->store = js_store_new(opts->type);
 	inf->seed = (unsigned)(js_clock_now_ns() ^ (uintptr_t)inf);
 	js_buf_init(&inf->wbuf, JS__KUBE_MAX_EVENT);

@@ -52,11 +52,7 @@ int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct
 	le->name = js_xstrdup(opts->name);
 	le->id = js_xstrdup(opts->identity);
 	pthread_mutex_init(&le->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&le->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&le->cond);
 	atomic_init(&le->cancel, false);
 	*ret = le;
 	return 0;
@@ -228,7 +224,7 @@ static void *run(void *arg)
 			stopped = true;
 			break;
 		}
-		deadline = js_sat_add_u64(js_clock_now_ns(), js_sat_scale_u64(le->o.renew_deadline_ms, 1000000u));
+		deadline = js_clock_after_ns(le->o.renew_deadline_ms);
 		for (;;) {
 			renewed = try_acquire_or_renew(le);
 			if (renewed || js_clock_now_ns() >= deadline)

@@ -73,11 +73,7 @@ int js_workqueue_new(const struct js_workqueue_opts *opts, struct js_workqueue *
 	if (q->o.burst == 0)
 		q->o.burst = 100;
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&q->cond);
 	q->dirty = js_hmap_new(NULL);
 	q->processing = js_hmap_new(NULL);
 	q->failures = js_hmap_new(NULL);
