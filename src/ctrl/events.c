@@ -39,7 +39,10 @@ void js__event(struct js_controller *c, struct js__observed *o, const char *type
 
 void js__fail_event(struct js_controller *c, struct js__observed *o, const struct js_action *a, const char *err)
 {
-	char *msg = js_buf_format("%s: %s", a->fail_message ? a->fail_message : a->why, err);
+	/* "<message> <Job>: <the API server's error>. <hint>", as KEP-1150's
+	 * FailedResourcePropagation reads; `err` starts with the Job's name. */
+	char *msg = js_buf_format("%s %s%s%s", a->fail_message ? a->fail_message : a->why, err,
+				  a->fail_hint ? ". " : "", a->fail_hint ? a->fail_hint : "");
 	js__event(c, o, "Warning", a->fail_reason, msg);
 	free(msg);
 }

@@ -127,7 +127,9 @@ void js__event(struct js_controller *c, struct js__observed *o, const char *type
 	       const char *msg);
 
 /* The Warning event a plan asks for when action `a` fails (plan.h
- * fail_reason, e.g. KEP-1150 FailedResourcePropagation); `err` says why. */
+ * fail_reason, e.g. KEP-1150 FailedResourcePropagation): fail_message,
+ * `err`, then fail_hint. `err` is "<object>: <why>" ("; "-separated for a
+ * batch), the API server's message included. */
 void js__fail_event(struct js_controller *c, struct js__observed *o, const struct js_action *a, const char *err);
 
 /* ---- runs.c ---- */
