@@ -257,6 +257,8 @@ static int run_finish(void *self, size_t i, int r, const struct js_apierr *err)
 		js__rw_note(b, JS_EXPECT_GONE, a->name, uid, rn->rvs[i]);
 	else if (r == 0 && a->kind == JS_ACTION_PATCH_JOB)
 		note_suspend_patch(b, a, rn->rvs[i]);
+	else if (r == 0 && a->kind == JS_ACTION_DELETE_POD)
+		js__oldpods_note_deleted(c, b->o->ns, a->name);
 	return r;
 }
 

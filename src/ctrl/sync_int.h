@@ -174,6 +174,11 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
  * nothing is remembered). */
 int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o);
 
+/* Pod `pod` of namespace `ns` was deleted by this pass (DeletePod answered):
+ * until the cache shows it marked (at most 30 s), the view says it is, so
+ * the next pass does not delete it again. No-op without the cache. */
+void js__oldpods_note_deleted(struct js_controller *c, const char *ns, const char *pod);
+
 /* Drop what is remembered of JobSet `key` (gone, finished, or not
  * restarted). No-op without the cache. */
 void js__oldpods_forget(struct js_controller *c, const char *key);
