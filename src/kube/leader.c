@@ -87,7 +87,6 @@ static void note_leader(struct js_leader *le, const char *holder)
 	if (le->last_leader && strcmp(le->last_leader, holder) == 0)
 		return;
 	free(le->last_leader);
-	free(le->last_error);
 	le->last_leader = js_xstrdup(holder);
 	if (le->o.on_new_leader)
 		le->o.on_new_leader(le->o.user, holder);
@@ -350,6 +349,7 @@ int js_leader_free(struct js_leader *le)
 	free(le->obs_holder);
 	free(le->obs_renew);
 	free(le->last_leader);
+	free(le->last_error);
 	free(le);
 	return 0;
 }
