@@ -602,6 +602,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	js_clock_cond_init(&c->cond);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
+	c->expect = js_expect_new(NULL);
 	js__phases_new(c);
 	c->waits = js_hmap_new(NULL);
 	atomic_init(&c->abort, false);
@@ -767,6 +768,7 @@ int js_controller_free(struct js_controller *c)
 	c->metrics = js_metrics_free(c->metrics);
 	js_hmap_free(c->enqueued);
 	js_hmap_free(c->written);
+	js_expect_free(c->expect);
 	js__phases_free(c);
 	js_hmap_free(c->waits);
 	free(c->threads);
