@@ -4,6 +4,7 @@
  * child Job, long after submit (upstream #422, #1024). Each error names the
  * full field path under spec.replicatedJobs[i].template.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,13 +12,17 @@
 #include "api/validate.h"
 #include "base/json.h"
 
-/* Job spec integer fields and their lower bounds (batch/v1 validation). */
+/* Job spec integer fields and their bounds: batch/v1 validation asks each
+ * to be >= 0, and the type's range is the upper bound (activeDeadlineSeconds
+ * is the one int64; 0 and its largest value are valid, issue 22). */
 static const struct {
 	const char *field;
-	long long min;
+	long long min, max;
 } job_ints[] = {
-	{"parallelism", 0}, {"completions", 0}, {"backoffLimit", 0}, {"backoffLimitPerIndex", 0},
-	{"maxFailedIndexes", 0}, {"activeDeadlineSeconds", 1}, {"ttlSecondsAfterFinished", 0},
+	{"parallelism", 0, INT32_MAX},           {"completions", 0, INT32_MAX},
+	{"backoffLimit", 0, INT32_MAX},          {"backoffLimitPerIndex", 0, INT32_MAX},
+	{"maxFailedIndexes", 0, INT32_MAX},      {"activeDeadlineSeconds", 0, INT64_MAX},
+	{"ttlSecondsAfterFinished", 0, INT32_MAX},
 };
 
 /* Job API cap on Indexed completions and parallelism. */
@@ -176,8 +181,9 @@ void js__validate_template(struct js_vctx *v, size_t ri)
 			continue;
 		if (!json_is_integer(x))
 			check_type(v, p, x, JSON_INTEGER, "integer");
-		else if (json_integer_value(x) < job_ints[i].min || json_integer_value(x) > INT32_MAX)
-			js__vadd(v, JS_DIAG_INVALID, p, x, "must be between %lld and 2147483647", job_ints[i].min);
+		else if (json_integer_value(x) < job_ints[i].min || json_integer_value(x) > job_ints[i].max)
+			js__vadd(v, JS_DIAG_INVALID, p, x, "must be between %lld and %lld", job_ints[i].min,
+				 job_ints[i].max);
 	}
 	const json_t *mode = json_object_get(spec, "completionMode");
 	bool indexed = json_is_string(mode) && strcmp(json_string_value(mode), "Indexed") == 0;
