@@ -48,6 +48,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
@@ -74,6 +75,7 @@ QUIET_WINDOW_S = 5      # ... averaged over this window
 QUIET_BOUND_S = 60      # ... reached within this long after settling
 POOL = 8                # JobSets kept running during a burst
 EXPLAINED = ("Suspended", "StartupPolicyInProgress")
+PATIENCE_S = 300        # how long a request of the driver waits out an API server that does not answer
 TICK = os.sysconf("SC_CLK_TCK")
 
 # Edits that trigger a known controller bug: off (False) while the bug is
@@ -782,6 +784,30 @@ class Run:
                 self.api.request("DELETE", f"/apis/{GROUP}/v1alpha2/namespaces/{self.ns}/jobsets/"
                                  f"{j['metadata']['name']}", {"propagationPolicy": "Background"})
 
+    def teardown(self):
+        """Stop the controller, remove the webhook registrations, the nodes
+        and (unless the run failed) the namespace; each step is tried even
+        when an earlier one fails. The controller's exit status."""
+        rc = []
+        ctl = getattr(self.setup, "ctl", None)
+        steps = [("stop the controller", lambda: rc.append(ctl.stop()) if ctl else None),
+                 ("remove the webhook registrations", self.setup.cleanup)]
+        steps += [(f"delete node {n}", lambda n=n: self.kube.run("delete", "node", n, "--wait=false", check=False))
+                  for n in getattr(self, "nodes", [])]
+        if hasattr(self, "ns") and not self.failed:
+            steps.append(("delete the namespace",
+                          lambda: self.kube.run("delete", "namespace", self.ns, "--wait=false", check=False)))
+        for what, step in steps:
+            for attempt in range(3):
+                try:
+                    step()
+                    break
+                except (subprocess.TimeoutExpired, AssertionError) as e:
+                    print(f"teardown: {what}: {e}" + ("; again" if attempt < 2 else "; left behind"))
+        if hasattr(self, "ns") and self.failed:
+            print(f"namespace {self.ns} kept for a post-mortem (its controller is stopped)")
+        return rc[0] if rc else None
+
     def add_nodes(self):
         """Two kwok nodes for the exclusive JobSets, tainted so nothing else
         lands there."""
@@ -885,7 +911,10 @@ class Run:
 
     def run(self):
         self.kube = e2e.Kube()
-        self.api = kapi.Api()
+        # The API server of a machine shared with other work can stall for
+        # a minute or more (seen at load average 130): requests wait it out
+        # rather than fail the run for what is not the controller's doing.
+        self.api = kapi.Api(patience=PATIENCE_S)
         self.kube.run("apply", "--server-side", "--force-conflicts", "-f", str(e2e._crd_path()))
         e2e.wait_crd_served(self.kube)
         self.setup = Setup(self.kube, self.workdir)
@@ -934,14 +963,7 @@ class Run:
             for w in ("pods", "jobs"):
                 if hasattr(self, w):
                     getattr(self, w).stop_ev.set() if w == "pods" else self.jobs.stop.set()
-            rc = self.setup.stop_controller() if getattr(self.setup, "ctl", None) else None
-            for node in getattr(self, "nodes", []):
-                self.kube.run("delete", "node", node, "--wait=false", check=False)
-            if hasattr(self, "ns"):
-                if self.failed:
-                    print(f"namespace {self.ns} kept for a post-mortem (its controller is stopped)")
-                else:
-                    self.kube.run("delete", "namespace", self.ns, "--wait=false", check=False)
+            rc = self.teardown()
             self.editlog.close()
             if rc not in (0, None):
                 raise Violation(f"controller exit status {rc} on SIGTERM (seed {self.seed}); log {self.ctl.log}")
