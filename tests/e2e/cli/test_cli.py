@@ -191,6 +191,14 @@ OPTION_CASES = [
     ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("run", ["--feature-gates", "TLSOptions=false"], 2, "locked to true"),
     ("simulate", ["--feature-gates", "RestartJob=yes"], 2, "expected Name=true|false"),
+    # component-base's AllAlpha/AllBeta: every alpha gate not named takes the value.
+    ("validate", ["--feature-gates", "AllAlpha=true,AllBeta=false"], 0, "is valid"),
+    ("render", ["--feature-gates", "AllAlpha=1"], 0, "kind: Job"),
+    ("render", ["--feature-gates", "AllBeta=true"], 1, "needs the InPlaceRestart feature gate"),  # it is alpha
+    ("run", ["--feature-gates", "AllAlpha=true"], 2, "turns it on too: add WorkloadAwareScheduling=false"),
+    ("run", ["--feature-gates", "AllAlpha=true,WorkloadAwareScheduling=false,Nope=1"], 2, "unknown feature gate 'Nope'"),
+    ("simulate", ["--feature-gates", "AllAlpha=true,WorkloadAwareScheduling=false"], 2,
+     "turns it on too: add InPlaceRestart=false"),
     ("validate", ["-o", "yaml"], 2, "jobset validate: -o takes text or json, not 'yaml'"),
     ("render", ["-o", "text"], 2, "jobset render: -o takes yaml or json, not 'text'"),
     ("render", ["--output", "json", "--feature-gates", "InPlaceRestart=true"], 0, '"kind": "List"'),
