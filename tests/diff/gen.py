@@ -15,7 +15,7 @@ script is declarative, so it plays out the same on both control planes:
   on the script's exit code), `DeadlineExceeded` (activeDeadlineSeconds below
   the pod's run time);
 * timed actions: `resume` (a JobSet created suspended is resumed N seconds
-  after it was created).
+  after it was created, once it reports `Suspended=True`).
 
 Determinism: an outcome must not depend on which of two controllers' passes
 sees an event first. The generator therefore keeps every "decisive" moment
@@ -212,7 +212,11 @@ def _draw(rng):
                 f["single_job"] = True
                 f["job_attempts"] = sorted(_subset(rng, [0, 1]))
             fails[n] = f
-    run_pool = RUN_FOR[:]
+    # InOrder creates replicatedJob k+1 only once every Job of k is ready
+    # (a pass per step, seconds on a loaded machine): nothing may be
+    # decisive before the last replicatedJob is surely created.
+    in_order = rng.random() < 0.3
+    run_pool = RUN_FOR[1:] + [RUN_FOR[-1] + 7] if in_order else RUN_FOR[:]
     rng.shuffle(run_pool)
     rjobs, scripts, run_fors = [], [], []
     for i, n in enumerate(names):
@@ -233,7 +237,7 @@ def _draw(rng):
         raise Reject(why)
 
     spec = {"replicatedJobs": rjobs, "successPolicy": success,
-            "startupPolicy": {"startupPolicyOrder": rng.choice(["AnyOrder", "AnyOrder", "InOrder"])},
+            "startupPolicy": {"startupPolicyOrder": "InOrder" if in_order else "AnyOrder"},
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True}}
     if fp:
         spec["failurePolicy"] = fp
@@ -244,8 +248,11 @@ def _draw(rng):
                                "podIndex": rng.randrange(rj["template"]["spec"]["completions"])}
     actions = []
     if rng.random() < 0.2:
+        # Resumed once the controller has seen it suspended (Suspended=True)
+        # and `at` seconds have passed: a resume before the first pass would
+        # make a different case on a slower control plane.
         spec["suspend"] = True
-        actions.append({"at": rng.choice([1, 3]), "do": "resume"})
+        actions.append({"at": rng.choice([1, 3]), "do": "resume", "after": "Suspended=True"})
     uses_restart_job = per_job
     return {"jobset": {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
                        "metadata": {"name": "js"}, "spec": spec},
