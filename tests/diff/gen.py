@@ -34,10 +34,13 @@ import json
 import random
 import sys
 
-# Seconds between decisive moments of different replicatedJobs.
-GAP_S = 5
+# Seconds between decisive moments of different replicatedJobs. The pods of
+# one case start up to a few seconds apart on a loaded machine (the Job
+# controller works through every case's Jobs at once): 5 s was too little
+# at load 30 (seed 300000, Any: a success at 2 s lost to a failure at 9 s).
+GAP_S = 7
 # Pod run times (s) a replicatedJob may get; distinct per replicatedJob.
-RUN_FOR = [2, 9, 16, 23]
+RUN_FOR = [2, 10, 18, 26]
 # A replicatedJob that is never waited for (not a success target) may run
 # "forever" (beyond any case).
 LONG_RUN = "1h"
@@ -216,7 +219,7 @@ def _draw(rng):
     # (a pass per step, seconds on a loaded machine): nothing may be
     # decisive before the last replicatedJob is surely created.
     in_order = rng.random() < 0.3
-    run_pool = RUN_FOR[1:] + [RUN_FOR[-1] + 7] if in_order else RUN_FOR[:]
+    run_pool = RUN_FOR[1:] + [RUN_FOR[-1] + 8] if in_order else RUN_FOR[:]
     rng.shuffle(run_pool)
     rjobs, scripts, run_fors = [], [], []
     for i, n in enumerate(names):
