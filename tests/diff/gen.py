@@ -225,7 +225,15 @@ def _draw(rng):
     for i, n in enumerate(names):
         rf = run_pool[i]
         long = n not in targets and n not in fails and rng.random() < 0.5
-        rj, sc = _rjob(rng, n, LONG_RUN if long else rf, fails.get(n))
+        f = fails.get(n)
+        if f and rf < 10 and (max(f["attempts"]) > 0 or f.get("job_attempts")):
+            # After a restart, `RestartingJobSet=False` (reason and event
+            # JobsReady) comes once every Job of the new attempt is ready
+            # or succeeded at once; a Job failing 2 s after its pod starts
+            # closes that window before the last Job of the attempt may be
+            # recreated (each controller recreates names in its own order).
+            raise Reject("a failure in a later attempt closes the all-ready window")
+        rj, sc = _rjob(rng, n, LONG_RUN if long else rf, f)
         if sc and sc["reason"] == "DeadlineExceeded":
             # Deadline failures hit every Job in every attempt: only when
             # the replicatedJob has nothing else to do. Bound it by the
