@@ -240,6 +240,8 @@ def _draw(rng):
             # restarts: allowed only without ...AndIgnoreMaxRestarts rules.
             if fp is None or any("IgnoreMaxRestarts" in r["action"] for r in fp.get("rules", [])) or per_job:
                 raise Reject("deadline with unbounded restarts")
+        if sc and sc["reason"] == "DeadlineExceeded" and rf < 10 and fp and fp["maxRestarts"] > 0:
+            raise Reject("a deadline failure in a later attempt closes the all-ready window")
         rjobs.append(rj)
         scripts.append(sc)
         run_fors.append(None if long else rf)
