@@ -11,6 +11,11 @@ target_include_directories(js_test_support PUBLIC ${CMAKE_SOURCE_DIR}/tests)
 add_library(js_test_support_api STATIC ${CMAKE_SOURCE_DIR}/tests/support/testutil_api.c)
 target_compile_options(js_test_support_api PRIVATE ${JS_WARNINGS})
 target_link_libraries(js_test_support_api PUBLIC js_test_support js_api)
+# js_test_support_fakeapi: an in-process HTTPS API fixture (fakeapi.h), for
+# the kube and ctrl tests that need a server.
+add_library(js_test_support_fakeapi STATIC ${CMAKE_SOURCE_DIR}/tests/support/fakeapi.c)
+target_compile_options(js_test_support_fakeapi PRIVATE ${JS_WARNINGS})
+target_link_libraries(js_test_support_fakeapi PUBLIC js_test_support OpenSSL::SSL PkgConfig::JANSSON Threads::Threads)
 # Each test links only the layers its folder may include (the layer table in
 # README.md; base is always linked).
 set(_deps_base "")
@@ -38,9 +43,9 @@ foreach(src ${JS_UNIT_TESTS})
     list(APPEND _test_libs js_test_support_api)
   endif()
   target_link_libraries(${name} PRIVATE ${_test_libs} js_test_support js_base PkgConfig::CMOCKA)
-  # ctrl tests may serve TLS (lifecycle_test's API fixture).
-  if(layer STREQUAL "ctrl")
-    target_link_libraries(${name} PRIVATE OpenSSL::SSL)
+  # kube and ctrl tests may serve TLS (the API fixture, support/fakeapi.h).
+  if(layer STREQUAL "ctrl" OR layer STREQUAL "kube")
+    target_link_libraries(${name} PRIVATE js_test_support_fakeapi OpenSSL::SSL)
   endif()
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
   add_test(NAME ${layer}/${name} COMMAND ${name})

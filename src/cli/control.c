@@ -95,7 +95,7 @@ int js_cli_down(int argc, char **argv)
 		return JS_EXIT_INVALID;
 	}
 	/* The runner takes a second "down" within half a second of the first
-	 * for the same request delivered twice (local.c, interrupt()): with
+	 * for the same request delivered twice (local/loop.c, interrupt()): with
 	 * --timeout 0 the second is sent just after that window. */
 	int64_t deadline = mono_ms() + (timeout ? timeout * 1000 : CONTROL_SAME_REQUEST_MS);
 	bool again = false;

@@ -50,9 +50,13 @@ struct js__ctx {
 	struct js_hmap *by_name;    /* every input Job by name (borrowed keys
 				       and values): lookups are O(1), so a
 				       reconcile is linear in its Jobs */
-	struct js_hmap *old_busy;   /* restart cleanup "direct": names of
-				       Jobs with a pod of an older attempt
-				       still running (borrowed keys) */
+	struct {                    /* cleanup.c, filled by js__cleanup_run */
+		struct js_hmap *held;   /* names of Jobs with a running pod of
+					   an older attempt (borrowed keys) */
+		bool hold_every_name;   /* such a pod without a Job name */
+		bool unmarked_old_jobs; /* a Job of an older attempt is only
+					   being deleted by this pass */
+	} cleanup;
 	struct js__bucket owned;    /* every child (owner uid matches) */
 	struct js__bucket active, succeeded, failed, previous;
 
@@ -80,6 +84,10 @@ void js__ctx_event(struct js__ctx *c, const char *type, const char *reason, cons
  * (static) for the failed Job `j`, or NULL for a restart on request
  * (reason RestartRequested). */
 void js__ctx_restart(struct js__ctx *c, const char *action, const struct js_obsjob *j);
+
+/** Ask to be reconciled again after `seconds` at the latest: the smaller of
+ * this and any requeue already planned. */
+void js__ctx_requeue(struct js__ctx *c, int64_t seconds);
 
 /** Record a reconcile error (first one wins). Returns JS_EINVALID. */
 int js__ctx_fail(struct js__ctx *c, const char *fmt, ...) JS_PRINTF(2, 3);
@@ -217,18 +225,28 @@ bool js__deadline_applies(const struct js__ctx *c);
  * requeue when it falls. */
 bool js__deadline_run(struct js__ctx *c);
 
-/* ---- finish.c (SPEC §11.2 R6, R7, §11.14) ---- */
+/* ---- cleanup.c: the restart cleanup (core/cleanup.h, its invariant) ---- */
+
+/** R7: delete the Jobs of older attempts (Foreground, or in direct mode
+ * Background) and, in direct mode, the old pods the runtime passed; note
+ * which names they hold. */
+void js__cleanup_run(struct js__ctx *c);
+
+/** No Job may be created this pass (BlockingRecreate, or rules (1)-(2) of
+ * cleanup.h); asks for a requeue or a confirming LIST as needed. */
+bool js__cleanup_hold_all(struct js__ctx *c);
+
+/** Job name `name`, not observed, may not be created this pass (rules (3)
+ * and (4)); asks for a requeue or a confirming LIST as needed. */
+bool js__cleanup_hold_name(struct js__ctx *c, const char *name);
+
+/** Free what js__cleanup_run built (end of the pass). */
+void js__cleanup_done(struct js__ctx *c);
+
+/* ---- finish.c (SPEC §11.2 R6, §11.14) ---- */
 
 /** Delete the Jobs of a bucket that are not already being deleted. */
 void js__finish_delete(struct js__ctx *c, const struct js__bucket *b, const char *why);
-
-/** R7: delete the previous-attempt Jobs, Foreground, or with their pods
- * (js_reconcile_input.cleanup_direct). */
-void js__finish_delete_previous(struct js__ctx *c);
-
-/** Restart cleanup "direct": a pod of an older attempt of Job `job_name`
- * still runs, so that name may not be created this pass (#392). */
-bool js__finish_old_pod_runs(const struct js__ctx *c, const char *job_name);
 
 /** TTL after finished: delete the JobSet or requeue. */
 int js__finish_ttl(struct js__ctx *c);

@@ -118,12 +118,8 @@ static void create_rjob(struct js__ctx *c, size_t ri, struct js_buf *name)
 		if (js_render_job_name_to(name, c->js, r, idx) < 0)
 			continue; /* past 64 MiB: no such name can exist */
 		const struct js_obsjob *o = observed(c, js_buf_str(name));
-		if (!o && js__finish_old_pod_runs(c, js_buf_str(name))) {
-			/* Restart cleanup "direct": the old Job is gone, but a new
-			 * pod must not run beside an old one of the same hostname
-			 * (#392). Pods are not watched: look again shortly. */
-			c->plan->has_requeue_after = true;
-			c->plan->requeue_after = 1;
+		if (!o && js__cleanup_hold_name(c, js_buf_str(name))) {
+			/* An old pod of this hostname may still run (cleanup.h). */
 		} else if (!o) {
 			/* The body is rendered when the executor needs it
 			 * (js_plan_render_job), not held by the plan. */
@@ -143,7 +139,6 @@ static void create_rjob(struct js__ctx *c, size_t ri, struct js_buf *name)
 void js__create_jobs(struct js__ctx *c)
 {
 	const struct js_jobset *js = c->js;
-	const struct js_failure_policy *fp = js->spec.failure_policy;
 	bool suspended = js->spec.has_suspend && js->spec.suspend;
 	bool in_order = !suspended && js__create_in_order(js);
 
@@ -151,9 +146,8 @@ void js__create_jobs(struct js__ctx *c)
 
 	if (c->hold)
 		return;
-	/* BlockingRecreate: no new attempt while any old Job exists (§6.1). */
-	if (fp && fp->has_restart_strategy && fp->restart_strategy == JS_RESTART_STRATEGY_BLOCKING_RECREATE &&
-	    c->previous.n > 0)
+	/* BlockingRecreate, or old pods not known yet (cleanup.h). */
+	if (js__cleanup_hold_all(c))
 		return;
 	for (size_t ri = 0; ri < js->spec.n_replicated_jobs; ri++) {
 		if (!js__create_depends_ok(c, ri))

@@ -76,8 +76,7 @@ bool js__deadline_run(struct js__ctx *c)
 	int64_t ads = js->spec.active_deadline_seconds;
 	/* Saturating: a huge deadline never wraps into the past. A startTime
 	 * in the future (clock skew) only makes the remaining time longer. */
-	int64_t remaining = ads > INT64_MAX - start ? INT64_MAX : start + ads;
-	remaining = remaining - c->in->now;
+	int64_t remaining = js_sat_sub(js_sat_add(start, ads), c->in->now);
 	if (remaining > 0) {
 		c->plan->has_requeue_after = true;
 		c->plan->requeue_after = remaining;

@@ -4,7 +4,7 @@
  *
  * Each body implements a small vtable - the Kubernetes controller over the
  * API server (src/ctrl/sync.c), the local runtime over processes
- * (src/local/local.c) and the simulator over an in-memory world
+ * (src/local/exec.c) and the simulator over an in-memory world
  * (src/sim/) - and js_exec_apply() applies a plan through it. The rules of
  * applying a plan are written here once (core/reconcile.h, SPEC §11.2):
  *

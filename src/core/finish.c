@@ -1,10 +1,9 @@
 /*
- * finish.c - deleting child Jobs (SPEC §11.2 R6, R7, §11.9), the success
- * policy (§11.10) and the TTL of a finished JobSet (§11.14).
+ * finish.c - deleting the Jobs of a finished JobSet (SPEC §11.2 R6), the
+ * success policy (§11.10) and the TTL of a finished JobSet (§11.14). The
+ * Jobs of older restart attempts go in cleanup.c (R7, §11.9).
  */
 #include <string.h>
-
-#include "base/buf.h"
 
 #include "api/render.h"
 #include "core/core_int.h"
@@ -25,61 +24,6 @@ static bool strlist_has(const struct js_strlist *l, const char *s)
 		if (l->items[i] && strcmp(l->items[i], s) == 0)
 			return true;
 	return false;
-}
-
-void js__finish_delete_previous(struct js__ctx *c)
-{
-	static const char why[] = "previous restart attempt";
-	const struct js__bucket *b = &c->previous;
-	const struct js_jobset *js = c->js;
-
-	if (!c->in->cleanup_direct) {
-		js__finish_delete(c, b, why);
-		return;
-	}
-	/* Foreground deletion waits on the garbage collector twice (pods, then
-	 * the finalizer), 40 s or more each at 1,000 Jobs. Background frees each
-	 * name at once; the old pods are deleted here (100 in flight: the API
-	 * server's DeleteCollection deletes one at a time), and the create step
-	 * keeps a name while one of its old pods runs (#392). */
-	for (size_t i = 0; i < b->n; i++) {
-		const struct js_obsjob *j = b->items[i];
-		int32_t attempt;
-		if (j->deleting)
-			continue;
-		struct js_action *a = js__ctx_action(c, JS_ACTION_DELETE_JOB, j->name, NULL, why);
-		if (js__parse_i32(j->restart_attempt, &attempt) && attempt < js->status.restarts)
-			a->propagation = JS_PROPAGATION_BACKGROUND;
-	}
-	for (size_t i = 0; c->in->old_pods_known && i < c->in->n_old_pods; i++)
-		if (!c->in->old_pods[i].deleting)
-			js__ctx_action(c, JS_ACTION_DELETE_POD, c->in->old_pods[i].name, NULL,
-				       "pod of a previous restart attempt");
-}
-
-bool js__finish_old_pod_runs(const struct js__ctx *c, const char *job_name)
-{
-	if (!c->in->cleanup_direct || !c->in->old_pods_known)
-		return false;
-	/* A handful while a restart drains; a linear scan per created name
-	 * would be N x M at 1,000 Jobs, so the names are hashed once. */
-	return c->old_busy && js_hmap_get(c->old_busy, job_name) != NULL;
-}
-
-int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out)
-{
-	const char *uid = js->meta.uid;
-	if (uid && *uid)
-		return js_buf_printf(out, "jobset.sigs.k8s.io/jobset-uid=%s,jobset.sigs.k8s.io/restart-attempt!=%d", uid,
-				     (int)js->status.restarts);
-	return js_buf_printf(out, "jobset.sigs.k8s.io/jobset-name=%s,jobset.sigs.k8s.io/restart-attempt!=%d",
-			     js_jobset_name(js), (int)js->status.restarts);
-}
-
-bool js_reconcile_wants_old_pods(const struct js_jobset *js)
-{
-	return js->status.restarts > 0 && !js__status_finished(js) &&
-	       js_jobset_condition_true(js, JS_COND_RESTARTING);
 }
 
 bool js__success_run(struct js__ctx *c)

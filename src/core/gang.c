@@ -48,10 +48,7 @@ void js__gang_run(struct js__ctx *c)
 		return;
 	}
 	if (in->sched_deleting) {
-		if (!c->plan->has_requeue_after || c->plan->requeue_after > GANG_RECHECK_S) {
-			c->plan->has_requeue_after = true;
-			c->plan->requeue_after = GANG_RECHECK_S;
-		}
+		js__ctx_requeue(c, GANG_RECHECK_S);
 		return;
 	}
 	struct js_sched_groups *g = NULL;

@@ -5,14 +5,44 @@
 
 #include <string.h>
 
-static bool same(const char *a, const char *b)
+#include "api/jobset.h"
+#include "api/template.h"
+#include "base/json.h"
+#include "base/str.h"
+
+/* The key the pods of ReplicatedJob `r` are rendered with: its Job
+ * template's, else the JobSet's (both put on the pod template, SPEC §6.3),
+ * else the pod template's own. */
+static const char *rjob_topology(const struct js_jobset *js, const struct js_rjob *r)
 {
-	return a && b && strcmp(a, b) == 0;
+	const char *k = js_tmpl_annotation(r, JS_ANN_EXCLUSIVE_TOPOLOGY);
+	if (!k)
+		k = js_json_str(js->meta.annotations, JS_ANN_EXCLUSIVE_TOPOLOGY);
+	if (!k)
+		k = js_json_str(js_json_path(r->template_, "spec.template.metadata.annotations"), JS_ANN_EXCLUSIVE_TOPOLOGY);
+	return k && k[0] ? k : NULL;
+}
+
+const char *js_placement_topology(const struct js_jobset *js, const char *rjob_name)
+{
+	if (!js)
+		return NULL;
+	int at = rjob_name ? js_jobset_find_rjob(js, rjob_name) : -1;
+	if (at >= 0)
+		return rjob_topology(js, &js->spec.replicated_jobs[at]);
+	const char *key = NULL;
+	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
+		const char *k = rjob_topology(js, &js->spec.replicated_jobs[i]);
+		if (!k || (key && strcmp(k, key) != 0))
+			return NULL;
+		key = k;
+	}
+	return key;
 }
 
 bool js_placement_is_leader(const struct js_placement_pod *p)
 {
-	return same(p->completion_index, "0");
+	return js_str_match(p->completion_index, "0");
 }
 
 /* Finished or going: it counts neither as a leader nor as a follower to
@@ -29,7 +59,7 @@ enum js_placement_why js_placement_find_leader(const struct js_placement_pod *po
 	for (size_t i = 0; i < n; i++) {
 		const struct js_placement_pod *p = &pods[i];
 		/* Another incarnation of the Job is a stale leader (#433). */
-		if (!js_placement_is_leader(p) || gone(p) || !same(p->owner_uid, job_uid))
+		if (!js_placement_is_leader(p) || gone(p) || !js_str_match(p->owner_uid, job_uid))
 			continue;
 		if (count++ == 0)
 			found = i;
@@ -61,13 +91,13 @@ enum js_placement_why js_placement_domain(bool node_found, const char *value, co
 enum js_placement_act js_placement_follower(const struct js_placement_pod *p, const char *job_uid,
 					    const char *domain)
 {
-	if (js_placement_is_leader(p) || gone(p) || !same(p->owner_uid, job_uid))
+	if (js_placement_is_leader(p) || gone(p) || !js_str_match(p->owner_uid, job_uid))
 		return JS_PLACEMENT_KEEP;
 	if (!domain)
 		return p->gated ? JS_PLACEMENT_WAIT : JS_PLACEMENT_KEEP;
 	if (p->gated)
 		return !p->selector || strcmp(p->selector, domain) == 0 ? JS_PLACEMENT_UNGATE : JS_PLACEMENT_REPAIR;
-	return same(p->selector, domain) ? JS_PLACEMENT_KEEP : JS_PLACEMENT_REPAIR;
+	return js_str_match(p->selector, domain) ? JS_PLACEMENT_KEEP : JS_PLACEMENT_REPAIR;
 }
 
 static const char *or_unknown(const char *s)
@@ -103,6 +133,11 @@ int js_placement_explain(enum js_placement_why why, const char *leader, const ch
 				     "waiting: node %s of leader pod %s has no label %s, so the leader's domain is "
 				     "unknown",
 				     nd, l, k);
+	case JS_PLACEMENT_NO_TOPOLOGY:
+		return js_buf_printf(out,
+				     "waiting: the JobSet names no topology key (annotation %s) for this pod's "
+				     "ReplicatedJob, so there is no domain to follow the leader into",
+				     JS_ANN_EXCLUSIVE_TOPOLOGY);
 	case JS_PLACEMENT_NODE_EMPTY:
 		return js_buf_printf(out,
 				     "waiting: node %s of leader pod %s has an empty value for label %s, so the "

@@ -29,6 +29,8 @@
 #include "base/buf.h"
 #include "base/common.h"
 
+struct js_jobset;
+
 /** One pod of a Job as the decisions read it. Strings are borrowed. */
 struct js_placement_pod {
 	const char *name;
@@ -50,6 +52,7 @@ enum js_placement_why {
 	JS_PLACEMENT_NODE_GONE,      /* the leader's Node does not exist */
 	JS_PLACEMENT_NODE_NO_LABEL,  /* the leader's Node lacks the topology label */
 	JS_PLACEMENT_NODE_EMPTY,     /* the label's value is empty */
+	JS_PLACEMENT_NO_TOPOLOGY,    /* the JobSet names no topology key for the Job */
 };
 
 /** What to do with one pod. */
@@ -59,6 +62,20 @@ enum js_placement_act {
 	JS_PLACEMENT_UNGATE,   /* add nodeSelector[topologyKey] = domain, remove the gate */
 	JS_PLACEMENT_REPAIR,   /* pinned elsewhere: DisruptionTarget condition, then delete */
 };
+
+/**
+ * The topology key the pods of a Job follow, from the JobSet `js` (never
+ * from a pod, whose annotations anyone allowed to edit pods can change):
+ * the annotation JS_ANN_EXCLUSIVE_TOPOLOGY of the Job template of the
+ * ReplicatedJob `rjob_name`, else the JobSet's own, else the one of that
+ * ReplicatedJob's pod template (SPEC §6.3, §9: what rendering puts on the
+ * pods). When `rjob_name` is NULL or names no
+ * ReplicatedJob (a label someone edited), the key every ReplicatedJob
+ * resolves to when they all agree, else NULL. NULL also when the JobSet
+ * names none (then nothing is placed: JS_PLACEMENT_NO_TOPOLOGY). Borrowed
+ * from `js`; an empty value is none.
+ */
+const char *js_placement_topology(const struct js_jobset *js, const char *rjob_name);
 
 /** True for a leader pod: completion index "0" (SPEC §9). */
 bool js_placement_is_leader(const struct js_placement_pod *p);

@@ -117,6 +117,13 @@ struct js_plan {
 	size_t n_events;
 	const struct js_event *events;
 
+	bool confirm_old_pods;        /* restart cleanup (core/cleanup.h):
+					 Jobs were held because the old pods
+					 were not passed, or their cache view
+					 was not confirmed in this attempt;
+					 list them with one quorum LIST
+					 (js_cleanup_old_pods_selector) and
+					 reconcile again */
 	bool has_requeue_after;       /* reconcile again after ... */
 	int64_t requeue_after;        /* ... seconds (TTL, §11.14) */
 

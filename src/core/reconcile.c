@@ -109,6 +109,14 @@ void js__ctx_restart(struct js__ctx *c, const char *action, const struct js_obsj
 	c->restarts[c->n_restarts++] = (struct js_plan_restart){.action = action, .reason = restart_reason(j)};
 }
 
+void js__ctx_requeue(struct js__ctx *c, int64_t seconds)
+{
+	if (!c->plan->has_requeue_after || c->plan->requeue_after > seconds) {
+		c->plan->has_requeue_after = true;
+		c->plan->requeue_after = seconds;
+	}
+}
+
 int js__ctx_fail(struct js__ctx *c, const char *fmt, ...)
 {
 	if (!c->err) {
@@ -218,14 +226,6 @@ static void index_jobs(struct js__ctx *c)
 		if (!js_hmap_has(c->by_name, j->name))
 			(void)js_hmap_put(c->by_name, j->name, (void *)(uintptr_t)j, NULL);
 	}
-	if (c->in->cleanup_direct && c->in->old_pods_known && c->in->n_old_pods > 0) {
-		c->old_busy = js_hmap_new(&by_name);
-		for (size_t i = 0; i < c->in->n_old_pods; i++) {
-			const char *jn = c->in->old_pods[i].job_name;
-			if (jn && !js_hmap_has(c->old_busy, jn))
-				(void)js_hmap_put(c->old_busy, jn, (void *)(uintptr_t)1, NULL);
-		}
-	}
 }
 
 static int run_steps(struct js__ctx *c)
@@ -251,7 +251,7 @@ static int run_steps(struct js__ctx *c)
 	}
 	js__attempts_init(c);       /* KEP-1282 §1 */
 	js__deadline_start_time(c); /* KEP-1186 */
-	js__finish_delete_previous(c); /* R7 */
+	js__cleanup_run(c);         /* R7, core/cleanup.h */
 	all_ready(c);                                                   /* R8 */
 	if (js__deadline_applies(c)) {
 		/* KEP-1186: success first, so a finished run is never failed by
@@ -307,7 +307,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 		r = run_steps(&c);
 	}
 	js_hmap_free(c.by_name);
-	js_hmap_free(c.old_busy);
+	js__cleanup_done(&c);
 	c.plan->actions = c.actions;
 	c.plan->n_actions = c.n_actions;
 	c.plan->events = c.events;

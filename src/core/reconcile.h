@@ -42,8 +42,7 @@
  *   gate JobSetActiveDeadlineSeconds: startTime set while active,
  *     cleared while suspended                               (KEP-1186)
  *   delete previous-attempt Jobs (Foreground; or, cleanup_direct, in
- *     the Background, with their pods, and no create while one
- *     runs)                                                         (R7, §11.9)
+ *     the Background, with their pods; core/cleanup.h)             (R7, §11.9)
  *   all Jobs ready and not suspended        -> RestartingJobSet=False  (R8)
  *   activeDeadlineSeconds set (gate on): success policy, then the
  *     deadline (past: delete active Jobs, Failed=True DeadlineExceeded;
@@ -58,8 +57,9 @@
  *   ElasticJobSet: patch parallelism/completions                    (§11.15)
  *   a resume (Suspended=True, spec.suspend false): executionAttempts++
  *     once                                                 (KEP-1282 §2)
- *   create missing Jobs: per name, BlockingRecreate waits for all
- *     previous Jobs to be gone; dependsOn; InOrder       (§6.1, §11.11-11.12)
+ *   create missing Jobs: per name, never beside a pod of an older
+ *     attempt (the restart cleanup's guard, core/cleanup.h: its
+ *     invariant); dependsOn; InOrder                    (§6.1, §11.11-11.12)
  *     (never while suspended since creation: no Job, no Service, #535)
  *   WorkloadAwareScheduling gate and spec.scheduling: create the Workload
  *     and its PodGroups before the Jobs; delete them while suspended
@@ -83,6 +83,7 @@
 #include "api/jobset.h"
 #include "base/buf.h"
 #include "base/common.h"
+#include "core/cleanup.h"
 #include "core/job.h"
 #include "core/plan.h"
 
@@ -98,15 +99,6 @@ struct js_obspod {
 	const char *in_place_attempt;    /* annotation
 					    jobset.sigs.k8s.io/in-place-restart-attempt,
 					    or NULL */
-};
-
-/** A pod of an older restart attempt that is neither Succeeded nor Failed
- * (restart cleanup "direct"). */
-struct js_oldpod {
-	const char *name;
-	const char *job_name; /* label batch.kubernetes.io/job-name (else
-				 job-name); NULL when absent */
-	bool deleting;        /* metadata.deletionTimestamp is set */
 };
 
 /** Everything one reconcile looks at. All pointers are borrowed. */
@@ -135,19 +127,32 @@ struct js_reconcile_input {
 	const struct js_obspod *pods;     /* only for §11.16 */
 	size_t n_pods;
 	struct js_gates gates;
-	/* Restart cleanup "direct" (docs/differences.md "Restart without the
-	 * garbage collector"): the Jobs of an older restart attempt are deleted
-	 * in the Background (their names are free at once) and their pods one by
-	 * one (DeletePod), instead of Foreground deletion, which waits on the
-	 * garbage collector twice. A Job name is not created again while a pod
-	 * of an older attempt of that name still runs (#392): the runtime lists
-	 * those pods (js_reconcile_old_pods_selector, not Succeeded or Failed)
-	 * when js_reconcile_wants_old_pods says so. Jobs of an older per-Job
-	 * attempt (RestartJob) are still deleted in the Foreground. */
+	/* Restart cleanup (core/cleanup.h, which states the invariant these
+	 * serve; docs/differences.md "Restart without the garbage
+	 * collector"). cleanup_direct: the Jobs of an older restart attempt
+	 * are deleted in the Background and their pods one by one (DeletePod)
+	 * instead of in the Foreground. The runtime then passes the old pods
+	 * whenever js_cleanup_wants_old_pods says so. */
 	bool cleanup_direct;
-	bool old_pods_known;              /* the runtime listed them this pass */
-	const struct js_oldpod *old_pods; /* what it found */
+	bool old_pods_known;              /* the runtime passed them */
+	const struct js_oldpod *old_pods; /* every pod of this JobSet that is
+					     neither Succeeded nor Failed and
+					     not of the current attempt
+					     (js_cleanup_classify_pod) */
 	size_t n_old_pods;
+	bool old_pods_cached;             /* they come from a watch cache,
+					     which enqueues the JobSet when
+					     one goes but can lag a new pod;
+					     false: from a quorum LIST made
+					     for this pass */
+	int32_t old_pods_confirmed_attempt; /* with old_pods_cached: the
+					       status.restarts at which the
+					       runtime last answered
+					       plan->confirm_old_pods with a
+					       quorum LIST whose pods it
+					       keeps in old_pods until its
+					       cache has them; any other
+					       value: not confirmed */
 	int64_t now;                      /* Unix seconds */
 };
 
@@ -176,18 +181,11 @@ struct js_plan *js_reconcile_plan_free(struct js_plan *plan);
 /** "CreateJob", "DeleteJob", ... (static). */
 const char *js_reconcile_action_kind_name(enum js_action_kind k);
 
-/**
- * The label selector of the pods of older restart attempts of `js` (restart
- * cleanup "direct"): its jobset-uid (else jobset-name) label, and a
- * restart-attempt other than status.restarts. Written to `out`; returns 0,
- * or -ENOMEM.
- */
+/** Deprecated: js_cleanup_old_pods_selector (kept until src/ctrl calls the
+ * cleanup module's names). */
 JS_WARN_UNUSED int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out);
 
-/** True when the runtime should list the pods of older attempts before
- * this JobSet's reconcile (restart cleanup "direct"): it has restarted, is
- * not finished, and its RestartingJobSet condition is True (the new attempt
- * is not all ready yet, so an old pod may still run). */
+/** Deprecated: js_cleanup_wants_old_pods(js, true) (likewise). */
 bool js_reconcile_wants_old_pods(const struct js_jobset *js);
 
 /** "Foreground" | "Background" (static). */

@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "base/buf.h"
 #include "base/diag.h"
 #include "base/json.h"
+#include "base/str.h"
 #include "ctrl/owner.h"
 
 /* ---- JobSets ---- */
@@ -96,11 +98,6 @@ static void jobset_unref(const void *p)
 	free(r);
 }
 
-static bool str_eq(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /* JSON equality where NULL is an absent value. */
 static bool json_eq(const json_t *a, const json_t *b)
 {
@@ -112,7 +109,7 @@ static bool json_eq(const json_t *a, const json_t *b)
  * server bumps on every spec change of a CRD with a status subresource. */
 static bool same_inputs(const struct js_cache_jobset *a, const struct js_cache_jobset *b)
 {
-	return str_eq(a->uid, b->uid) && a->has_generation == b->has_generation && a->generation == b->generation &&
+	return js_str_same(a->uid, b->uid) && a->has_generation == b->has_generation && a->generation == b->generation &&
 	       a->deleting == b->deleting && (a->js != NULL) == (b->js != NULL) && json_eq(a->labels, b->labels) &&
 	       json_eq(a->annotations, b->annotations);
 }
@@ -264,16 +261,25 @@ static void child_unref(const void *p)
 
 static bool child_same(const void *a, const void *b)
 {
-	return str_eq(((const struct js_cache_child *)a)->jobset_key, ((const struct js_cache_child *)b)->jobset_key);
+	return js_str_same(((const struct js_cache_child *)a)->jobset_key, ((const struct js_cache_child *)b)->jobset_key);
 }
 
 const struct js_store_type js_cache_service_type = {service_transform, child_ref, child_unref, child_same};
 const struct js_store_type js_cache_pvc_type = {pvc_transform, child_ref, child_unref, child_same};
 
-/* ---- JobSet pods (gate InPlaceRestart) ---- */
+/* ---- pods: one record of two kinds ----
+ *
+ * The in-place restart cache (struct js_cache_pod) and the placement cache
+ * (struct js_cache_xpod) keep different fields of pods, with one
+ * reference-counted record: the public part first, so that the record is
+ * read as its public type. */
 
 struct podrec {
-	struct js_cache_pod pub; /* first: the record is read as the public type */
+	union {
+		struct js_cache_pod ip;
+		struct js_cache_xpod xp;
+	} pub;
+	bool placement; /* which member of pub */
 	atomic_int refs;
 };
 
@@ -281,6 +287,42 @@ static char *dup_or_null(const char *s)
 {
 	return s ? js_xstrdup(s) : NULL;
 }
+
+static struct podrec *podrec_new(bool placement)
+{
+	struct podrec *r = js_xcalloc(1, sizeof *r);
+	r->placement = placement;
+	atomic_init(&r->refs, 1);
+	return r;
+}
+
+static const void *pod_ref(const void *p)
+{
+	atomic_fetch_add(&((struct podrec *)(uintptr_t)p)->refs, 1);
+	return p;
+}
+
+static void pod_unref(const void *p)
+{
+	struct podrec *r = (struct podrec *)(uintptr_t)p;
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	if (r->placement) {
+		const struct js_cache_xpod *x = &r->pub.xp;
+		const char *strs[] = {x->ns, x->name, x->uid, x->owner_uid, x->owner_name, x->index, x->node};
+		for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
+			free((char *)(uintptr_t)strs[i]);
+		json_decref((json_t *)(uintptr_t)x->node_selector);
+	} else {
+		free((char *)(uintptr_t)r->pub.ip.jobset_key);
+		free((char *)(uintptr_t)r->pub.ip.name);
+		free((char *)(uintptr_t)r->pub.ip.attempt);
+	}
+	free(r);
+}
+
+/* ---- JobSet pods (gate InPlaceRestart) ---- */
+
 
 static int32_t max_restarts(const json_t *statuses, int32_t m)
 {
@@ -302,39 +344,102 @@ static const void *pod_transform(const json_t *obj, int *ret_err)
 	const char *ns = js_json_str(md, "namespace");
 	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
 	const char *phase = js_json_str(st, "phase");
-	struct podrec *r = js_xcalloc(1, sizeof *r);
-	atomic_init(&r->refs, 1);
-	r->pub.jobset_key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
-	r->pub.name = dup_or_null(js_json_str(md, "name"));
-	r->pub.attempt = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_IN_PLACE_RESTART_ATTEMPT));
-	r->pub.failed = phase && strcmp(phase, "Failed") == 0;
-	r->pub.max_restart_count = max_restarts(json_object_get(st, "containerStatuses"),
+	struct podrec *r = podrec_new(false);
+	r->pub.ip.jobset_key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
+	r->pub.ip.name = dup_or_null(js_json_str(md, "name"));
+	r->pub.ip.attempt = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_IN_PLACE_RESTART_ATTEMPT));
+	r->pub.ip.failed = phase && strcmp(phase, "Failed") == 0;
+	r->pub.ip.max_restart_count = max_restarts(json_object_get(st, "containerStatuses"),
 						max_restarts(json_object_get(st, "initContainerStatuses"), 0));
 	return r;
-}
-
-static const void *pod_ref(const void *p)
-{
-	atomic_fetch_add(&((struct podrec *)(uintptr_t)p)->refs, 1);
-	return p;
-}
-
-static void pod_unref(const void *p)
-{
-	struct podrec *r = (struct podrec *)(uintptr_t)p;
-	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
-		return;
-	free((char *)(uintptr_t)r->pub.jobset_key);
-	free((char *)(uintptr_t)r->pub.name);
-	free((char *)(uintptr_t)r->pub.attempt);
-	free(r);
 }
 
 static bool pod_same(const void *pa, const void *pb)
 {
 	const struct js_cache_pod *a = pa, *b = pb;
-	return str_eq(a->jobset_key, b->jobset_key) && str_eq(a->name, b->name) && str_eq(a->attempt, b->attempt) &&
+	return js_str_same(a->jobset_key, b->jobset_key) && js_str_same(a->name, b->name) && js_str_same(a->attempt, b->attempt) &&
 	       a->failed == b->failed && a->max_restart_count == b->max_restart_count;
 }
 
 const struct js_store_type js_cache_pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
+
+/* ---- pods of exclusive placement ---- */
+
+/* Index of our gate in spec.schedulingGates, -1 none (a gate that is not
+ * an object, or has no string name, is not ours). */
+static int gate_index(const json_t *spec)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
+	{
+		const char *name = js_json_str(g, "name");
+		if (name && strcmp(name, JS_GATE_EXCLUSIVE_PLACEMENT) == 0)
+			return i <= INT32_MAX ? (int)i : -1;
+	}
+	return -1;
+}
+
+/* The controller ownerReference's name, when its uid is `uid`. */
+static const char *controller_name(const json_t *obj, const char *uid)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+	{
+		if (json_is_true(json_object_get(ref, "controller")))
+			return js_str_match(js_json_str(ref, "uid"), uid) ? js_json_str(ref, "name") : NULL;
+	}
+	return NULL;
+}
+
+static const void *xpod_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+	const char *phase = js_json_str(json_object_get(obj, "status"), "phase");
+	const json_t *sel = json_object_get(spec, "nodeSelector");
+	const json_t *del = json_object_get(md, "deletionTimestamp");
+	struct podrec *r = podrec_new(true);
+	struct js_cache_xpod *x = &r->pub.xp;
+	x->ns = dup_or_null(js_json_str(md, "namespace"));
+	x->name = dup_or_null(js_json_str(md, "name"));
+	x->uid = dup_or_null(js_json_str(md, "uid"));
+	x->owner_uid = dup_or_null(js_json_controller_uid(obj));
+	x->owner_name = dup_or_null(controller_name(obj, x->owner_uid));
+	x->index = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_JOB_COMPLETION_INDEX));
+	x->node = dup_or_null(js_json_str(spec, "nodeName"));
+	x->node_selector = json_is_object(sel) ? json_deep_copy(sel) : NULL;
+	x->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	x->deleting = del && !json_is_null(del);
+	x->gate_at = gate_index(spec);
+	return r;
+}
+
+/* Equal in everything the decisions read: kubelet status heartbeats and
+ * other updates of a running pod start no reconcile. */
+static bool xpod_same(const void *pa, const void *pb)
+{
+	const struct js_cache_xpod *a = pa, *b = pb;
+	return js_str_same(a->ns, b->ns) && js_str_same(a->name, b->name) && js_str_same(a->uid, b->uid) &&
+	       js_str_same(a->owner_uid, b->owner_uid) && js_str_same(a->owner_name, b->owner_name) &&
+	       js_str_same(a->index, b->index) && js_str_same(a->node, b->node) &&
+	       json_eq(a->node_selector, b->node_selector) && a->terminal == b->terminal &&
+	       a->deleting == b->deleting && a->gate_at == b->gate_at;
+}
+
+const struct js_store_type js_cache_xpod_type = {xpod_transform, pod_ref, pod_unref, xpod_same};
+
+struct js_placement_pod js_cache_xpod_view(const struct js_cache_xpod *p, const char *key)
+{
+	return (struct js_placement_pod){
+		.name = p->name,
+		.owner_uid = p->owner_uid,
+		.completion_index = p->index,
+		.node_name = p->node,
+		.selector = key ? js_json_str(p->node_selector, key) : NULL,
+		.terminal = p->terminal,
+		.deleting = p->deleting,
+		.gated = p->gate_at >= 0,
+	};
+}

@@ -18,6 +18,9 @@
  *             the object belongs to (for the event handlers).
  *   Pods      (gate InPlaceRestart only) struct js_cache_pod: what the
  *             in-place restart bookkeeping reads (SPEC §11.16).
+ *   Pods of exclusive placement (--exclusive-placement=gates) struct
+ *             js_cache_xpod: what the placement decisions read
+ *             (ctrl/placement.c, core/placement.h).
  *
  * Change filters (pure) decide which updates enqueue their JobSet; the
  * informer already drops updates whose records its type's same() finds
@@ -35,6 +38,7 @@
 
 #include "api/jobset.h"
 #include "core/job.h"
+#include "core/placement.h"
 #include "kube/store.h"
 
 /** A cached JobSet. Read-only; the reference count is private. */
@@ -66,6 +70,27 @@ struct js_cache_pod {
 	int32_t max_restart_count; /* largest restartCount of its init and regular containers */
 };
 
+/**
+ * A cached pod of exclusive placement (ctrl/placement.c). Every field is
+ * what the pod says now, and any of them may be absent or of another JSON
+ * type than the API's (anyone allowed to edit the pod can remove or change
+ * it): absent strings are NULL, a field of the wrong type counts as absent.
+ * Nothing here says which topology key the pod follows: that comes from the
+ * JobSet (js_placement_topology), never from the pod's own annotation.
+ */
+struct js_cache_xpod {
+	const char *ns, *name, *uid; /* metadata */
+	const char *owner_uid;       /* uid of the controller ownerReference (its Job) */
+	const char *owner_name;      /* name of that reference */
+	const char *index;           /* annotation batch.kubernetes.io/job-completion-index */
+	const char *node;            /* spec.nodeName */
+	const json_t *node_selector; /* spec.nodeSelector when an object, else NULL (a copy) */
+	bool terminal;               /* status.phase Succeeded or Failed */
+	bool deleting;               /* metadata.deletionTimestamp set (not null) */
+	int gate_at;                 /* index of JS_GATE_EXCLUSIVE_PLACEMENT in
+					spec.schedulingGates, -1 none */
+};
+
 /** JobSets: transform decodes (lenient, managedFields dropped); same()
  * compares every field of struct js_cache_jobset except rv. */
 extern const struct js_store_type js_cache_jobset_type;
@@ -85,6 +110,17 @@ extern const struct js_store_type js_cache_pvc_type;
 /** JobSet pods: struct js_cache_pod. same() compares every field, so a
  * pod's other status updates (conditions, heartbeats) are not events. */
 extern const struct js_store_type js_cache_pod_type;
+
+/** Pods of exclusive placement: struct js_cache_xpod. same() compares
+ * every field, so status heartbeats of a running pod are not events. */
+extern const struct js_store_type js_cache_xpod_type;
+
+/**
+ * The placement decisions' view of `p` (core/placement.h) when its Job's
+ * pods follow the topology key `key` (from the JobSet; NULL while unknown:
+ * then the pod has no selector). Strings are borrowed from `p` and `key`.
+ */
+struct js_placement_pod js_cache_xpod_view(const struct js_cache_xpod *p, const char *key);
 
 /** What our last status write of a JobSet was, for the change filter. */
 struct js_cache_written {

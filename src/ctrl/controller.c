@@ -12,6 +12,7 @@
 #include "base/arena.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/time.h"
 #include "ctrl/ctrl_int.h"
 #include "ctrl/owner.h"
 
@@ -141,14 +142,36 @@ static void free_written(void *p)
 	free(w);
 }
 
+/* Whether the JobSet of `key` ("ns/name") is in the cache now. */
+static bool jobset_cached(struct js_controller *c, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	char ns[256];
+	if (!slash || (size_t)(slash - key) >= sizeof ns)
+		return false;
+	memcpy(ns, key, (size_t)(slash - key));
+	ns[slash - key] = '\0';
+	return js_informer_has(c->jobsets, ns, slash + 1);
+}
+
 void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status)
 {
 	struct written *w = js_xcalloc(1, sizeof *w);
 	w->rv = rv ? js_xstrdup(rv) : NULL;
 	w->status = status ? json_deep_copy(status) : NULL;
 	pthread_mutex_lock(&c->mu);
-	js_hmap_put(c->written, key, w, NULL);
+	/* A JobSet deleted while its pass ran: its delete handler already
+	 * dropped the entry, and nothing would drop it again (issue 22: one
+	 * entry leaked per such JobSet). The check is under c->mu, which the
+	 * delete handler takes after the cache has dropped the JobSet, so
+	 * either the handler runs after this put or this sees the JobSet
+	 * gone. (Lock order: c->mu, then the cache's own lock; handlers hold
+	 * no cache lock.) */
+	if (jobset_cached(c, key))
+		js_hmap_put(c->written, key, JS_TAKE_PTR(w), NULL);
 	pthread_mutex_unlock(&c->mu);
+	if (w)
+		free_written(w);
 }
 
 /* ---- event handlers: map to keys, never more (STYLE §3.18) ---- */
@@ -173,7 +196,7 @@ void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const
 	const char *v[] = {QUEUE_NAME};
 	(void)js_metrics_add(c->metrics, JS__M_QUEUE_ADDS, v, 1);
 	count_event(c, resource, "enqueued");
-	uint64_t window = fold && c->o.fold_window_ms > 0 ? (uint64_t)c->o.fold_window_ms * 1000000u : 0;
+	uint64_t window = fold ? js_sat_scale_u64(c->o.fold_window_ms, 1000000u) : 0;
 	js_workqueue_add_after(c->q, key, window);
 }
 
@@ -352,8 +375,9 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 		js_workqueue_forget(c->q, key);
 		if (res.has_requeue_after) {
 			result = "requeue_after";
-			int64_t s = res.requeue_after < 0 ? 0 : res.requeue_after;
-			js_workqueue_add_after(c->q, key, (uint64_t)s * 1000000000u);
+			/* Any int64 of seconds (a JobSet's activeDeadlineSeconds
+			 * may be the largest): saturated, negative is now. */
+			js_workqueue_add_after(c->q, key, js_sat_scale_u64(res.requeue_after, 1000000000u));
 		} else {
 			result = "success";
 		}

@@ -1,6 +1,8 @@
 /*
- * ctrl_int.h - internals shared by controller.c (wiring) and sync.c (one
- * reconcile of one key). Nothing outside src/ctrl includes this.
+ * ctrl_int.h - internals shared by controller.c (wiring) and the files of
+ * src/ctrl that it drives: one reconcile of one key (sync.c and the files
+ * ctrl/sync_int.h lists), placement, in-place restarts, phases. Nothing
+ * outside src/ctrl includes this.
  */
 #ifndef JS_CTRL_INT_H
 #define JS_CTRL_INT_H
@@ -116,7 +118,7 @@ struct js_obspod;
 struct js_jobset;
 
 /* Reconcile key "ns/name" once (SPEC §11.2), with scratch memory from
- * `arena` (the caller resets it afterwards). sync.c. */
+ * `arena` (the caller resets it afterwards). sync.c (ctrl/sync_int.h). */
 void js__sync_key(struct js_controller *c, const char *key, struct js_arena *arena, struct js__sync_result *res);
 
 /* Create c->pods, the placement controller's pod cache with its index.
@@ -126,6 +128,14 @@ int js__placement_informer(struct js_controller *c);
 /* Place the followers of one Job: `key` without JS__CTRL_PLACEMENT_PREFIX,
  * "<namespace>/<Job uid>". placement.c. */
 void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res);
+
+/* The JSON patch (RFC 6902) that pins follower `p` to `domain` under the
+ * JobSet's topology `key` and lifts our gate, with tests that make it apply
+ * only to the pod as the cache saw it (same uid, the gate still at
+ * p->gate_at). NULL when there is nothing to patch: a pod without
+ * namespace, name or uid, without our gate, or an absent or empty key or
+ * domain. Caller owns the result. placement.c. */
+json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain);
 
 /* True when `js` restarts in place (failurePolicy.restartStrategy
  * InPlaceRestart). NULL is false. inplace.c. */

@@ -20,6 +20,7 @@
 #include "api/jobset.h"
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/str.h"
 #include "base/time.h"
 #include "core/placement.h"
 #include "ctrl/ctrl_int.h"
@@ -29,93 +30,9 @@
 /* Event reasons (ours; upstream's pod controller records none). */
 #define REASON_WAITING "ExclusivePlacementWaiting"
 
-/* ---- the pod record ---- */
-
-struct podrec {
-	atomic_int refs;
-	char *ns, *name, *uid, *owner_uid, *index, *node, *topology, *selector;
-	bool terminal, deleting, gated, has_selector_map;
-	int gate_at; /* index of our gate in spec.schedulingGates, -1 none */
-};
-
-static char *dup_or_null(const char *s)
-{
-	return s ? js_xstrdup(s) : NULL;
-}
-
-static int gate_index(const json_t *spec)
-{
-	size_t i;
-	json_t *g;
-	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
-	{
-		const char *name = js_json_str(g, "name");
-		if (name && strcmp(name, JS_GATE_EXCLUSIVE_PLACEMENT) == 0)
-			return (int)i;
-	}
-	return -1;
-}
-
-static const void *pod_transform(const json_t *obj, int *ret_err)
-{
-	(void)ret_err;
-	const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
-	const char *phase = js_json_str(json_object_get(obj, "status"), "phase");
-	const char *topology = js_json_str(json_object_get(md, "annotations"), JS_ANN_EXCLUSIVE_TOPOLOGY);
-	const json_t *sel = json_object_get(spec, "nodeSelector");
-	struct podrec *r = js_xcalloc(1, sizeof *r);
-	atomic_init(&r->refs, 1);
-	r->ns = dup_or_null(js_json_str(md, "namespace"));
-	r->name = dup_or_null(js_json_str(md, "name"));
-	r->uid = dup_or_null(js_json_str(md, "uid"));
-	r->owner_uid = dup_or_null(js_json_controller_uid(obj));
-	r->index = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_JOB_COMPLETION_INDEX));
-	r->node = dup_or_null(js_json_str(spec, "nodeName"));
-	r->topology = dup_or_null(topology);
-	r->selector = topology ? dup_or_null(js_json_str(sel, topology)) : NULL;
-	r->has_selector_map = json_is_object(sel);
-	r->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-	r->deleting = json_object_get(md, "deletionTimestamp") != NULL;
-	r->gate_at = gate_index(spec);
-	r->gated = r->gate_at >= 0;
-	return r;
-}
-
-static const void *pod_ref(const void *p)
-{
-	atomic_fetch_add(&((struct podrec *)(uintptr_t)p)->refs, 1);
-	return p;
-}
-
-static void pod_unref(const void *p)
-{
-	struct podrec *r = (struct podrec *)(uintptr_t)p;
-	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
-		return;
-	char *strs[] = {r->ns, r->name, r->uid, r->owner_uid, r->index, r->node, r->topology, r->selector};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
-		free(strs[i]);
-	free(r);
-}
-
-static bool str_eq(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* Equal in everything the decisions read: kubelet status heartbeats and
- * other updates of a running pod start no reconcile. */
-static bool pod_same(const void *pa, const void *pb)
-{
-	const struct podrec *a = pa, *b = pb;
-	return str_eq(a->uid, b->uid) && str_eq(a->owner_uid, b->owner_uid) && str_eq(a->index, b->index) &&
-	       str_eq(a->node, b->node) && str_eq(a->topology, b->topology) && str_eq(a->selector, b->selector) &&
-	       a->terminal == b->terminal && a->deleting == b->deleting && a->gate_at == b->gate_at &&
-	       a->has_selector_map == b->has_selector_map;
-}
-
-static const struct js_store_type pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
-
+/* The pod records are struct js_cache_xpod (ctrl/cache.h): any field a
+ * user removed or garbled is absent there, and the topology key comes from
+ * the JobSet (js_placement_topology), never from a pod. */
 static void index_job(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {
 	const char *uid = js_json_controller_uid(obj);
@@ -125,7 +42,7 @@ static void index_job(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 
 /* ---- event handlers ---- */
 
-static void pod_event(struct js_controller *c, const struct podrec *r)
+static void pod_event(struct js_controller *c, const struct js_cache_xpod *r)
 {
 	if (!r->owner_uid || !r->ns)
 		return;
@@ -152,7 +69,7 @@ static void pod_delete(void *user, const void *rec, const json_t *obj, bool unkn
 	(void)obj;
 	(void)unknown;
 	struct js_controller *c = user;
-	const struct podrec *r = rec;
+	const struct js_cache_xpod *r = rec;
 	if (r->uid) {
 		pthread_mutex_lock(&c->mu);
 		js_hmap_del(c->waits, r->uid, NULL);
@@ -173,7 +90,7 @@ int js__placement_informer(struct js_controller *c)
 {
 	struct js_informer_opts io = {
 		.res = &js_client_res_pods,
-		.type = &pod_type,
+		.type = &js_cache_xpod_type,
 		/* Only the pods the pod webhook labelled (api/jobset.h): never a
 		 * cluster-wide pod cache (upstream #778). */
 		.label_selector = JS_LABEL_EXCLUSIVE_PLACEMENT,
@@ -191,18 +108,31 @@ static void count(struct js_controller *c, const char *method, int r, const stru
 	js__ctrl_count_request(c, method, r == 0 ? 200 : e->http_code);
 }
 
-static json_t *regarding(const struct podrec *p)
+/* A pod the placement can act on: one the API can be asked about by name
+ * and held to by uid. A record without them (edited, or not what the API
+ * server writes) is left alone: nothing is patched, deleted or said. */
+static bool addressable(const struct js_cache_xpod *p)
+{
+	return p->ns && p->ns[0] && p->name && p->name[0] && p->uid && p->uid[0];
+}
+
+static bool terminal_phase(const char *phase)
+{
+	return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
+static json_t *regarding(const struct js_cache_xpod *p)
 {
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata", "name", p->name,
-			 "namespace", p->ns, "uid", p->uid ? p->uid : "");
+			 "namespace", p->ns, "uid", p->uid);
 }
 
 /* Say why `p` waits, once per reason: the recorder folds repeats, but a
  * reconcile per leader event would still patch the Event each time. */
-static void note_wait(struct js_controller *c, const struct podrec *p, enum js_placement_why why, const char *leader,
-		      const char *node)
+static void note_wait(struct js_controller *c, const struct js_cache_xpod *p, enum js_placement_why why,
+		      const char *leader, const char *node, const char *key)
 {
-	if (!p->uid || !p->name || !p->ns)
+	if (!addressable(p))
 		return;
 	void *want = (void *)(uintptr_t)(why + 1);
 	pthread_mutex_lock(&c->mu);
@@ -214,7 +144,7 @@ static void note_wait(struct js_controller *c, const struct podrec *p, enum js_p
 		return;
 	struct js_buf b;
 	js_buf_init(&b, 2048);
-	(void)!js_placement_explain(why, leader, node, p->topology, &b);
+	(void)!js_placement_explain(why, leader, node, key, &b);
 	json_t *reg = regarding(p);
 	int r = js_recorder_eventf(c->rec, reg, "Normal", REASON_WAITING, "Wait", "%s", js_buf_str(&b));
 	if (r < 0) {
@@ -240,11 +170,10 @@ static char *pointer_token(const char *s)
 	return js_buf_take(&b);
 }
 
-/* Pin `p` to `domain` and lift our gate, in one JSON patch whose tests make
- * it apply only to the pod as the cache saw it (same incarnation, the gate
- * still where it was). */
-static int ungate(struct js_controller *c, const struct podrec *p, const char *domain)
+json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain)
 {
+	if (!addressable(p) || p->gate_at < 0 || !key || !key[0] || !domain || !domain[0])
+		return NULL;
 	char gate_path[64];
 	snprintf(gate_path, sizeof(gate_path), "/spec/schedulingGates/%d", p->gate_at);
 	char gate_name[96];
@@ -254,16 +183,26 @@ static int ungate(struct js_controller *c, const struct podrec *p, const char *d
 	json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "test", "path", gate_name, "value",
 					       JS_GATE_EXCLUSIVE_PLACEMENT));
 	json_array_append_new(patch, json_pack("{s:s,s:s}", "op", "remove", "path", gate_path));
-	if (p->has_selector_map) {
-		char *tok = pointer_token(p->topology);
+	if (p->node_selector) {
+		char *tok = pointer_token(key);
 		char *path = js_buf_format("/spec/nodeSelector/%s", tok);
 		json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path", path, "value", domain));
 		free(path);
 		free(tok);
 	} else {
 		json_array_append_new(patch, json_pack("{s:s,s:s,s:{s:s}}", "op", "add", "path", "/spec/nodeSelector",
-						       "value", p->topology, domain));
+						       "value", key, domain));
 	}
+	return patch;
+}
+
+/* Pin `p` to `domain` under the JobSet's topology `key` and lift our gate
+ * (js__placement_ungate_patch); nothing for a pod it cannot address. */
+static int ungate(struct js_controller *c, const struct js_cache_xpod *p, const char *key, const char *domain)
+{
+	json_t *patch = js__placement_ungate_patch(p, key, domain);
+	if (!patch)
+		return 0;
 	struct js_apierr e = {0};
 	int r = js_client_patch(c->client, &js_client_res_pods, p->ns, p->name, JS_PATCH_JSON, patch, NULL, NULL, &e);
 	count(c, "PATCH", r, &e);
@@ -272,7 +211,7 @@ static int ungate(struct js_controller *c, const struct podrec *p, const char *d
 			      JS_GATE_EXCLUSIVE_PLACEMENT, e.message ? e.message : js_strerror(r));
 	else if (r == 0)
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "pod %s/%s: gate lifted, nodeSelector %s=%s", p->ns, p->name,
-			      p->topology, domain);
+			      key, domain);
 	js_apierr_done(&e);
 	json_decref(patch);
 	return r == JS_ENOTFOUND ? 0 : r;
@@ -280,8 +219,9 @@ static int ungate(struct js_controller *c, const struct podrec *p, const char *d
 
 /* Ensure DisruptionTarget=True (reason ExclusivePlacementViolation) on the
  * pod's status, so a podFailurePolicy can ignore the deletion (SPEC §10).
- * Returns 0, or the client error. */
-static int mark_disrupted(struct js_controller *c, const struct podrec *p)
+ * Returns 0, JS_ENOTFOUND (gone, or another incarnation), or the client
+ * error. */
+static int mark_disrupted(struct js_controller *c, const struct js_cache_xpod *p)
 {
 	struct js_apierr e = {0};
 	json_t *pod = NULL;
@@ -290,7 +230,7 @@ static int mark_disrupted(struct js_controller *c, const struct podrec *p)
 	js_apierr_done(&e);
 	if (r < 0)
 		return r;
-	if (!str_eq(js_json_str(json_object_get(pod, "metadata"), "uid"), p->uid)) {
+	if (!js_str_match(js_json_str(json_object_get(pod, "metadata"), "uid"), p->uid)) {
 		json_decref(pod);
 		return JS_ENOTFOUND; /* another incarnation: nothing to repair */
 	}
@@ -309,10 +249,10 @@ static int mark_disrupted(struct js_controller *c, const struct podrec *p)
 	long at = -1;
 	json_array_foreach(conds, i, cond)
 	{
-		if (str_eq(js_json_str(cond, "type"), JS_POD_CONDITION_DISRUPTION_TARGET))
+		if (js_str_match(js_json_str(cond, "type"), JS_POD_CONDITION_DISRUPTION_TARGET))
 			at = (long)i;
 	}
-	if (at >= 0 && str_eq(js_json_str(json_array_get(conds, (size_t)at), "status"), "True")) {
+	if (at >= 0 && js_str_match(js_json_str(json_array_get(conds, (size_t)at), "status"), "True")) {
 		json_decref(pod);
 		return 0;
 	}
@@ -335,11 +275,14 @@ static int mark_disrupted(struct js_controller *c, const struct podrec *p)
 
 /* #1269: a follower pinned to another domain than its leader's is deleted
  * (this incarnation only); the Job controller makes a new, gated one. */
-static int repair(struct js_controller *c, const struct podrec *p, const char *domain)
+static int repair(struct js_controller *c, const struct js_cache_xpod *p, const char *key, const char *domain)
 {
+	if (!addressable(p) || !key || !domain)
+		return 0;
+	const char *pinned = js_json_str(p->node_selector, key);
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
 		      "pod %s/%s: pinned to %s=%s, its leader is in %s: deleting it so that the Job makes a new one",
-		      p->ns, p->name, p->topology, p->selector ? p->selector : "(none)", domain);
+		      p->ns, p->name, key, pinned ? pinned : "(none)", domain);
 	int r = mark_disrupted(c, p);
 	if (r == JS_ENOTFOUND)
 		return 0;
@@ -353,8 +296,8 @@ static int repair(struct js_controller *c, const struct podrec *p, const char *d
 	if (r == 0) {
 		json_t *reg = regarding(p);
 		(void)!js_recorder_eventf(c->rec, reg, "Warning", JS_REASON_EXCLUSIVE_PLACEMENT_VIOLATION, "Delete",
-					  "deleted: pinned to %s=%s while its leader pod is in %s", p->topology,
-					  p->selector ? p->selector : "(none)", domain);
+					  "deleted: pinned to %s=%s while its leader pod is in %s", key,
+					  pinned ? pinned : "(none)", domain);
 		json_decref(reg);
 	}
 	return r == JS_ENOTFOUND || r == JS_ECONFLICT ? 0 : r;
@@ -363,8 +306,11 @@ static int repair(struct js_controller *c, const struct podrec *p, const char *d
 /* The leader as the API has it now, checked against the cache's view: a
  * cache that lags must not pin followers to where a deleted or replaced
  * leader was (#1021, #433). Returns true when it still holds. */
-static bool leader_current(struct js_controller *c, const struct podrec *l, bool *ret_error)
+static bool leader_current(struct js_controller *c, const struct js_cache_xpod *l, bool *ret_error)
 {
+	*ret_error = false;
+	if (!addressable(l))
+		return false;
 	struct js_apierr e = {0};
 	json_t *pod = NULL;
 	int r = js_client_get(c->client, &js_client_res_pods, l->ns, l->name, NULL, &pod, &e);
@@ -374,36 +320,78 @@ static bool leader_current(struct js_controller *c, const struct podrec *l, bool
 	if (r < 0)
 		return false;
 	const json_t *md = json_object_get(pod, "metadata");
-	const char *phase = js_json_str(json_object_get(pod, "status"), "phase");
-	bool ok = str_eq(js_json_str(md, "uid"), l->uid) && !json_object_get(md, "deletionTimestamp") &&
-		  str_eq(js_json_str(json_object_get(pod, "spec"), "nodeName"), l->node) &&
-		  !(phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0));
+	const json_t *del = json_object_get(md, "deletionTimestamp");
+	bool ok = js_str_match(js_json_str(md, "uid"), l->uid) && (!del || json_is_null(del)) &&
+		  js_str_match(js_json_str(json_object_get(pod, "spec"), "nodeName"), l->node) &&
+		  !terminal_phase(js_json_str(json_object_get(pod, "status"), "phase"));
 	json_decref(pod);
 	return ok;
 }
 
 /* The leader's Node: its label `key` into *ret_value (malloc'd, NULL when
- * absent); *ret_found false on NotFound. Returns 0 or the client error. */
+ * absent or not a string); *ret_found false on NotFound. Returns 0 or the
+ * client error. */
 static int leader_node(struct js_controller *c, const char *node, const char *key, bool *ret_found, char **ret_value)
 {
 	static const struct js_resource res_nodes = {"", "v1", "nodes", false};
+	*ret_found = false;
+	*ret_value = NULL;
 	struct js_apierr e = {0};
 	json_t *obj = NULL;
 	int r = js_client_get(c->client, &res_nodes, NULL, node, NULL, &obj, &e);
 	count(c, "GET", r, &e);
 	js_apierr_done(&e);
 	*ret_found = r == 0;
-	*ret_value = NULL;
-	if (r == 0)
-		*ret_value = dup_or_null(js_json_str(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+	const char *v = r == 0 ? js_json_str(json_object_get(json_object_get(obj, "metadata"), "labels"), key) : NULL;
+	*ret_value = v ? js_xstrdup(v) : NULL;
 	json_decref(obj);
 	return r == JS_ENOTFOUND ? 0 : r;
+}
+
+/*
+ * The topology key of the Job whose uid is `job_uid`, from its JobSet's
+ * spec as the caches hold them: the Job found by a name its pods' owner
+ * reference gives (and held to by uid), its JobSet by the owner uid the Job
+ * record keeps. Returns 0 with *ret_key (malloc'd; NULL when the JobSet
+ * names none for this Job), or JS_ENOTFOUND while the Job, its JobSet or a
+ * decoded spec is not in the caches yet (or any more).
+ */
+static int job_topology(struct js_controller *c, const void **recs, size_t n, const char *job_uid, char **ret_key)
+{
+	*ret_key = NULL;
+	const struct js_obsjob *job = NULL;
+	const char *tried = NULL;
+	for (size_t i = 0; i < n && !job; i++) {
+		const struct js_cache_xpod *p = recs[i];
+		/* Every pod names the same Job, unless someone edited one. */
+		if (!p->ns || !p->owner_name || js_str_same(p->owner_name, tried))
+			continue;
+		tried = p->owner_name;
+		const struct js_obsjob *j = js_informer_get(c->jobs, p->ns, p->owner_name);
+		if (j && js_str_match(j->uid, job_uid))
+			job = j;
+		else if (j)
+			js_informer_unref(c->jobs, j);
+	}
+	if (!job)
+		return JS_ENOTFOUND;
+	const void **js_recs = NULL;
+	size_t m = job->owner_uid ? js_informer_by_index(c->jobsets, JS__CTRL_INDEX_UID, job->owner_uid, &js_recs) : 0;
+	const struct js_cache_jobset *jsr = m > 0 ? js_cache_jobset_of(js_recs[0]) : NULL;
+	int r = jsr && jsr->js ? 0 : JS_ENOTFOUND;
+	if (r == 0) {
+		const char *key = js_placement_topology(jsr->js, job->rjob_name);
+		*ret_key = key ? js_xstrdup(key) : NULL;
+	}
+	js_informer_release(c->jobsets, js_recs, m);
+	js_informer_unref(c->jobs, job);
+	return r;
 }
 
 void js__placement_sync(struct js_controller *c, const char *key, struct js__sync_result *res)
 {
 	const char *slash = strchr(key, '/');
-	if (!slash)
+	if (!slash || !slash[1])
 		return;
 	const char *job_uid = slash + 1;
 	const void **recs = NULL;
@@ -412,19 +400,29 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 		js_informer_release(c->pods, recs, n);
 		return;
 	}
-	struct js_placement_pod *pods = js_xcalloc(n, sizeof *pods);
-	for (size_t i = 0; i < n; i++) {
-		const struct podrec *r = recs[i];
-		pods[i] = (struct js_placement_pod){r->name, r->owner_uid, r->index, r->node,
-						    r->selector,  r->terminal,  r->deleting, r->gated};
+	char *topology = NULL;
+	char *value = NULL;
+	struct js_placement_pod *pods = NULL;
+	if (job_topology(c, recs, n, job_uid, &topology) < 0) {
+		/* The Job or its JobSet is not cached (yet, or any more): the
+		 * pods are looked at again with the queue's backoff; nothing is
+		 * decided without the JobSet's word on the topology. */
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG,
+			      "placement of Job %s: its Job or JobSet is not in the cache, looking again later", key);
+		res->backoff = true;
+		goto out;
 	}
+	pods = js_xcalloc(n, sizeof *pods);
+	for (size_t i = 0; i < n; i++)
+		pods[i] = js_cache_xpod_view(recs[i], topology);
 	size_t li = 0;
 	enum js_placement_why why = js_placement_find_leader(pods, n, job_uid, &li, NULL);
-	const struct podrec *leader = why == JS_PLACEMENT_READY || why == JS_PLACEMENT_LEADER_UNBOUND ? recs[li] : NULL;
+	const struct js_cache_xpod *leader = why == JS_PLACEMENT_READY || why == JS_PLACEMENT_LEADER_UNBOUND ? recs[li] : NULL;
 	const char *domain = NULL;
-	char *value = NULL;
 	bool failed = false;
-	if (why == JS_PLACEMENT_READY) {
+	if (!topology) {
+		why = JS_PLACEMENT_NO_TOPOLOGY;
+	} else if (why == JS_PLACEMENT_READY) {
 		bool found = false;
 		if (!leader_current(c, leader, &failed)) {
 			/* Nothing is decided on a leader that changed under the
@@ -433,11 +431,11 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 			if (!failed)
 				js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG,
 					      "leader pod %s/%s changed since the cache saw it: waiting for the event",
-					      leader->ns, leader->name);
+					      leader->ns ? leader->ns : "", leader->name ? leader->name : "");
 			res->error = failed;
 			goto out;
 		}
-		if (leader_node(c, leader->node, leader->topology, &found, &value) < 0) {
+		if (leader_node(c, leader->node, topology, &found, &value) < 0) {
 			res->error = true;
 			goto out;
 		}
@@ -445,32 +443,34 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 	}
 	bool waiting = false;
 	for (size_t i = 0; i < n; i++) {
-		const struct podrec *r = recs[i];
+		const struct js_cache_xpod *r = recs[i];
 		int rr = 0;
 		switch (js_placement_follower(&pods[i], job_uid, domain)) {
 		case JS_PLACEMENT_KEEP:
 			break;
 		case JS_PLACEMENT_WAIT:
 			waiting = true;
-			note_wait(c, r, why, leader ? leader->name : NULL, leader ? leader->node : NULL);
+			note_wait(c, r, why, leader ? leader->name : NULL, leader ? leader->node : NULL, topology);
 			break;
 		case JS_PLACEMENT_UNGATE:
-			rr = ungate(c, r, domain);
+			rr = ungate(c, r, topology, domain);
 			break;
 		case JS_PLACEMENT_REPAIR:
-			rr = repair(c, r, domain);
+			rr = repair(c, r, topology, domain);
 			break;
 		}
 		if (rr < 0)
 			res->error = true;
 	}
-	/* Nodes are not watched: a Node that is gone, or lacks the label, is
+	/* Nodes are not watched, and neither is the JobSet here: a Node that
+	 * is gone or lacks the label, or a JobSet naming no topology, is
 	 * looked at again with the queue's backoff. */
 	if (waiting && (why == JS_PLACEMENT_NODE_GONE || why == JS_PLACEMENT_NODE_NO_LABEL ||
-			why == JS_PLACEMENT_NODE_EMPTY))
+			why == JS_PLACEMENT_NODE_EMPTY || why == JS_PLACEMENT_NO_TOPOLOGY))
 		res->backoff = true;
 out:
 	free(value);
+	free(topology);
 	free(pods);
 	js_informer_release(c->pods, recs, n);
 }

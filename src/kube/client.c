@@ -50,6 +50,7 @@ struct js_client_xfer {
 	struct curl_slist *headers;
 	struct curl_slist *connect_to;
 	char *url, *method, *body;
+	char *accept;                /* the Accept header's value */
 	size_t body_len;
 	js_client_data_fn *on_data;
 	void (*on_done)(void *user);
@@ -303,7 +304,11 @@ static int setup_easy(struct js_client *c, struct js_client_xfer *x)
 static struct curl_slist *build_headers(const struct js_client_xfer *x, const char *content_type)
 {
 	struct curl_slist *h = NULL;
-	h = curl_slist_append(h, "Accept: application/json");
+	struct js_buf a;
+	js_buf_init(&a, 0);
+	if (js_buf_printf(&a, "Accept: %s", x->accept) == 0)
+		h = curl_slist_append(h, js_buf_str(&a));
+	js_buf_done(&a);
 	h = curl_slist_append(h, "Expect:");
 	if (content_type) {
 		struct js_buf b;
@@ -332,6 +337,7 @@ static void xfer_free(struct js_client_xfer *x)
 	curl_slist_free_all(x->connect_to);
 	free(x->url);
 	free(x->method);
+	free(x->accept);
 	free(x->body);
 	free(x->token);
 	free(x->cert);
@@ -737,6 +743,7 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 	pthread_cond_init(&x->cond, NULL);
 	js_buf_init(&x->body_in, JS__KUBE_MAX_BODY);
 	x->method = js_xstrdup(req->method ? req->method : "GET");
+	x->accept = js_xstrdup(req->accept ? req->accept : "application/json");
 	struct js_buf u;
 	js_buf_init(&u, 0);
 	if (js_buf_printf(&u, "%s%s", c->base_url, req->path) < 0) {
@@ -939,11 +946,9 @@ int js_client_do(struct js_client *c, const struct js_client_req *req, struct js
 
 /* ------------------------------------------------------------ verbs */
 
-static int call_buf(struct js_client *c, const char *method, const char *path, const char *ctype, const char *body,
-		    size_t blen, bool once, json_t **ret, struct js_apierr *err)
+static int call_req(struct js_client *c, const struct js_client_req *rq, json_t **ret, struct js_apierr *err)
 {
-	struct js_client_req req = {.method = method, .path = path, .content_type = ctype, .body = body,
-				    .body_len = blen, .once = once};
+	struct js_client_req req = *rq;
 	struct js_client_resp resp = {0};
 	char why[CURL_ERROR_SIZE + 64] = "";
 	int r = js_client_do(c, &req, &resp, why, sizeof why);
@@ -968,6 +973,14 @@ static int call_buf(struct js_client *c, const char *method, const char *path, c
 	}
 	js_client_resp_done(&resp);
 	return r;
+}
+
+static int call_buf(struct js_client *c, const char *method, const char *path, const char *ctype, const char *body,
+		    size_t blen, bool once, json_t **ret, struct js_apierr *err)
+{
+	struct js_client_req req = {.method = method, .path = path, .content_type = ctype, .body = body,
+				    .body_len = blen, .once = once};
+	return call_req(c, &req, ret, err);
 }
 
 static int call_json(struct js_client *c, const char *method, const char *path, const char *content_type,
@@ -1052,8 +1065,10 @@ int js_client_list(struct js_client *c, const struct js_resource *res, const cha
 	}
 	if (r == 0 && lo && lo->limit > 0)
 		r = js_buf_printf(&p, "%climit=%ld", sep, lo->limit);
-	if (r == 0)
-		r = call_buf(c, "GET", js_buf_str(&p), NULL, NULL, 0, false, ret, err);
+	if (r == 0) {
+		struct js_client_req req = {.method = "GET", .path = js_buf_str(&p), .accept = lo ? lo->accept : NULL};
+		r = call_req(c, &req, ret, err);
+	}
 	js_buf_done(&p);
 	return r;
 }

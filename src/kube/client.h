@@ -109,7 +109,18 @@ struct js_list_opts {
 	const char *resource_version_match; /* "NotOlderThan", "Exact" */
 	const char *continue_token;
 	long limit;
+	const char *accept; /* Accept header; NULL: application/json. A
+			       metadata-only list: JS_CLIENT_ACCEPT_METADATA_LIST */
 };
+
+/* Accept headers of metadata-only reads: the API server answers with
+ * PartialObjectMetadataList / PartialObjectMetadata (meta.k8s.io/v1) - each
+ * object's metadata only (name, namespace, uid, resourceVersion, labels,
+ * annotations, ownerReferences, deletionTimestamp, ...), none of its spec
+ * or status. Source: Kubernetes API concepts, "Receiving resources as
+ * Tables / partial object metadata" (client-go's metadata client). */
+#define JS_CLIENT_ACCEPT_METADATA_LIST "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#define JS_CLIENT_ACCEPT_METADATA "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 /** Write options. */
 struct js_write_opts {
@@ -190,6 +201,7 @@ struct js_client_req {
 	const char *method;       /* "GET", "POST", ... */
 	const char *path;         /* "/api/v1/...", with query */
 	const char *content_type; /* of the body, or NULL */
+	const char *accept;       /* Accept header; NULL: application/json */
 	const char *body;
 	size_t body_len;
 	js_client_data_fn *on_data; /* streaming: 2xx bytes go here, not to resp.body */

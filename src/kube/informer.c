@@ -386,7 +386,8 @@ static int do_list(struct js_informer *inf)
 	js_store_relist_begin(inf->store);
 	for (;;) {
 		struct js_list_opts lo = {.label_selector = inf->lsel, .field_selector = inf->fsel,
-					  .continue_token = cont, .limit = inf->o.page_size};
+					  .continue_token = cont, .limit = inf->o.page_size,
+					  .accept = inf->o.metadata_only ? JS_CLIENT_ACCEPT_METADATA_LIST : NULL};
 		json_t *page = NULL;
 		struct js_apierr e = {0};
 		r = js_client_list(inf->c, inf->res, inf->ns, &lo, &page, &e);
@@ -540,7 +541,8 @@ static int do_watch(struct js_informer *inf, bool *healthy)
 	}
 	struct js_client_req req = {.method = "GET", .path = js_buf_str(&p), .on_data = on_data,
 				    .on_done = on_done, .user = inf, .stall_s = inf->o.stall_s,
-				    .no_timeout = true, .cancel = &inf->wcancel};
+				    .no_timeout = true, .cancel = &inf->wcancel,
+				    .accept = inf->o.metadata_only ? JS_CLIENT_ACCEPT_METADATA : NULL};
 	struct js_client_xfer *x = NULL;
 	r = js_client_submit(inf->c, &req, &x);
 	js_buf_done(&p);

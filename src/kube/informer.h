@@ -84,6 +84,11 @@ struct js_informer_opts {
 	int watch_timeout_s;     /* server-side timeoutSeconds; 0 = random 300..600 */
 	int backoff_initial_ms;  /* 0 = 200 */
 	int backoff_max_ms;      /* 0 = 30000 */
+	bool metadata_only;      /* LIST and WATCH as PartialObjectMetadata
+				    (JS_CLIENT_ACCEPT_METADATA_LIST, _METADATA):
+				    the transform sees each object's metadata
+				    only, and the API server sends (and decodes
+				    for us) a fraction of the bytes */
 	struct js_informer_handlers handlers;
 };
 

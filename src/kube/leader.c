@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/json.h"
+#include "base/time.h"
 #include "kube/kube_int.h"
 
 struct js_leader {
@@ -62,7 +63,7 @@ int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct
 
 static bool wait_ms(struct js_leader *le, int ms)
 {
-	uint64_t until = js__kutil_now_ns() + (uint64_t)ms * 1000000u;
+	uint64_t until = js_sat_add_u64(js__kutil_now_ns(), js_sat_scale_u64(ms, 1000000u));
 	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
 	pthread_mutex_lock(&le->lock);
 	while (!le->stop)
@@ -135,7 +136,11 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	json_t *tr = json_object_get(spec, "leaseTransitions");
 	json_int_t transitions = json_is_integer(tr) ? json_integer_value(tr) : 0;
 	json_t *ld = json_object_get(spec, "leaseDurationSeconds");
-	uint64_t their_ms = json_is_integer(ld) ? (uint64_t)json_integer_value(ld) * 1000u : (uint64_t)le->o.lease_duration_ms;
+	/* Another holder's Lease says how long it lasts, in any int64 someone
+	 * wrote there: saturated, and negative is already over (as client-go
+	 * adds it to the observed time). */
+	uint64_t their_ns = json_is_integer(ld) ? js_sat_scale_u64(json_integer_value(ld), 1000000000u)
+						: js_sat_scale_u64(le->o.lease_duration_ms, 1000000u);
 	uint64_t t = js__kutil_now_ns();
 	if (!str_eq(holder, le->obs_holder) || !str_eq(renew, le->obs_renew)) {
 		free(le->obs_holder);
@@ -146,7 +151,7 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	}
 	note_leader(le, holder);
 	bool mine = holder && strcmp(holder, le->id) == 0;
-	if (holder && *holder && !mine && le->obs_ns + their_ms * 1000000u > t) {
+	if (holder && *holder && !mine && js_sat_add_u64(le->obs_ns, their_ns) > t) {
 		json_decref(lease);
 		return false; /* held by someone else and not expired */
 	}
@@ -223,7 +228,7 @@ static void *run(void *arg)
 			stopped = true;
 			break;
 		}
-		deadline = js__kutil_now_ns() + (uint64_t)le->o.renew_deadline_ms * 1000000u;
+		deadline = js_sat_add_u64(js__kutil_now_ns(), js_sat_scale_u64(le->o.renew_deadline_ms, 1000000u));
 		for (;;) {
 			renewed = try_acquire_or_renew(le);
 			if (renewed || js__kutil_now_ns() >= deadline)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "base/hmap.h"
+#include "base/time.h"
 #include "kube/kube_int.h"
 #include "kube/ratelimit.h"
 
@@ -200,7 +201,7 @@ static void add_after_locked(struct js_workqueue *q, const char *key, uint64_t d
 	/* Queued to run now (and not running): that run sees the latest state. */
 	if (js_hmap_has(q->dirty, key) && !js_hmap_has(q->processing, key))
 		return;
-	uint64_t due = now(q) + delay_ns;
+	uint64_t due = js_sat_add_u64(now(q), delay_ns); /* any delay: never wraps into the past */
 	if (js_hmap_has(q->waiting, key) && ptr_u64(js_hmap_get(q->waiting, key)) <= due)
 		return;
 	js_hmap_put(q->waiting, key, u64_ptr(due), NULL);
@@ -253,7 +254,7 @@ unsigned js_workqueue_num_requeues(struct js_workqueue *q, const char *key)
 int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 {
 	uint64_t start = js__kutil_now_ns();
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000u;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : js_sat_add_u64(start, js_sat_scale_u64(timeout_ms, 1000000u));
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		promote(q, now(q));
@@ -274,8 +275,8 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 		if (q->nheap && !q->o.now_ns) {
 			uint64_t n = now(q);
 			uint64_t due = q->heap[0].due > n ? q->heap[0].due - n : 0;
-			if (t + due < until)
-				until = t + due;
+			if (js_sat_add_u64(t, due) < until)
+				until = js_sat_add_u64(t, due);
 		}
 		if (until == UINT64_MAX) {
 			pthread_cond_wait(&q->cond, &q->lock);
@@ -317,7 +318,7 @@ void js_workqueue_shutdown(struct js_workqueue *q)
 int js_workqueue_shutdown_drain(struct js_workqueue *q, int timeout_ms)
 {
 	js_workqueue_shutdown(q);
-	uint64_t until = js__kutil_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t until = js_sat_add_u64(js__kutil_now_ns(), js_sat_scale_u64(timeout_ms, 1000000u));
 	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
 	pthread_mutex_lock(&q->lock);
 	while (js_hmap_len(q->processing) > 0)

@@ -96,9 +96,11 @@ static int read_spec(const json_t *job, struct spec *s)
 	/* backoffLimit defaults to 6, or to MaxInt32 with per-index limits. */
 	if (!get_i32(spec, "backoffLimit", &s->backoff_limit))
 		s->backoff_limit = s->has_per_index ? INT32_MAX : 6;
-	int32_t ads = 0;
-	s->has_deadline = get_i32(spec, "activeDeadlineSeconds", &ads);
-	s->deadline_s = ads;
+	/* int64 in batch/v1: any value, the largest included, is a deadline
+	 * (saturated where it is used), not "none". */
+	const json_t *ads = json_object_get(spec, "activeDeadlineSeconds");
+	s->has_deadline = json_is_integer(ads);
+	s->deadline_s = s->has_deadline ? json_integer_value(ads) : 0;
 	s->suspend = json_is_true(json_object_get(spec, "suspend"));
 	const char *rp = json_string_value(js_json_path(spec, "template.spec.restartPolicy"));
 	s->on_failure = rp && strcmp(rp, "OnFailure") == 0;
@@ -397,7 +399,7 @@ static int64_t backoff_delay(const struct js_jobctl_opts *o, int32_t failures)
 {
 	int64_t d = o->backoff_base_ms;
 	for (int32_t i = 1; i < failures && d < o->backoff_max_ms; i++)
-		d *= 2;
+		d = js_sat_mul(d, 2);
 	return d < o->backoff_max_ms ? d : o->backoff_max_ms;
 }
 
@@ -438,7 +440,7 @@ static void plan_creates(const struct spec *s, const struct tally *t, int64_t no
 			    (s->replace_failed_only && t->idx_terminating[i]))
 				continue;
 			if (t->idx_failures[i] > 0) {
-				int64_t at = t->idx_last_fail[i] + backoff_delay(o, t->idx_failures[i]);
+				int64_t at = js_sat_add(t->idx_last_fail[i], backoff_delay(o, t->idx_failures[i]));
 				if (at > now_ms) {
 					wake_at(plan, at);
 					continue;
@@ -460,7 +462,7 @@ static void plan_creates(const struct spec *s, const struct tally *t, int64_t no
 	if (want <= 0)
 		return;
 	if (t->failed > 0) {
-		int64_t at = t->last_fail_ms + backoff_delay(o, t->failed);
+		int64_t at = js_sat_add(t->last_fail_ms, backoff_delay(o, t->failed));
 		if (at > now_ms) {
 			wake_at(plan, at);
 			return;
@@ -494,12 +496,12 @@ static const char *failure_reason(const struct spec *s, const struct tally *t, c
 	if (s->has_deadline && start_ms >= 0) {
 		/* A wall-clock deadline (startTime is one), waited for on
 		 * the monotonic clock. */
-		int64_t at = start_ms + s->deadline_s * 1000;
+		int64_t at = js_sat_add(start_ms, js_sat_s_to_ms(s->deadline_s));
 		if (now->wall_ms >= at) {
 			bprintf(msg, "%s", MSG_DEADLINE);
 			return "DeadlineExceeded";
 		}
-		wake_at(plan, now->mono_ms + (at - now->wall_ms));
+		wake_at(plan, js_sat_add(now->mono_ms, js_sat_sub(at, now->wall_ms)));
 	}
 	if (s->indexed && t->n_idx_failed > 0 && t->n_idx_done + t->n_idx_failed == s->completions) {
 		bprintf(msg, "%s", MSG_FAILED_INDEXES);

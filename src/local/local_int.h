@@ -1,11 +1,14 @@
 /*
  * local_int.h - what the files of src/local share about a run and nothing
  * outside the folder may include (STYLE #1): the run's state (struct
- * js_local, struct ljob) and the functions local.c and report.c call across.
+ * js_local, struct ljob) and the functions its files call across.
  *
- * local.c owns the loop and the plan's execution; report.c owns what a run
- * tells: events, the pods' and Jobs' outcome events, the results files and
- * the live state file. Not thread-safe: the runner's one thread.
+ * local.c owns the run's lifecycle and the shared helpers; loop.c the event
+ * loop (setup, poll, signals, control commands, teardown); jobs.c the Jobs
+ * and their pods; exec.c the core's plan applied (core/exec.h); agents.c
+ * the in-place restart agents; report.c what a run tells: events, the pods'
+ * and Jobs' outcome events, the results files and the live state file.
+ * Not thread-safe: the runner's one thread.
  */
 #ifndef JS_LOCAL_INT_H
 #define JS_LOCAL_INT_H
@@ -17,6 +20,8 @@
 
 #include "base/buf.h"
 #include "core/job.h"
+#include "core/reconcile.h"
+#include "local/jobctl.h"
 #include "local/local.h"
 #include "local/net.h"
 #include "local/pod.h"
@@ -93,6 +98,95 @@ struct js_local {
 	size_t n_readies;
 	struct js_phase_ready readies[JS_LOCAL_MAX_READIES];
 };
+
+/* ---- local.c: the run's shared helpers ---- */
+
+/** Monotonic milliseconds (CLOCK_MONOTONIC): every deadline, delay and
+ * duration of a run is measured on it (issue 10). */
+int64_t js__local_now_ms(void);
+
+/** Wall-clock Unix milliseconds: only for what users and the status see. */
+int64_t js__local_wall_ms(void);
+
+/** Wall-clock RFC 3339 timestamp of now (21 bytes with the NUL). */
+void js__local_wall_stamp(char out[21]);
+
+/** Next value of the run's xorshift64* generator: pod name suffixes and
+ * uids need variety, not secrecy. */
+uint64_t js__local_rnd(struct js_local *l);
+
+/** A fresh random version-4 uid; caller frees. */
+char *js__local_new_uid(struct js_local *l);
+
+/** mkdir -p, every component 0755. Returns 0 or -errno. */
+int js__local_mkdir_p(const char *path);
+
+/** Free the pods of `j` (their GPUs go back); the Job itself stays. */
+void js__job_free_pods(struct js_local *l, struct ljob *j);
+
+/* ---- loop.c ---- */
+
+/** The run's loop, from setup to the end (js_local_run's body). Returns 0
+ * and *ret_result, or -errno of setup or poll(2), or what writing the
+ * results returned. */
+int js__loop_run(struct js_local *l, enum js_local_result *ret_result);
+
+/* ---- jobs.c ---- */
+
+/** A pod's own events (a container restart): the js_pod_host note hook,
+ * `ctx` the run. */
+void js__job_pod_note(void *ctx, const struct js_pod *pod, const char *type, const char *reason,
+		      const char *message);
+
+/** `j->obj` changed: its record is decoded again before the next reconcile
+ * (and only then). */
+void js__job_stale(struct ljob *j);
+
+/** Run the Job controller over `j` and its pods as they are now; the plan
+ * is the caller's to act on (or not). `gone_if_deleted` leaves out the pods
+ * the runner deleted, as pods deleted with their JobSet are gone on a
+ * cluster (whatever their exit). Returns what js_jobctl_sync returns. */
+int js__job_pass(struct js_local *l, struct ljob *j, int64_t t, bool gone_if_deleted,
+		 struct js_jobctl_plan *ret_plan);
+
+/** Sync one Job with its pods at `t` (monotonic ms): pods created and
+ * deleted as the Job controller says. Returns true when its status
+ * changed. */
+bool js__job_sync(struct js_local *l, struct ljob *j, int64_t t);
+
+/** The Job named `name`, or NULL. Borrowed: valid until Jobs are added or
+ * collected. */
+struct ljob *js__job_find(struct js_local *l, const char *name);
+
+/** Whether every pod of `j` is gone (no process left). */
+bool js__job_gone(const struct ljob *j);
+
+/** Drop Jobs being deleted whose processes are all gone (their final JSON
+ * goes to the history). Returns true when any was dropped. */
+bool js__jobs_collect(struct js_local *l);
+
+/** Start deleting `j` at `t`: its deletionTimestamp is set and every pod
+ * stopped within its grace period. Idempotent. */
+void js__job_delete(struct js_local *l, struct ljob *j, int64_t t);
+
+/* ---- exec.c ---- */
+
+/** One pass of the core over what is observed now. Returns what
+ * js_reconcile_run returns (*ret_plan and *ret_err as it sets them). */
+int js__exec_plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_err);
+
+/** Reconcile at `t` (monotonic ms) and apply the plan: Jobs, Service,
+ * claims, events, the requeue, and the plan's JobSet stored. */
+void js__exec_reconcile(struct js_local *l, int64_t t);
+
+/* ---- agents.c ---- */
+
+/** The JobSet restarts in place here: gate and strategy (KEP-467). */
+bool js__agents_in_place(const struct js_local *l);
+
+/** One step of every pod's in-place restart agent at `t`. Returns true
+ * when anything changed (the core must look again). */
+bool js__agents_step(struct js_local *l, int64_t t);
 
 /* ---- report.c ---- */
 

@@ -21,6 +21,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/time.h"
 #include "local/container.h"
 #include "local/gpu.h"
 #include "local/volumes.h"
@@ -444,9 +445,13 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 	const char *rp = js_json_str(spec, "restartPolicy");
 	pod->on_failure = rp && strcmp(rp, "OnFailure") == 0;
 	json_t *g = json_object_get(spec, "terminationGracePeriodSeconds");
-	pod->grace_ms = (json_is_integer(g) && json_integer_value(g) >= 0 ? json_integer_value(g)
-									   : POD_DEFAULT_GRACE_S) *
-			1000;
+	/* Any int64 (the schema's range), saturated: INT64_MAX seconds is a
+	 * grace period that never ends (issue 22: it once wrapped negative,
+	 * which read as "never kill" even after a second interrupt). Negative
+	 * is 1 s, as the API server sets it (Kubernetes 1.27, #115606);
+	 * absent or not an integer, the default. */
+	json_int_t gs = json_is_integer(g) ? json_integer_value(g) : POD_DEFAULT_GRACE_S;
+	pod->grace_ms = js_sat_s_to_ms(gs < 0 ? 1 : gs);
 	pod->phase = JS_JOBCTL_PENDING;
 	pod->in_place = pod->held = init->in_place;
 	pod->agent = (struct js_inplace_agent){.barrier_active = true};
@@ -535,7 +540,7 @@ static int64_t restart_delay(const struct js_pod_host *host, int32_t restarts)
 {
 	int64_t d = host->restart_base_ms;
 	for (int32_t i = 0; i < restarts && d < host->restart_max_ms; i++)
-		d *= 2;
+		d = js_sat_mul(d, 2);
 	return d < host->restart_max_ms ? d : host->restart_max_ms;
 }
 
@@ -570,7 +575,7 @@ static void maybe_restart(struct js_pod *pod, struct ctr *c, const struct js_pod
 	if (!again)
 		return;
 	int64_t delay = restart_delay(host, c->restarts);
-	c->restart_at_ms = now_ms + delay;
+	c->restart_at_ms = js_sat_add(now_ms, delay);
 	if (host->on_note) {
 		char how[64];
 		exit_text(c->exit_code, c->sig, c->message != NULL, how, sizeof(how));
@@ -923,7 +928,7 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		for (size_t i = 0; i < pod->n_ctrs; i++)
 			signal_ctr(&pod->ctrs[i], host, SIGTERM);
 		pod->stopping = true;
-		pod->kill_at_ms = now_ms + pod->grace_ms;
+		pod->kill_at_ms = js_sat_add(now_ms, pod->grace_ms);
 		changed = true;
 	}
 	return changed;
@@ -1059,7 +1064,7 @@ void js_pod_delete_within(struct js_pod *pod, const struct js_pod_host *host, in
 static void stop(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t grace_ms,
 		 enum js_pod_stop why)
 {
-	int64_t at = now_ms + (grace_ms < pod->grace_ms ? grace_ms : pod->grace_ms);
+	int64_t at = js_sat_add(now_ms, grace_ms < pod->grace_ms ? grace_ms : pod->grace_ms);
 	if (!pod->stopping && pod->phase <= JS_JOBCTL_RUNNING) {
 		pod->stop = why;
 		pod->deleted_wall_ms = wall_ms();

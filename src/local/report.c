@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api/codec.h"
@@ -23,15 +22,6 @@
 #include "local/jobctl.h"
 #include "local/local_int.h"
 #include "local/podjson.h"
-
-/* Wall clock, Unix ms: timestamps only (local.c measures deadlines on
- * CLOCK_MONOTONIC). */
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The kinds events name, as `kubectl` spells them in text and in JSON. */
 static const struct {
@@ -84,7 +74,7 @@ void js__report_event(struct js_local *l, const char *type, const char *reason, 
 	}
 	va_end(ap);
 	struct js_local_event e = {
-		.time_ms = wall_ms(), .type = type, .reason = reason, .kind = kind, .name = name,
+		.time_ms = js__local_wall_ms(), .type = type, .reason = reason, .kind = kind, .name = name,
 		.namespace_ = js_jobset_namespace(l->js), .message = js_buf_str(&msg),
 	};
 	if (l->events_fd >= 0) {
@@ -305,7 +295,7 @@ void js__report_state(struct js_local *l, int64_t t, const char *final)
 	}
 	char started[21], updated[21];
 	js_time_format_rfc3339(l->start_wall_ms / 1000, started);
-	js_time_format_rfc3339(wall_ms() / 1000, updated);
+	js_time_format_rfc3339(js__local_wall_ms() / 1000, updated);
 	json_t *js = js_codec_encode_jobset(l->js);
 	json_t *status = json_object_get(js, "status");
 	json_t *doc = json_pack("{s:{s:i, s:s, s:b, s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:o}, s:o}", "runner", "pid",

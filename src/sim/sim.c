@@ -31,11 +31,15 @@ struct js_sim {
 	int64_t next_uid;
 	bool auto_settle;
 	/* js_reconcile_input's restart cleanup "direct" and what the script
-	 * says of the old attempts' pods */
-	bool cleanup_direct, old_pods_known;
+	 * says of the old attempts' pods: the truth, which a quorum LIST
+	 * returns; a cache view leaves out the lagging ones until the core asks
+	 * for a confirming LIST (core/cleanup.h) */
+	bool cleanup_direct, old_pods_known, old_pods_cached;
 	struct js_oldpod old_pods[64]; /* strings in old_strs */
+	bool old_lagging[64];
 	char *old_strs[128];
 	size_t n_old_pods;
+	int32_t old_confirmed_attempt;
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -302,7 +306,7 @@ static const struct js_exec_ops sim_ops = {
 
 /* Observe the world into a reconcile input. */
 static void observe(const struct js_sim *s, struct js_reconcile_input *in, struct js_obsjob ***jobs,
-		    const char ***pvcs)
+		    const char ***pvcs, struct js_oldpod *view)
 {
 	size_t n = 0, nj = json_array_size(s->jobs), np = json_array_size(s->pvcs);
 	*jobs = js_xcalloc(nj ? nj : 1, sizeof(**jobs));
@@ -323,11 +327,31 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.n_pvcs = np,
 		.gates = s->gates,
 		.cleanup_direct = s->cleanup_direct,
-		.old_pods_known = s->old_pods_known,
-		.old_pods = s->old_pods,
-		.n_old_pods = s->n_old_pods,
 		.now = s->now,
 	};
+	/* As the controller does: the old pods only when the core asks. */
+	if (!js_cleanup_wants_old_pods(s->js, s->cleanup_direct))
+		return;
+	in->old_pods_known = s->old_pods_known;
+	in->old_pods = view;
+	in->old_pods_cached = s->old_pods_cached;
+	in->old_pods_confirmed_attempt = s->old_confirmed_attempt;
+	for (size_t i = 0; i < s->n_old_pods; i++)
+		if (!s->old_pods_cached || !s->old_lagging[i])
+			view[in->n_old_pods++] = s->old_pods[i];
+}
+
+/* The runtime's answer to plan->confirm_old_pods with a cache: one LIST
+ * (the truth), kept until the cache has caught up, which the world models
+ * by the lagging pods showing at once. Returns true when that changed the
+ * view. */
+static bool confirm_old_pods(struct js_sim *s, const struct js_plan *p)
+{
+	if (!p->confirm_old_pods || !s->old_pods_cached || s->old_confirmed_attempt == s->js->status.restarts)
+		return false;
+	s->old_confirmed_attempt = s->js->status.restarts;
+	memset(s->old_lagging, 0, sizeof(s->old_lagging));
+	return true;
 }
 
 static char *plan_text(const struct js_plan *p)
@@ -361,12 +385,36 @@ static int32_t job_restarts_sum_at(const struct js_jobset *js, const char *rjob,
 	return js->status.replicated_jobs_status[i].job_restarts.items[idx];
 }
 
+/* A pod of an older attempt the world still runs (the script's old-pods,
+ * whether or not the core was shown them) holds Job name `name`: its Job
+ * may be neither created nor resumed (core/cleanup.h, the invariant). */
+static const char *old_pod_of(const struct js_sim *s, const char *name, bool any)
+{
+	for (size_t i = 0; s->old_pods_known && i < s->n_old_pods; i++)
+		if (any || !s->old_pods[i].job_name || strcmp(s->old_pods[i].job_name, name) == 0)
+			return s->old_pods[i].name;
+	return NULL;
+}
+
+static bool resumes(const struct js_action *a)
+{
+	json_t *v = json_object_get(json_object_get(a->object, "spec"), "suspend");
+	return a->kind == JS_ACTION_PATCH_JOB && json_is_false(v);
+}
+
 /* The invariants every plan must keep (sim.h). */
 static int check_invariants(const struct js_sim *s, const struct js_plan *p, char **reterr)
 {
 	bool finished = js_jobset_condition_true(s->js, "Completed") || js_jobset_condition_true(s->js, "Failed");
+	const struct js_failure_policy *fp = s->js->spec.failure_policy;
+	bool blocking = fp && fp->has_restart_strategy &&
+			fp->restart_strategy == JS_RESTART_STRATEGY_BLOCKING_RECREATE;
 	for (size_t i = 0; i < p->n_actions; i++) {
 		const struct js_action *a = &p->actions[i];
+		const char *old;
+		if ((a->kind == JS_ACTION_CREATE_JOB || resumes(a)) && (old = old_pod_of(s, a->name, blocking)))
+			return failf(reterr, JS_ECONFLICT, "invariant: %s job %s while pod %s of an older attempt runs",
+				     a->kind == JS_ACTION_CREATE_JOB ? "create of" : "resume of", a->name, old);
 		if (a->kind != JS_ACTION_CREATE_JOB)
 			continue;
 		if (find_job(s, a->name))
@@ -417,11 +465,12 @@ static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 	struct js_reconcile_input in;
 	struct js_obsjob **jobs;
 	const char **pvcs;
+	struct js_oldpod view[JS_ARRAY_SIZE(s->old_pods)];
 	struct js_plan *p = NULL, *p2 = NULL;
 	char *err = NULL, *err2 = NULL;
 	int r, r2, ret = 0;
 
-	observe(s, &in, &jobs, &pvcs);
+	observe(s, &in, &jobs, &pvcs, view);
 	r = js_reconcile_run(&in, &p, &err);
 	r2 = js_reconcile_run(&in, &p2, &err2);
 	s->last = js_reconcile_plan_free(s->last);
@@ -454,7 +503,9 @@ static int reconcile_once(struct js_sim *s, struct js_buf *out, char **reterr)
 	ret = js_exec_apply(&sim_ops, s, p, NULL);
 	if (ret < 0)
 		goto done;
-	ret = p->n_actions > 0 || p->status_changed;
+	if (p->confirm_old_pods)
+		outf(out, "  confirm the old pods with a LIST\n");
+	ret = p->n_actions > 0 || p->status_changed || confirm_old_pods(s, p);
 	s->last = JS_TAKE_PTR(p);
 done:
 	js_reconcile_plan_free(p);
@@ -871,6 +922,49 @@ static int expect_event(struct js_sim *s, char **tok, size_t n, char **reterr)
 	return r;
 }
 
+/* old-pods unknown | none | JOB/POD[/FLAG]...: the old attempts' running
+ * pods as the world has them. JOB "-" is a pod without the job-name label;
+ * FLAG deleting (marked), lagging (not in the cache yet), unlabelled (no
+ * restart-attempt label). */
+static int set_old_pods(struct js_sim *s, char **tok, size_t n, char **reterr)
+{
+	static const char usage[] = "usage: old-pods unknown | none | JOB/POD[/deleting|/lagging|/unlabelled]... "
+				    "(at most 64; JOB - for none)";
+	clear_old_pods(s);
+	memset(s->old_lagging, 0, sizeof(s->old_lagging));
+	s->old_pods_known = !(n == 2 && strcmp(tok[1], "unknown") == 0);
+	for (size_t i = 1; s->old_pods_known && i < n && strcmp(tok[1], "none") != 0; i++) {
+		char *pod = strchr(tok[i], '/');
+		if (!pod || s->n_old_pods == JS_ARRAY_SIZE(s->old_pods))
+			return failf(reterr, JS_EINVALID, usage);
+		*pod++ = '\0';
+		struct js_oldpod o = {0};
+		for (char *f = strchr(pod, '/'), *next; f; f = next) {
+			*f++ = '\0';
+			next = strchr(f, '/');
+			if (next)
+				*next = '\0';
+			if (strcmp(f, "deleting") == 0)
+				o.deleting = true;
+			else if (strcmp(f, "lagging") == 0)
+				s->old_lagging[s->n_old_pods] = true;
+			else if (strcmp(f, "unlabelled") == 0)
+				o.attempt_unknown = true;
+			else
+				return failf(reterr, JS_EINVALID, usage);
+			if (next)
+				*next = '/';
+		}
+		char **str = &s->old_strs[2 * s->n_old_pods];
+		str[0] = js_xstrdup(pod);
+		str[1] = strcmp(tok[i], "-") == 0 ? NULL : js_xstrdup(tok[i]);
+		o.name = str[0];
+		o.job_name = str[1];
+		s->old_pods[s->n_old_pods++] = o;
+	}
+	return 0;
+}
+
 static int expect_job(struct js_sim *s, const char *line, char **tok, size_t n, char **reterr)
 {
 	json_t *j = n > 2 ? find_job(s, tok[2]) : NULL;
@@ -955,6 +1049,10 @@ static int expect_misc(struct js_sim *s, const char *line, char **tok, size_t n,
 		if (n != 3 || !parse_i32(tok[2], &want))
 			return failf(reterr, JS_EINVALID, "usage: expect requeue N");
 		return has && s->last->requeue_after == want ? 0 : failf(reterr, JS_ECONFLICT, "requeue is %lld", has ? (long long)s->last->requeue_after : -1LL);
+	}
+	if (strcmp(w, "confirm-old-pods") == 0 || strcmp(w, "no-confirm-old-pods") == 0) {
+		bool has = s->last && s->last->confirm_old_pods;
+		return has == (w[0] == 'c') ? 0 : failf(reterr, JS_ECONFLICT, "confirm_old_pods is %s", has ? "set" : "clear");
 	}
 	if (strcmp(w, "no-requeue") == 0)
 		return s->last && s->last->has_requeue_after ? failf(reterr, JS_ECONFLICT, "requeue set") : 0;
@@ -1063,25 +1161,12 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 		if (n != 2 || (strcmp(tok[1], "direct") != 0 && strcmp(tok[1], "foreground") != 0))
 			return failf(reterr, JS_EINVALID, "usage: restart-cleanup direct|foreground");
 		s->cleanup_direct = tok[1][0] == 'd';
+	} else if (strcmp(c, "old-pods-source") == 0) {
+		if (n != 2 || (strcmp(tok[1], "list") != 0 && strcmp(tok[1], "cache") != 0))
+			return failf(reterr, JS_EINVALID, "usage: old-pods-source list|cache");
+		s->old_pods_cached = tok[1][0] == 'c';
 	} else if (strcmp(c, "old-pods") == 0) {
-		/* old-pods unknown | old-pods none | old-pods JOB/POD[/deleting]... */
-		clear_old_pods(s);
-		s->old_pods_known = !(n == 2 && strcmp(tok[1], "unknown") == 0);
-		for (size_t i = 1; s->old_pods_known && i < n && strcmp(tok[1], "none") != 0; i++) {
-			char *pod = strchr(tok[i], '/');
-			if (!pod || s->n_old_pods == JS_ARRAY_SIZE(s->old_pods))
-				return failf(reterr, JS_EINVALID,
-					     "usage: old-pods unknown | none | JOB/POD[/deleting]... (at most 64)");
-			*pod++ = '\0';
-			char *del = strchr(pod, '/');
-			if (del)
-				*del++ = '\0';
-			char **str = &s->old_strs[2 * s->n_old_pods];
-			str[0] = js_xstrdup(pod);
-			str[1] = js_xstrdup(tok[i]);
-			s->old_pods[s->n_old_pods++] = (struct js_oldpod){
-				.name = str[0], .job_name = str[1], .deleting = del && strcmp(del, "deleting") == 0};
-		}
+		return set_old_pods(s, tok, n, reterr);
 	} else if (strcmp(c, "gates") == 0) {
 		/* The controller restarted with other --feature-gates. */
 		struct js_gates g = s->gates;

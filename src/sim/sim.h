@@ -10,8 +10,10 @@
  *
  * Every reconcile also checks the core's invariants: the same input gives
  * the same plan; a create never names an existing Job; restart counters
- * never decrease; a finished JobSet never creates a Job. A violation makes
- * the step fail.
+ * never decrease; a finished JobSet never creates a Job; no Job is created
+ * or resumed while a pod of an older attempt of its name runs (with
+ * BlockingRecreate: any such pod), core/cleanup.h's invariant. A violation
+ * makes the step fail.
  *
  * Script (one command per line, `#` comments; JOB is a name, `all`, a
  * `prefix*`, or `#N` for the N-th live Job in name order):
@@ -20,9 +22,16 @@
  *   failtarget JOB [reason=R] [message=M]   FailureTarget=True only
  *   complete JOB | ready JOB | activate JOB | finalize JOB | remove JOB
  *   restart-cleanup direct|foreground   js_reconcile_input.cleanup_direct
- *   old-pods unknown | none | JOB/POD[/deleting]...   what the runtime
- *                                    listed of the older attempts' running
- *                                    pods (DeletePod marks one deleting)
+ *   old-pods unknown | none | JOB/POD[/deleting|/lagging|/unlabelled]...
+ *                                    the older attempts' running pods as
+ *                                    the world has them (JOB "-": no
+ *                                    job-name label); passed to the core
+ *                                    when js_cleanup_wants_old_pods says so;
+ *                                    DeletePod marks one deleting
+ *   old-pods-source list|cache       a quorum LIST each pass (default), or
+ *                                    a watch cache that misses the
+ *                                    `lagging` pods until the core asks
+ *                                    for its confirming LIST
  *   suspend | resume | patch {merge patch on the JobSet} | advance SECONDS
  *   gates Name=true|false,...        change feature gates (a controller
  *                                    restarted with other flags)

@@ -2,8 +2,9 @@
  * informer_ctest.c - list+watch informer against the real API server:
  * label-scoped sync, managedFields stripped, namespace and owner-uid
  * indexes, add/update/delete handlers (including leaving the selector),
- * resuming after server-side watch timeouts without relisting, and stall
- * detection reconnecting a silent watch.
+ * resuming after server-side watch timeouts without relisting, stall
+ * detection reconnecting a silent watch, and metadata-only caches
+ * (PartialObjectMetadata: no data, labels and deletions as usual).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -253,12 +254,63 @@ static void test_stall_detection_reconnects(void **state)
 	assert_int_equal(js_informer_free(inf), 0);
 }
 
+/* metadata_only: the LIST and the WATCH answer PartialObjectMetadata, so
+ * the cache holds no data (a ConfigMap's data would be its spec), while
+ * names, labels, changes and deletes arrive as in a full cache. */
+static void test_metadata_only(void **state)
+{
+	(void)state;
+	put("m1", "m", "1");
+	struct counts cnt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct js_informer_opts o = {.res = &js_client_res_configmaps, .namespace = NS, .label_selector = "app=m",
+				     .page_size = 1, .metadata_only = true,
+				     .handlers = {on_add, on_update, on_delete, &cnt}};
+	struct js_informer *inf = NULL;
+	assert_int_equal(js_informer_new(C, &o, &inf), 0);
+	assert_int_equal(js_informer_start(inf), 0);
+	assert_int_equal(js_informer_wait_synced(inf, 20000), 0);
+	json_t *m1 = js_informer_get_json(inf, NS, "m1");
+	assert_non_null(m1);
+	assert_string_equal(js_json_str(m1, "kind"), "PartialObjectMetadata");
+	assert_null(json_object_get(m1, "data"));
+	assert_string_equal(js_json_str(json_object_get(json_object_get(m1, "metadata"), "labels"), "app"), "m");
+	json_decref(m1);
+	/* From the watch: a new object, a label change, a delete. */
+	put("m2", "m", "2");
+	assert_true(wait_count(&cnt, &cnt.adds, 2, 10000));
+	json_t *m2 = js_informer_get_json(inf, NS, "m2");
+	assert_non_null(m2);
+	assert_string_equal(js_json_str(m2, "kind"), "PartialObjectMetadata");
+	assert_null(json_object_get(m2, "data"));
+	json_decref(m2);
+	struct js_apierr e = {0};
+	json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "extra", "x");
+	KT_OK(js_client_patch(C, &js_client_res_configmaps, NS, "m2", JS_PATCH_MERGE, p, NULL, NULL, &e), &e);
+	json_decref(p);
+	assert_true(wait_count(&cnt, &cnt.updates, 1, 10000));
+	KT_OK(js_client_delete(C, &js_client_res_configmaps, NS, "m1", NULL, NULL, &e), &e);
+	assert_true(wait_count(&cnt, &cnt.deletes, 1, 10000));
+	assert_false(js_informer_has(inf, NS, "m1"));
+	/* A metadata-only LIST through the client, paginated. */
+	struct js_list_opts lo = {.label_selector = "app=m", .limit = 1, .accept = JS_CLIENT_ACCEPT_METADATA_LIST};
+	json_t *l = NULL;
+	KT_OK(js_client_list(C, &js_client_res_configmaps, NS, &lo, &l, &e), &e);
+	assert_string_equal(js_json_str(l, "kind"), "PartialObjectMetadataList");
+	assert_int_equal(json_array_size(json_object_get(l, "items")), 1);
+	assert_null(json_object_get(json_array_get(json_object_get(l, "items"), 0), "data"));
+	json_decref(l);
+	js_apierr_done(&e);
+	assert_int_equal(js_informer_stop(inf), 0);
+	assert_int_equal(js_informer_free(inf), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sync_scope_indexes_events),
 		cmocka_unit_test(test_watch_timeout_resumes_without_relist),
 		cmocka_unit_test(test_stall_detection_reconnects),
+		cmocka_unit_test(test_metadata_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,7 +21,6 @@ import importlib.util
 import json
 import os
 import signal
-import ssl
 import subprocess
 import threading
 import time
@@ -36,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("e2e_cluster_common", ROOT / "tests/e2e/cluster/conftest.py")
 e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(e2e)
+kapi = e2e.hostnames.kapi
 wait_for = e2e.wait_for
 condition = e2e.condition
 
@@ -84,60 +84,7 @@ free_port = e2e._free_port
 
 # ---- a plain HTTPS client of the API server (admin), for the driver ----
 
-class Api:
-    """HTTP/1.1 to the API server with the admin certificate, directly (never
-    through the proxy). Requests are retried while the API server is away
-    (a scenario restarts it), up to `patience` seconds."""
-
-    def __init__(self, patience=90):
-        server = os.environ["JOBSET_TEST_SERVER"].split("://", 1)[1]
-        self.host, port = server.rsplit(":", 1)
-        self.port = int(port)
-        self.ctx = ssl.create_default_context(cafile=os.environ["JOBSET_TEST_CA"])
-        self.ctx.load_cert_chain(os.environ["JOBSET_TEST_CLIENT_CERT"], os.environ["JOBSET_TEST_CLIENT_KEY"])
-        self.patience = patience
-        self.conn = None
-
-    def connect(self, timeout=30):
-        return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
-
-    def request(self, method, path, body=None, ctype="application/json"):
-        deadline = time.monotonic() + self.patience
-        data = json.dumps(body).encode() if body is not None else None
-        while True:
-            try:
-                if self.conn is None:
-                    self.conn = self.connect()
-                self.conn.request(method, path, body=data, headers={"Content-Type": ctype} if data else {})
-                resp = self.conn.getresponse()
-                raw = resp.read()
-                if resp.status >= 500 and time.monotonic() < deadline:
-                    time.sleep(0.2)  # the API server or etcd restarting: retry
-                    continue
-                return resp.status, json.loads(raw) if raw else None
-            except (OSError, http.client.HTTPException):
-                if self.conn:
-                    self.conn.close()
-                self.conn = None
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def watch(self, path):
-        """Yield the events of one watch (ends when the server ends it)."""
-        conn = self.connect(timeout=60)
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            if resp.status != 200:
-                return
-            while True:
-                line = resp.readline()
-                if not line:
-                    return
-                yield json.loads(line)
-        finally:
-            conn.close()
+Api = kapi.Api
 
 
 # ---- the Job controller stand-in ----

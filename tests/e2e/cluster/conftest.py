@@ -22,14 +22,24 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
+import weakref
 from pathlib import Path
 
 import pytest
 import yaml
+
+# hostnames and kapi sit beside this file; appended, so that another
+# directory's conftest that loads this one (tests/fault, tests/chaos) keeps
+# its own modules first.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.append(str(Path(__file__).resolve().parent))
+import hostnames  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 POLL_S = 0.25
@@ -279,6 +289,80 @@ def controller_binary():
     return str(b)
 
 
+LEASE_LOST = "leader election lost: exiting"
+
+
+def exit_kind(rc, log_text):
+    """What a jobset-controller exit means: "clean" (0, after SIGTERM),
+    "lost-lease" (1 with its last words LEASE_LOST: leadership could not be
+    renewed within the renew deadline, an orderly exit that a Deployment
+    restarts), "crash" (killed by a signal: SIGSEGV, SIGABRT, ...), or
+    "error" (another status: a startup error or a usage error, which the
+    test that started it looks at)."""
+    if rc == 0:
+        return "clean"
+    if rc is not None and rc < 0:
+        return "crash"
+    if rc == 1 and LEASE_LOST in log_text[-4000:]:
+        return "lost-lease"
+    return "error"
+
+
+class Supervisor:
+    """Watches every Controller of the session (one thread, a poll every
+    250 ms), as a Deployment's kubelet would: a process that exits after
+    losing its lease is started again with the same flags, ports and
+    identity (a note in `restarts`); a process killed by a signal nobody sent
+    it is a crash, recorded in `crashes` (the autouse fixture
+    `cluster_invariants` fails the test it happened in) and not restarted.
+    An exit the test asked for (stop()) is neither."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.controllers = weakref.WeakSet()
+        self.crashes = []   # {"at", "rc", "log", "tail"}
+        self.restarts = []  # {"at", "log"}: lost leases
+        self.thread = None
+
+    def watch(self, c):
+        with self.lock:
+            self.controllers.add(c)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="controller-supervisor", daemon=True)
+                self.thread.start()
+
+    def _run(self):
+        while True:
+            time.sleep(POLL_S)
+            for c in list(self.controllers):
+                self.check(c)
+
+    def check(self, c):
+        with self.lock:
+            p = c.proc
+            if p is None or c.expect_exit or p.poll() is None or getattr(p, "supervised", False):
+                return
+            p.supervised = True
+            text = c.log.read_text(errors="replace") if c.log.exists() else ""
+            kind = exit_kind(p.returncode, text)
+            if kind == "lost-lease":
+                self.restarts.append({"at": time.monotonic(), "log": str(c.log)})
+                print(f"controller {c.identity}: {LEASE_LOST} (exit 1, log {c.log}); started again")
+                c.n += 1
+                c.log = Path(c.logdir) / f"controller-{c.n}.log"
+                c._spawn()
+            elif kind == "crash":
+                self.crashes.append({"at": time.monotonic(), "rc": p.returncode, "log": str(c.log),
+                                     "tail": text[-3000:]})
+
+    def crashes_since(self, t0):
+        with self.lock:
+            return [x for x in self.crashes if x["at"] >= t0]
+
+
+_supervisor = Supervisor()
+
+
 class Controller:
     """One jobset-controller process, out of cluster."""
 
@@ -291,6 +375,8 @@ class Controller:
         self.logdir = logdir
         self.proc = None
         self.n = 0
+        self.expect_exit = True  # nothing runs yet
+        self.umask = None
 
     def start(self, *extra, wait_leader=True, wait_ready=True, umask=None):
         """Start it with `extra` flags; `umask` for the process (None: ours)."""
@@ -308,16 +394,27 @@ class Controller:
                 # test_controller_webhooks.py; the controller tests run
                 # without them, so they need no certificates or Secret.
                 *([] if self.webhooks else ["--enable-webhooks=false"]), *extra]
-        with open(self.log, "w") as out:
-            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
-                                         **({} if umask is None else {"umask": umask}))
+        self.args, self.umask = args, umask
+        with _supervisor.lock:
+            self.expect_exit = False
+            self._spawn()
+        _supervisor.watch(self)
         if wait_ready:
             wait_for("controller /readyz", lambda: self.http("readyz")[0] == 200 or self._died(), 30)
         if wait_leader:
             wait_for("controller to lead", lambda: self.leader() == self.identity or self._died(), 30)
         return self
 
+    def _spawn(self):
+        """Start the process of `self.args` (under the supervisor's lock)."""
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT,
+                                         **({} if self.umask is None else {"umask": self.umask}))
+
     def _died(self):
+        """Raise if the process exited, unless it lost its lease (then the
+        supervisor has started it again, as a Deployment would)."""
+        _supervisor.check(self)
         if self.proc.poll() is not None:
             raise AssertionError(f"controller exited {self.proc.returncode}: {self.log.read_text()[-3000:]}")
         return False
@@ -344,6 +441,9 @@ class Controller:
     def stop(self, sig=signal.SIGTERM, timeout=30):
         if not self.proc:
             return None
+        with _supervisor.lock:
+            self.expect_exit = True
+        _supervisor.check(self)  # a crash before this stop is a crash, not this stop's exit
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
@@ -395,6 +495,41 @@ class ManagerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+_hostname_watch = []
+# Namespaces whose overlaps a test makes on purpose (test_hostnames.py).
+EXCUSED_NAMESPACES = set()
+
+
+def hostname_watch():
+    """The session's watch of every JobSet pod (hostnames.HostnameWatch),
+    started at its first use."""
+    if not _hostname_watch:
+        _hostname_watch.append(hostnames.HostnameWatch().start())
+    return _hostname_watch[0]
+
+
+@pytest.fixture(autouse=True)
+def cluster_invariants():
+    """Every cluster test, whatever it tests, fails when during it
+    - two pods of the same hostname from different restart attempts ran at
+      once (hostnames.py: one cluster-wide pod watch for the session), or
+    - a controller started by these fixtures died of a signal (Supervisor;
+      a lost lease is an orderly exit, restarted, and only noted).
+    Without a cluster (JOBSET_TEST_KUBECONFIG unset) it does nothing."""
+    if not os.environ.get("JOBSET_TEST_KUBECONFIG"):
+        yield
+        return
+    w = hostname_watch()
+    t0 = time.monotonic()
+    yield
+    w.settle()
+    problems = [hostnames.describe(v) for v in w.check.since(t0) if v["key"][0] not in EXCUSED_NAMESPACES]
+    problems += [f"controller killed by signal {-c['rc']} (log {c['log']}): ...{c['tail'][-1500:]}"
+                 for c in _supervisor.crashes_since(t0)]
+    if problems:
+        pytest.fail("invariant violated during this test:\n" + "\n".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -84,7 +84,7 @@ class Setup:
                "metadata": {"name": self.secret, "namespace": self.system_ns}}
         self.kube.run("create", "-f", "-", input=json.dumps(sec))
 
-    def start_controller(self, lease, umask=None):
+    def start_controller(self, lease, umask=None, extra=()):
         """Our controller with its webhooks and internal certificate
         management, serving the configurations register() made (the empty
         Secret and both registrations first); `self.ctl`, once both
@@ -99,7 +99,7 @@ class Setup:
                      f"--validating-webhook-configuration={self.configs['ValidatingWebhookConfiguration']}",
                      "--cert-extra-sans=127.0.0.1", "--cert-check-interval=2s")
         self.ctl = Controller(self.kube, self.system_ns, lease, self.cert_dir.parent, webhooks=True)
-        self.ctl.start(*self.args, umask=umask)
+        self.ctl.start(*self.args, *extra, umask=umask)
         wait_for("our caBundles", lambda: all(self.config(k)["webhooks"][0]["clientConfig"].get("caBundle")
                                               for k in self.configs), 60)
         return self.ctl
@@ -372,6 +372,54 @@ def test_placement_gates_wait_follow_and_repair(kube, setup):
         repaired = {e["regarding"]["name"] for e in _events(kube, ns, "ExclusivePlacementViolation")}
         assert set(followers[1:]) <= repaired, (followers, repaired)
         assert not _events(kube, ns, "FailedCreate")
+    finally:
+        _node_label(kube, node, pin, None)
+        _node_label(kube, node, key, None)
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def test_placement_survives_edited_follower_annotations(kube, setup):
+    """Issue 22: a user removes the exclusive-topology annotation from one
+    gated follower (and sets another's to a key no Node has) before the
+    leader is bound. That once crashed the whole controller (SIGSEGV) when
+    the placement pass lifted the gate: the key is now the JobSet's, so the
+    controller stays up and every follower is pinned to the leader's domain
+    under the JobSet's key; the JobSet proceeds."""
+    s = setup
+    ns = s.namespace(f"place-edit-{s.id}")
+    pin, key, node = f"jobset-test/edit-{s.id}", f"jobset-test/domain-edit-{s.id}", "kwok-node-0"
+    sel = "jobset.sigs.k8s.io/jobset-name=edited"
+    ann = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+    try:
+        kube.run("create", "-n", ns, "-f", "-", input=json.dumps(_exclusive_jobset("edited", key, 3, {pin: "yes"})))
+        pods = wait_for("all three pods created, the followers gated", lambda: (lambda p: p if len(p) == 3 and all(
+            _index(x) == "0" or GATE in _gates(x) for x in p) else None)(kube.list("pods", ns, sel)), 60)
+        followers = sorted(p["metadata"]["name"] for p in pods if _index(p) != "0")
+        kube.run("annotate", "pod", "-n", ns, followers[0], f"{ann}-")
+        kube.run("annotate", "pod", "-n", ns, followers[1], f"{ann}=jobset-test/no-such-key", "--overwrite")
+        edited = {p["metadata"]["name"]: p["metadata"].get("annotations", {}).get(ann)
+                  for p in kube.list("pods", ns, sel) if p["metadata"]["name"] in followers}
+        assert edited == {followers[0]: None, followers[1]: "jobset-test/no-such-key"}, edited
+        s.ctl._died()
+
+        # The leader binds: the placement pass lifts both gates.
+        kube.run("label", "node", node, f"{pin}=yes", f"{key}=a", "--overwrite")
+
+        def placed():
+            s.ctl._died()  # fails the test at once if the controller is gone
+            live = _live(kube.list("pods", ns, sel))
+            ok = len(live) == 3 and all(
+                p["spec"].get("nodeName") == node and GATE not in _gates(p) and
+                (_index(p) == "0" or (p["spec"].get("nodeSelector") or {}).get(key) == "a") for p in live)
+            return live if ok else None
+        live = wait_for(f"all three pods on {node}, followers pinned to {key}=a", placed, 90)
+        # The same pods: placed, not repaired (deleted and made again).
+        assert sorted(p["metadata"]["name"] for p in live if _index(p) != "0") == followers
+        assert "jobset-test/no-such-key" not in json.dumps([p["spec"].get("nodeSelector") for p in live])
+        assert s.ctl.proc.poll() is None, s.ctl.log.read_text()[-3000:]
+        # The JobSet proceeds: its Job runs all three pods.
+        wait_for("the Job counting three active pods", lambda: (lambda j: j and all(
+            (x.get("status") or {}).get("active") == 3 for x in j) and j)(kube.list("jobs", ns, sel)), 60)
     finally:
         _node_label(kube, node, pin, None)
         _node_label(kube, node, key, None)

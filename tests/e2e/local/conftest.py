@@ -138,6 +138,17 @@ def processes_with_env(marker):
     return pids
 
 
+def start_marked(jobset_bin, tmp_path, manifest, marker, n_procs):
+    """Start `jobset run -q` on `manifest` (YAML text whose containers carry
+    `marker` in their environment) in tmp_path/run, and wait until n_procs
+    container processes carry it. Returns the runner's Popen."""
+    (tmp_path / "m.yaml").write_text(manifest)
+    p = subprocess.Popen([str(jobset_bin), "run", "-q", "--run-dir", str(tmp_path / "run"), str(tmp_path / "m.yaml")],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(lambda: len(processes_with_env(marker)) >= n_procs, what=f"{n_procs} container processes")
+    return p
+
+
 def have_cc():
     return shutil.which("cc") is not None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, processes_with_env, wait_for
+from conftest import REPO, processes_with_env, start_marked, wait_for
 
 DNS = """
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -198,12 +198,8 @@ spec:
 
 def _start(jobset_bin, tmp_path, grace):
     marker = "m" + uuid.uuid4().hex
-    (tmp_path / "m.yaml").write_text(SLEEPERS % (grace, marker))
-    p = subprocess.Popen([str(jobset_bin), "run", "-q", "--run-dir", str(tmp_path / "run"), str(tmp_path / "m.yaml")],
-                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # 4 pods x (sh + 2 sleeps) = 12 processes carry the marker.
-    wait_for(lambda: len(processes_with_env(marker)) >= 12, what="12 container processes")
-    return p, marker
+    return start_marked(jobset_bin, tmp_path, SLEEPERS % (grace, marker), marker, 12), marker
 
 
 def test_sigkill_of_runner_leaves_no_process(jobset_bin, tmp_path):

@@ -2,7 +2,7 @@
  * json_test.c - merge patches (base/json.h): js_json_merge_diff(from, to)
  * applied to `from` with js_json_merge_patch gives `to`, is NULL exactly
  * when the two are equal, and carries only what changed - the controller's
- * status write sends this diff (ctrl/sync.c).
+ * status write sends this diff (ctrl/status.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

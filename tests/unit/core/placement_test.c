@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/jobset.h"
+#include "base/json.h"
 #include "core/placement.h"
 #include "support/testutil.h"
 
@@ -148,6 +150,7 @@ static const struct explain_case explain_cases[] = {
 	{JS_PLACEMENT_NODE_NO_LABEL, "node n1 of leader pod js-rj-0-0-abcde has no label topology.kubernetes.io/zone"},
 	{JS_PLACEMENT_NODE_EMPTY, "has an empty value for label topology.kubernetes.io/zone"},
 	{JS_PLACEMENT_READY, "joins its topology.kubernetes.io/zone domain"},
+	{JS_PLACEMENT_NO_TOPOLOGY, "names no topology key (annotation alpha.jobset.sigs.k8s.io/exclusive-topology)"},
 };
 
 static void test_explain(void **state)
@@ -171,6 +174,97 @@ static void test_explain(void **state)
 	js_buf_done(&b);
 }
 
+/* ---- the topology key comes from the JobSet (issue 22) ----
+ *
+ * A follower whose pod annotation was removed or edited once crashed the
+ * controller: the key was read from the pod. It is the JobSet's: the Job
+ * template's annotation of the pod's ReplicatedJob, else the JobSet's. */
+
+#define EXCL "\"alpha.jobset.sigs.k8s.io/exclusive-topology\""
+
+struct topo_case {
+	const char *id;
+	const char *patch;     /* merge patch on a JobSet of ReplicatedJobs a and b */
+	const char *rjob_name; /* the Job's replicatedjob-name label, NULL absent */
+	const char *want;      /* NULL: none */
+};
+
+static const struct topo_case topo_cases[] = {
+	{"jobset-annotation", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}}}", "a", "zone"},
+	{"rjob-annotation", "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"template\":{\"metadata\":"
+			    "{\"annotations\":{" EXCL ":\"rack\"}},\"spec\":{}}},{\"name\":\"b\",\"template\":"
+			    "{\"spec\":{}}}]}}",
+	 "a", "rack"},
+	{"rjob-without-its-own", "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"template\":{\"metadata\":"
+				 "{\"annotations\":{" EXCL ":\"rack\"}},\"spec\":{}}},{\"name\":\"b\",\"template\":"
+				 "{\"spec\":{}}}]}}",
+	 "b", NULL},
+	{"rjob-wins-over-jobset", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}},\"spec\":{\"replicatedJobs\":"
+				  "[{\"name\":\"a\",\"template\":{\"metadata\":{\"annotations\":{" EXCL
+				  ":\"rack\"}},\"spec\":{}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 "a", "rack"},
+	{"rjob-falls-back-to-jobset", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}},\"spec\":{\"replicatedJobs\":"
+				      "[{\"name\":\"a\",\"template\":{\"metadata\":{\"annotations\":{" EXCL
+				      ":\"rack\"}},\"spec\":{}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 "b", "zone"},
+	/* The Job's label edited away or to garbage: the key every
+	 * ReplicatedJob agrees on, else none. */
+	{"label-removed-all-agree", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}}}", NULL, "zone"},
+	{"label-garbage-all-agree", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}}}", "no-such", "zone"},
+	{"label-removed-disagree", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}},\"spec\":{\"replicatedJobs\":"
+				   "[{\"name\":\"a\",\"template\":{\"metadata\":{\"annotations\":{" EXCL
+				   ":\"rack\"}},\"spec\":{}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 NULL, NULL},
+	{"pod-template-annotation", "{\"spec\":{\"replicatedJobs\":[{\"name\":\"a\",\"template\":{\"spec\":{\"template\":"
+				    "{\"metadata\":{\"annotations\":{" EXCL ":\"host\"}}}}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 "a", "host"},
+	{"jobset-wins-over-pod-template", "{\"metadata\":{\"annotations\":{" EXCL ":\"zone\"}},\"spec\":{\"replicatedJobs\":"
+					  "[{\"name\":\"a\",\"template\":{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+					  EXCL ":\"host\"}}}}}},{\"name\":\"b\",\"template\":{\"spec\":{}}}]}}",
+	 "a", "zone"},
+	{"not-exclusive", NULL, "a", NULL},
+	{"empty-is-none", "{\"metadata\":{\"annotations\":{" EXCL ":\"\"}}}", "a", NULL},
+};
+
+static void test_topology(void **state)
+{
+	(void)state;
+	assert_null(js_placement_topology(NULL, "a"));
+	for (size_t i = 0; i < JS_ARRAY_SIZE(topo_cases); i++) {
+		const struct topo_case *c = &topo_cases[i];
+		json_t *j = tu_yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js}\n"
+				    "spec:\n  replicatedJobs:\n"
+				    "  - {name: a, template: {spec: {template: {spec: {containers: [{name: c, image: i}]}}}}}\n"
+				    "  - {name: b, template: {spec: {template: {spec: {containers: [{name: c, image: i}]}}}}}\n");
+		if (c->patch) {
+			/* replicatedJobs is a list: patch the templates' metadata
+			 * in, keeping each ReplicatedJob's pod template. */
+			json_t *p = json_loads(c->patch, 0, NULL);
+			assert_non_null(p);
+			json_t *rjs = js_json_path(p, "spec.replicatedJobs");
+			for (size_t k = 0; k < json_array_size(rjs); k++) {
+				json_t *rj = json_array_get(js_json_path(j, "spec.replicatedJobs"), k);
+				json_t *md = js_json_path(json_array_get(rjs, k), "template.metadata");
+				if (md)
+					json_object_set(js_json_path_make(rj, "template"), "metadata", md);
+				json_t *pmd = js_json_path(json_array_get(rjs, k), "template.spec.template.metadata");
+				if (pmd)
+					json_object_set(js_json_path_make(rj, "template.spec.template"), "metadata", pmd);
+			}
+			json_t *meta = json_object_get(p, "metadata");
+			if (meta)
+				json_object_update_recursive(json_object_get(j, "metadata"), meta);
+			json_decref(p);
+		}
+		struct js_jobset *js = tu_decode(j);
+		const char *got = js_placement_topology(js, c->rjob_name);
+		if (!(got == c->want || (got && c->want && strcmp(got, c->want) == 0)))
+			fail_msg("%s: key '%s', want '%s'", c->id, got ? got : "(none)", c->want ? c->want : "(none)");
+		js_jobset_free(js);
+		json_decref(j);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_domain),
 		cmocka_unit_test(test_follower),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_topology),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/time.h"
 #include "kube/workqueue.h"
 
 #define MS 1000000ull
@@ -115,6 +116,32 @@ static void test_add_after(void **state)
 	expect_get(q, "x");
 	fake_now += 300 * MS;
 	expect_get(q, NULL);
+	js_workqueue_free(q);
+}
+
+/* Delays at the extremes (issue 22): a requeue of INT64_MAX seconds
+ * saturates, it never wraps into a due time in the past. */
+static void test_add_after_extremes(void **state)
+{
+	(void)state;
+	struct js_workqueue *q = mkq(-1, 0);
+	js_workqueue_add_after(q, "max", UINT64_MAX);
+	js_workqueue_add_after(q, "int64-max-seconds", js_sat_scale_u64(INT64_MAX, 1000000000u));
+	js_workqueue_add_after(q, "int32-max-seconds", js_sat_scale_u64(INT32_MAX, 1000000000u));
+	js_workqueue_add_after(q, "past-the-clock", UINT64_MAX - fake_now + 1);
+	assert_int_equal(js_workqueue_delayed(q), 4);
+	expect_get(q, NULL);
+	fake_now += 1000000 * MS; /* a thousand seconds later: still none due */
+	expect_get(q, NULL);
+	/* A real sleep with the farthest due time still times out (no
+	 * wrapped, already-passed wake-up) and returns. */
+	char *k = NULL;
+	assert_int_equal(js_workqueue_get(q, 1, &k), -ETIMEDOUT);
+	/* Zero and negative seconds are now. */
+	js_workqueue_add_after(q, "zero", js_sat_scale_u64(0, 1000000000u));
+	expect_get(q, "zero");
+	js_workqueue_add_after(q, "negative", js_sat_scale_u64(-5, 1000000000u));
+	expect_get(q, "negative");
 	js_workqueue_free(q);
 }
 
@@ -241,7 +268,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_and_dedupe),  cmocka_unit_test(test_readd_while_processing),
 		cmocka_unit_test(test_add_after),        cmocka_unit_test(test_backoff_sequence),
 		cmocka_unit_test(test_bucket_dominates), cmocka_unit_test(test_shutdown),
-		cmocka_unit_test(test_blocking_workers),
+		cmocka_unit_test(test_blocking_workers), cmocka_unit_test(test_add_after_extremes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

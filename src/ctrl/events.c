@@ -1,0 +1,40 @@
+/*
+ * events.c - events about the JobSet a reconcile is about (ctrl/sync_int.h),
+ * through the controller's recorder (kube/recorder.h). An event is advice:
+ * a failed one is logged, never fails the pass.
+ */
+#include <stdlib.h>
+
+#include "api/codec.h"
+#include "base/buf.h"
+#include "ctrl/sync_int.h"
+
+/* The JobSet as an event's `regarding` (kube/recorder.h). */
+static const json_t *regarding(struct js__observed *o)
+{
+	if (!o->regarding) {
+		o->regarding = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", JS_API_VERSION, "kind", JS_KIND,
+					 "metadata", "name", o->name, "namespace", o->ns, "resourceVersion",
+					 o->rec->rv);
+		if (o->rec->uid)
+			json_object_set_new(json_object_get(o->regarding, "metadata"), "uid",
+					    json_string(o->rec->uid));
+	}
+	return o->regarding;
+}
+
+void js__event(struct js_controller *c, struct js__observed *o, const char *type, const char *reason,
+	       const char *msg)
+{
+	int r = js_recorder_eventf(c->rec, regarding(o), type, reason, "Reconciling", "%s", msg);
+	if (r < 0 && !js__aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': event %s: %s, ignoring", o->ns, o->name,
+			      reason, js_apierr_strerror(r));
+}
+
+void js__fail_event(struct js_controller *c, struct js__observed *o, const struct js_action *a, const char *err)
+{
+	char *msg = js_buf_format("%s: %s", a->fail_message ? a->fail_message : a->why, err);
+	js__event(c, o, "Warning", a->fail_reason, msg);
+	free(msg);
+}

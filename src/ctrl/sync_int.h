@@ -1,0 +1,181 @@
+/*
+ * sync_int.h - internals of one reconcile pass of one JobSet key, shared by
+ * the files the pass is split into. Nothing outside them includes this.
+ *
+ *   sync.c     the pass: observe, run the core, apply the plan through the
+ *              body (core/exec.h) whose ops table is there, then wait for
+ *              the caches to show what was written
+ *   observe.c  what the caches (and, for KEP-969, the API) show of a JobSet
+ *   runs.c     the windowed runs of the plan - CreateJob, DeleteJob,
+ *              PatchJob, DeletePod - through kube/batch.h, with the rules
+ *              that make them idempotent (AlreadyExists and ownership,
+ *              delete preconditions)
+ *   actions.c  the one-off actions: Service, PVC, Workload and PodGroup
+ *              creates and deletes, the JobSet's own delete, single patches
+ *   status.c   the status write (merge patch, resourceVersion precondition,
+ *              read back when its answer was lost)
+ *   events.c   events about the JobSet (kube/recorder.h)
+ *   oldpods.c  the LIST of older attempts' pods (restart cleanup "direct")
+ *   rw.c       read-your-writes: the bounded waits until the caches show
+ *              what this pass wrote
+ */
+#ifndef JS_CTRL_SYNC_INT_H
+#define JS_CTRL_SYNC_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/exec.h"
+#include "core/reconcile.h"
+#include "ctrl/ctrl_int.h"
+#include "kube/apierr.h"
+
+struct js_arena;
+struct js_hmap;
+
+/* Observed state of one key: references to cached records (observe.c). */
+struct js__observed {
+	const char *ns, *name;             /* arena */
+	const struct js_cache_jobset *rec; /* the JobSet, one reference */
+	const void **jobs;                 /* its Jobs (struct js_obsjob), one reference each */
+	size_t n_jobs;
+	const char **pvcs;                 /* arena */
+	size_t n_pvcs;
+	bool service_exists;
+	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
+	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
+	size_t n_ipods;
+	bool workload_exists;              /* KEP-969 */
+	const char **podgroups;            /* arena; not being deleted */
+	size_t n_podgroups;
+	bool sched_deleting;               /* one is being deleted */
+	json_t *regarding;                 /* what events are about (built once, lazily; events.c) */
+	struct js_hmap *by_name;           /* name -> observed Job, built on first use */
+};
+
+/* The controller body's context for one reconcile (sync.c). */
+struct js__body {
+	struct js_controller *c;
+	struct js__observed *o;
+	struct js_arena *a;   /* the worker's scratch, reset after the reconcile */
+	/* Jobs this pass created and deleted (names borrowed from the plan):
+	 * the read-your-writes wait for them comes once, at the end of the
+	 * pass, so runs of creates follow each other without a watch round
+	 * trip in between. */
+	const char **created, **deleted, **suspended, **resumed;
+	size_t n_created, n_deleted, n_suspended, n_resumed;
+	bool conflict;        /* the status write met a newer resourceVersion */
+	bool has_requeue_after;
+	int64_t requeue_after;
+};
+
+/* ---- small helpers of every file of the pass ---- */
+
+/* The controller is stopping past its grace period (ctrl_int.h `abort`). */
+static inline bool js__aborted(struct js_controller *c)
+{
+	return atomic_load(&c->abort);
+}
+
+/* Count one request of verb `method`: `ok_code` when r is 0, else the
+ * error's HTTP code. */
+static inline void js__count(struct js_controller *c, const char *method, int r, const struct js_apierr *err,
+			     long ok_code)
+{
+	js__ctrl_count_request(c, method, r == 0 ? ok_code : err->http_code);
+}
+
+/* Count one action of kind `k` by its outcome r. */
+static inline void js__count_action(struct js_controller *c, enum js_action_kind k, int r)
+{
+	const char *v[] = {js_reconcile_action_kind_name(k), r == 0 ? "ok" : "error"};
+	(void)js_metrics_add(c->metrics, JS__M_ACTIONS, v, 1);
+}
+
+/* What failed, for logs and Warning events. */
+static inline const char *js__why(const struct js_apierr *err, int r)
+{
+	return err->message ? err->message : js_apierr_strerror(r);
+}
+
+/* ---- observe.c ---- */
+
+/* Observe JobSet `key` ("ns/name") into *o (zeroed by the caller), scratch
+ * from `a`. Returns 1 when there is a JobSet to reconcile, 0 when it is gone
+ * (or undecodable), or an API error (KEP-969 reads). js__observed_done
+ * releases *o in every case. */
+int js__observe(struct js_controller *c, struct js_arena *a, const char *key, struct js__observed *o);
+
+/* Release the references and memory *o holds. */
+void js__observed_done(struct js_controller *c, struct js__observed *o);
+
+/* The uid of the observed Job `name`, or NULL: a hash lookup, so deleting
+ * N Jobs stays linear (issue 9). The observed Jobs, not the cache by name:
+ * a delete's precondition is the incarnation the core decided about. */
+const char *js__observed_job_uid(struct js__observed *o, const char *name);
+
+/* ---- events.c ---- */
+
+/* Send an event of `type` and `reason` about the JobSet (failures are
+ * logged, never returned: an event is advice). */
+void js__event(struct js_controller *c, struct js__observed *o, const char *type, const char *reason,
+	       const char *msg);
+
+/* The Warning event a plan asks for when action `a` fails (plan.h
+ * fail_reason, e.g. KEP-1150 FailedResourcePropagation); `err` says why. */
+void js__fail_event(struct js_controller *c, struct js__observed *o, const struct js_action *a, const char *err);
+
+/* ---- runs.c ---- */
+
+/* Apply a run of `n` actions of one kind - all CreateJob (rendered from
+ * `run`), all DeleteJob, all DeletePod or all PatchJob; `run` is NULL
+ * except for creates - through the sliding window, noting in `b` what the
+ * caches must show before the next reconcile. Returns 0 or the first
+ * error (nothing is sent after it). */
+int js__runs_apply(struct js__body *b, const struct js_action *acts, const struct js_exec_run *run, size_t n);
+
+/* ---- actions.c ---- */
+
+/* A single merge patch of a Job or its status (PatchJob, PatchJobStatus). */
+int js__actions_patch_job(struct js__body *b, const struct js_action *a);
+
+/* Any other one-off action (core/exec.h apply_other). Returns 0, the
+ * request's error, or JS_EUNSUPPORTED for a kind this body does not do. */
+int js__actions_apply_other(struct js__body *b, const struct js_action *a);
+
+/* ---- status.c ---- */
+
+/* Write plan->status (core/exec.h write_status). Returns 0 or the error; a
+ * conflict sets b->conflict. */
+int js__status_write(struct js__body *b, const struct js_plan *plan);
+
+/* ---- oldpods.c ---- */
+
+/* The pods of older restart attempts that are not Succeeded or Failed
+ * (restart cleanup "direct", core/reconcile.h): 0 with them in *ret
+ * (arena `a`) and their count in *ret_n, or the error. */
+int js__oldpods_list(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		     struct js_oldpod **ret, size_t *ret_n);
+
+/* ---- rw.c ---- */
+
+/* What the cache must show of a Job this pass wrote. */
+enum js__rw_want {
+	JS__RW_EXISTS,    /* created */
+	JS__RW_GONE,      /* deleted: absent or marked for deletion */
+	JS__RW_SUSPENDED, /* patched spec.suspend true (or gone) */
+	JS__RW_RESUMED,   /* patched spec.suspend false (or gone) */
+};
+
+/* Wait (bounded by --cache-wait) until the Job cache shows `want` of every
+ * Job in `names` (namespace `ns`). */
+void js__rw_wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n,
+		      enum js__rw_want want);
+
+/* Wait (bounded) until the JobSet cache holds the JobSet of `o` at
+ * resourceVersion `rv` (or not at all). NULL rv: no wait. */
+void js__rw_wait_jobset_rv(struct js_controller *c, const struct js__observed *o, const char *rv);
+
+#endif
