@@ -440,6 +440,12 @@ def main():
     s = sub.add_parser("show")
     s.add_argument("seed", type=int)
     a = ap.parse_args()
+    # SIGTERM (and SIGINT, which a background job ignores) end the run
+    # through the `finally` of the batch: controller stopped, cluster down.
+    def stop(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     if a.cmd == "show":
         print(json.dumps(gen.generate(a.seed), indent=1))
         return 0
