@@ -13,6 +13,11 @@
  *   create    the first reconcile (N CreateJob actions) plus
  *             rendering every Job through js_plan_render_job     (us/Job)
  *   steady    a reconcile over N observed, ready Jobs            (us/Job)
+ *   failed    a reconcile over N failed Jobs of a JobSet whose
+ *             failure policy has three rules with message patterns
+ *             (RE2), the third matching: the restart it decides, with
+ *             the patterns compiled by the pass, then with a compiled
+ *             policy given as the controller does (core/policy.h) (us/Job)
  * A benchmark, not a test: it asserts nothing beyond "the calls worked".
  */
 #include <jansson.h>
@@ -26,6 +31,7 @@
 #include "api/defaults.h"
 #include "api/render.h"
 #include "base/parse.h"
+#include "core/policy.h"
 #include "core/reconcile.h"
 
 #define ROUNDS 5
@@ -79,6 +85,34 @@ static struct js_jobset *jobset(int n)
 	return js;
 }
 
+/* Three rules with RE2 message patterns; only the third matches the
+ * failed Jobs of failed_json, so every rule is tried on every Job. */
+static const char *const FAILURE_POLICY_JSON =
+	"{\"maxRestarts\":3,\"rules\":["
+	"{\"name\":\"oom\",\"action\":\"FailJobSet\","
+	"\"onJobFailureMessagePatterns\":[\"(?i)out of memory\",\"OOMKilled\\\\b\"]},"
+	"{\"name\":\"preempted\",\"action\":\"RestartJobSetAndIgnoreMaxRestarts\","
+	"\"onJobFailureMessagePatterns\":[\"preempted by [a-z-]+\"]},"
+	"{\"name\":\"exit\",\"action\":\"RestartJobSet\","
+	"\"onJobFailureMessagePatterns\":[\"exit code [0-9]+\"]}]}";
+
+static struct js_jobset *jobset_with_policy(int n)
+{
+	struct js_jobset *js = jobset(n);
+	json_t *j = js_codec_encode_jobset(js);
+	json_object_set_new(json_object_get(j, "spec"), "failurePolicy", json_loads(FAILURE_POLICY_JSON, 0, NULL));
+	js_jobset_free(js);
+	struct js_diag d;
+	js_diag_init(&d);
+	if (js_codec_decode_jobset(j, JS_CODEC_STRICT, &d, &js) < 0) {
+		fprintf(stderr, "bench JobSet with a failure policy does not decode\n");
+		exit(1);
+	}
+	js_diag_done(&d);
+	json_decref(j);
+	return js;
+}
+
 /* The N Jobs as the API server would return them: rendered, with a uid and
  * a running, ready status. */
 static json_t **observed_json(const struct js_jobset *js, int n)
@@ -94,6 +128,65 @@ static json_t **observed_json(const struct js_jobset *js, int n)
 							       "2024-01-01T00:00:00Z"));
 	}
 	return v;
+}
+
+/* The N Jobs of `js`, failed (backoff limit) with an exit code message. */
+static struct js_obsjob **failed_records(const struct js_jobset *js, int n)
+{
+	json_t **objs = observed_json(js, n);
+	struct js_obsjob **recs = calloc((size_t)n, sizeof(*recs));
+	for (int i = 0; i < n; i++) {
+		json_object_set_new(objs[i], "status",
+				    json_pack("{s:i, s:[{s:s, s:s, s:s, s:s, s:s}]}", "failed", 1, "conditions", "type",
+					      "Failed", "status", "True", "reason", "BackoffLimitExceeded", "message",
+					      "Job has reached the specified backoff limit: exit code 3",
+					      "lastTransitionTime", "2024-01-01T00:00:00Z"));
+		recs[i] = js_job_from_json(objs[i], NULL);
+		json_decref(objs[i]);
+	}
+	free(objs);
+	return recs;
+}
+
+/* One reconcile over n failed Jobs: it must decide the restart. */
+static double failed_pass(const struct js_reconcile_input *in, int n)
+{
+	struct js_plan *p = NULL;
+	double t0 = cpu_s();
+	if (js_reconcile_run(in, &p, NULL) < 0 || !p->status || p->status->restarts != 1) {
+		fprintf(stderr, "failed-Jobs reconcile did not restart\n");
+		exit(1);
+	}
+	double t = (cpu_s() - t0) / n * 1e6;
+	js_reconcile_plan_free(p);
+	return t;
+}
+
+static void bench_failed(int n)
+{
+	struct js_jobset *js = jobset_with_policy(n);
+	struct js_obsjob **recs = failed_records(js, n);
+	struct js_reconcile_input in = {.jobset = js,
+					 .jobs = (const struct js_obsjob *const *)recs,
+					 .n_jobs = (size_t)n,
+					 .service_exists = true,
+					 .now = 1700000000};
+	double t[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++)
+		t[r] = failed_pass(&in, n);
+	printf("N=%-6d failed  %8.2f us/Job   (patterns compiled by the pass)\n", n, median(t));
+	/* As the controller runs it: the policy compiled at ingest, borrowed. */
+	struct js_policy *p = js_policy_compile(js);
+	in.policy = p;
+	for (int r = 0; r < ROUNDS; r++)
+		t[r] = failed_pass(&in, n);
+	printf("N=%-6d failed  %8.2f us/Job   (policy given: %zu patterns compiled once)\n", n, median(t),
+	       js_policy_compiled(p));
+	js_policy_unref(p);
+	for (int i = 0; i < n; i++)
+		js_job_unref(recs[i]);
+	free(recs);
+	js_jobset_free(js);
 }
 
 static void bench_copy(const struct js_jobset *js)
@@ -160,6 +253,7 @@ static void bench_n(int n)
 		js_reconcile_plan_free(p);
 	}
 	printf("N=%-6d steady  %8.2f us/Job\n", n, median(t));
+	bench_failed(n);
 
 	for (int i = 0; i < n; i++) {
 		js_job_unref(recs[i]);

@@ -47,6 +47,7 @@
 
 #include "api/codec.h"
 #include "api/jobset.h"
+#include "base/clock.h"
 #include "base/buf.h"
 #include "base/common.h"
 #include "base/diag.h"
@@ -369,11 +370,7 @@ int main(void)
 
 	struct shared sh = {.fresh = false};
 	pthread_mutex_init(&sh.mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&sh.cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&sh.cond);
 	char *fs = js_buf_format("metadata.name=%s", e.jobset);
 	struct js_informer *inf = NULL;
 	struct js_informer_opts io = {.res = &js_client_res_jobsets, .namespace = e.ns, .field_selector = fs,

@@ -5,6 +5,14 @@
 
 #include <string.h>
 
+bool js_strlist_has(const struct js_strlist *l, const char *s)
+{
+	for (size_t i = 0; s && i < l->n; i++)
+		if (l->items[i] && strcmp(l->items[i], s) == 0)
+			return true;
+	return false;
+}
+
 int js_jobset_find_rjob(const struct js_jobset *js, const char *name)
 {
 	for (size_t i = 0; name && i < js->spec.n_replicated_jobs; i++)

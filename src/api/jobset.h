@@ -160,6 +160,10 @@ struct js_strlist {
 	char **items;
 };
 
+/** True when `s` (NULL: never) is one of the items of `l` (NULL items are
+ * skipped). */
+bool js_strlist_has(const struct js_strlist *l, const char *s);
+
 /** A list of int32; `has` distinguishes `[]` from absent. */
 struct js_i32list {
 	bool has;

@@ -84,6 +84,22 @@ json_t *js_render_owner_ref(const struct js_jobset *js)
 			 "blockOwnerDeletion", 1);
 }
 
+const json_t *js_render_jobset_owner(const json_t *obj)
+{
+	const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	size_t i;
+	const json_t *ref;
+	json_array_foreach(refs, i, ref)
+	{
+		if (!json_is_true(json_object_get(ref, "controller")))
+			continue;
+		const char *kind = js_json_str(ref, "kind"), *av = js_json_str(ref, "apiVersion");
+		if (kind && av && strcmp(kind, JS_KIND) == 0 && strcmp(av, JS_API_VERSION) == 0)
+			return ref;
+	}
+	return NULL;
+}
+
 static void set_i64(json_t *obj, const char *key, int64_t v)
 {
 	char s[32];

@@ -70,4 +70,11 @@ json_t *js_render_pvcs(const struct js_jobset *js);
 /** Controller owner reference to the JobSet (SPEC §6.2 step 8). New ref. */
 json_t *js_render_owner_ref(const struct js_jobset *js);
 
+/** The reverse, read from any object: its first ownerReference with
+ * `controller: true`, kind JobSet and apiVersion jobset.x-k8s.io/v1alpha2
+ * (SPEC §11.1), else NULL. Borrowed from `obj`. This is the one reader of
+ * owner references: the core's Job records (core/job.c) and the
+ * controller's event mapping (ctrl/owner.h) both use it. */
+const json_t *js_render_jobset_owner(const json_t *obj);
+
 #endif

@@ -670,6 +670,10 @@ static char *simulated_name(const struct js_jobset *js)
 int js_validate_create(const struct js_jobset *js, const struct js_validate_opts *opts, struct js_diag *diag)
 {
 	size_t before = diag->n;
+	/* First and alone: the checks below may be quadratic in the lists
+	 * these bound. */
+	if (js_validate_limits(js, diag) < 0)
+		return JS_EINVALID;
 	char *name = simulated_name(js);
 	struct js_vctx v = {.js = js, .opts = opts, .diag = diag, .name = name};
 	const struct js_spec *s = &js->spec;

@@ -48,9 +48,23 @@ struct js_validate_opts {
 
 /**
  * Validate a (defaulted) JobSet for creation. Appends one entry per problem
- * to `diag`. Returns 0 when valid, JS_EINVALID otherwise.
+ * to `diag`; a JobSet over a size bound (js_validate_limits) gets only
+ * those errors. Returns 0 when valid, JS_EINVALID otherwise.
  */
 int js_validate_create(const struct js_jobset *js, const struct js_validate_opts *opts, struct js_diag *diag);
+
+/**
+ * The size bounds of base/limits.h (docs/differences.md, "Size limits";
+ * issue 22): child Jobs per JobSet (replicas summed), ReplicatedJobs,
+ * failure-policy rules, the entries of a rule's and of the success
+ * policy's lists, the message patterns of all rules and the length of
+ * each. Appends one entry per bound exceeded to `diag`, naming
+ * the field path, the bound and the value. O(size of the object), so it is
+ * safe on any schema-valid JobSet. js_validate_create runs it first; the
+ * core runs it on JobSets that never met the webhook. Returns 0 when
+ * within every bound, JS_EINVALID otherwise.
+ */
+int js_validate_limits(const struct js_jobset *js, struct js_diag *diag);
 
 /**
  * Validate an update from `old` to `js` (SPEC §5.4 U1-U4 and the CEL

@@ -47,6 +47,38 @@
 /* jobRestarts lists (SPEC 5.2 S20) and the RestartJob replicas bound (F2). */
 #define JS_LIMIT_JOB_RESTARTS 1024
 
+/* Child Jobs of one JobSet: the sum of replicas over its ReplicatedJobs
+ * (docs/differences.md, "Size limits"; upstream has no bound). The schema
+ * allows 2^31 - 1 per ReplicatedJob, and every runtime's plan is linear in
+ * the Jobs it must create, so without a bound one JobSet could take a
+ * controller's memory (issue 22: 0.45 GB/s at 2,000,000,000). 100,000 is
+ * the Job API's own cap on the indexes of one Indexed Job, and above the
+ * 150,000 pods a whole cluster is sized for (Kubernetes' scalability
+ * thresholds) once each Job runs a pod or two; the controller holds about
+ * 2 KB per child Job (BENCHMARKS.md, issue 9), so a JobSet at the bound
+ * costs it some 200 MB at most. */
+#define JS_LIMIT_JOBS 100000
+
+/* ReplicatedJobs of one JobSet. Each has its own status entry, and the
+ * runtimes look a ReplicatedJob up by name for each child Job, so a pass is
+ * O(Jobs x ReplicatedJobs). An object of 1,000 ReplicatedJobs with real pod
+ * templates is already near etcd's 1.5 MiB object limit. */
+#define JS_LIMIT_REPLICATED_JOBS 1000
+
+/* Failure-policy rules, the entries of each rule's lists
+ * (targetReplicatedJobs, onJobFailureReasons), and the message patterns of
+ * all rules together. Every rule is matched against each failed Job and
+ * every pattern compiled and run against its message, so these bound a
+ * failure pass. The Job API allows 20 podFailurePolicy rules; five times
+ * that leaves room, and a list can name every ReplicatedJob. */
+#define JS_LIMIT_FP_RULES 100
+#define JS_LIMIT_FP_RULE_LIST JS_LIMIT_REPLICATED_JOBS
+#define JS_LIMIT_FP_PATTERNS 1000
+
+/* Bytes of one onJobFailureMessagePatterns entry: RE2 compiles and runs it
+ * in time linear in its length; real patterns are tens of bytes. */
+#define JS_LIMIT_PATTERN_LEN 4096
+
 /* Objects `jobset render` prints in one call. Each child Job is a few KiB of
  * output and tens of KiB of tree while it is built; past this the output is
  * no longer something a person reads (use `jobset simulate` instead). */

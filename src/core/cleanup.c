@@ -157,15 +157,3 @@ void js__cleanup_done(struct js__ctx *c)
 {
 	c->cleanup.held = js_hmap_free(c->cleanup.held);
 }
-
-/* ---- the names src/ctrl still calls (core/reconcile.h) ---- */
-
-int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out)
-{
-	return js_cleanup_old_pods_selector(js, out);
-}
-
-bool js_reconcile_wants_old_pods(const struct js_jobset *js)
-{
-	return js_cleanup_wants_old_pods(js, true);
-}

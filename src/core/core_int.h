@@ -65,6 +65,8 @@ struct js__ctx {
 				       Service until first resumed (#535) */
 	bool attempts_first_run;    /* KEP-1282: this pass started the
 				       counter at 0 (attempts.c) */
+	const struct js_policy *policy; /* in->policy, or own_policy once built */
+	struct js_policy *own_policy;   /* compiled by this pass (no in->policy) */
 	char now[21];               /* RFC 3339 of in->now */
 	const char *err;            /* reconcile error message, or NULL */
 };
@@ -151,8 +153,14 @@ bool js__failure_requested(struct js__ctx *c);
 
 #define JS_REASON_RESTART_REQUESTED "RestartRequested"
 
-/** True when failure-policy rule `rule` applies to failed Job `j`. */
-bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j);
+/* Failed reason of a JobSet over a size bound of base/limits.h that never
+ * met the webhook (ours: docs/differences.md, "Size limits"). */
+#define JS_REASON_LIMIT_EXCEEDED "LimitExceeded"
+
+/** True when failure-policy rule number `rule` (of the working JobSet's
+ * spec.failurePolicy.rules) applies to failed Job `j`. Message patterns
+ * match through c->policy, compiled on first use when the input gave none. */
+bool js__failure_rule_applies(struct js__ctx *c, size_t rule, const struct js_obsjob *j);
 
 /* ---- finish.c: the success policy (SPEC §11.10) ---- */
 

@@ -4,13 +4,15 @@
  *
  * Message patterns are user input matched against Job failure messages, so
  * they go through RE2 (base/regex.h): linear time, no catastrophic
- * backtracking. A pattern that does not compile never matches.
+ * backtracking. A pattern that does not compile never matches. They are
+ * compiled once (core/policy.h): by the runtime per JobSet generation, or
+ * by this pass on first use.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/regex.h"
 #include "core/core_int.h"
+#include "core/policy.h"
 
 #define MSG_FAILED_JOBS "jobset failed due to one or more job failures (first failed job: %s)"
 #define MSG_FAIL_JOBSET "applying FailJobSet failure policy action (first failed job: %s)"
@@ -29,51 +31,38 @@ static int64_t failed_at(const struct js_obsjob *j)
 	return f && f->has_last_transition_time ? f->last_transition_time : INT64_MIN;
 }
 
-static bool strlist_has(const struct js_strlist *l, const char *s)
+/* The compiled patterns: the input's, else compiled now, once per pass. */
+static const struct js_policy *policy(struct js__ctx *c)
 {
-	for (size_t i = 0; s && i < l->n; i++)
-		if (l->items[i] && strcmp(l->items[i], s) == 0)
-			return true;
-	return false;
+	if (!c->policy)
+		c->policy = c->own_policy = js_policy_compile(c->js);
+	return c->policy;
 }
 
-static bool any_pattern_matches(const struct js_strlist *patterns, const char *message)
+bool js__failure_rule_applies(struct js__ctx *c, size_t i, const struct js_obsjob *j)
 {
-	for (size_t i = 0; i < patterns->n; i++) {
-		struct js_regex *re = NULL;
-		if (!patterns->items[i] || js_regex_compile(patterns->items[i], &re, NULL, 0) < 0)
-			continue;
-		bool m = js_regex_search(re, message ? message : "");
-		js_regex_free(re);
-		if (m)
-			return true;
-	}
-	return false;
-}
-
-bool js__failure_rule_applies(const struct js_fp_rule *rule, const struct js_obsjob *j)
-{
+	const struct js_fp_rule *rule = &c->js->spec.failure_policy->rules[i];
 	const struct js_jobcond *f = js__status_failure_cond(j);
 	const char *rname = j->rjob_name;
 
-	if (rule->on_job_failure_reasons.n > 0 && !strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
+	if (rule->on_job_failure_reasons.n > 0 && !js_strlist_has(&rule->on_job_failure_reasons, f ? f->reason : NULL))
 		return false;
 	if (rule->on_job_failure_message_patterns.n > 0 &&
-	    !any_pattern_matches(&rule->on_job_failure_message_patterns, f ? f->message : NULL))
+	    !js_policy_rule_matches(policy(c), i, f ? f->message : NULL))
 		return false;
 	if (!rname || !*rname)
 		return false;
-	return rule->target_replicated_jobs.n == 0 || strlist_has(&rule->target_replicated_jobs, rname);
+	return rule->target_replicated_jobs.n == 0 || js_strlist_has(&rule->target_replicated_jobs, rname);
 }
 
-/* Earliest failure among the failed Jobs `rule` applies to (all when rule is
- * NULL); strictly earlier wins, ties keep list order. */
-static const struct js_obsjob *earliest(const struct js__ctx *c, const struct js_fp_rule *rule)
+/* Earliest failure among the failed Jobs rule number `rule` applies to (all
+ * when rule is SIZE_MAX); strictly earlier wins, ties keep list order. */
+static const struct js_obsjob *earliest(struct js__ctx *c, size_t rule)
 {
 	const struct js_obsjob *best = NULL;
 	for (size_t i = 0; i < c->failed.n; i++) {
 		const struct js_obsjob *j = c->failed.items[i];
-		if (rule && !js__failure_rule_applies(rule, j))
+		if (rule != SIZE_MAX && !js__failure_rule_applies(c, rule, j))
 			continue;
 		if (!best || failed_at(j) < failed_at(best))
 			best = j;
@@ -92,13 +81,30 @@ static int64_t job_budget_used(const struct js__ctx *c)
 	return sum;
 }
 
+#define MSG_NO_ATTEMPT "jobset failed: %s is %d, so no further restart can be numbered (first failed job: %s)"
+
+/* Counters are int32 in the API: one at INT32_MAX (which anyone allowed to
+ * patch the status can write) cannot count another restart. The JobSet
+ * fails, saying which counter, instead of wrapping (issue 22). */
+static bool counter_full(struct js__ctx *c, int32_t v, const char *what, const char *job)
+{
+	if (v < INT32_MAX)
+		return false;
+	js__status_set_failed(c, "ReachedMaxRestarts", js__fmt(c, MSG_NO_ATTEMPT, what, INT32_MAX, job ? job : "none"));
+	return true;
+}
+
 /* A whole-JobSet restart: a new attempt (SPEC §11.8 RestartJobSet), counted
- * toward maxRestarts or not; `reason` is the RestartingJobSet reason. */
-static void restart_jobset_as(struct js__ctx *c, const char *reason, const char *event_type, const char *event,
-			      const char *msg, bool counted)
+ * toward maxRestarts or not; `reason` is the RestartingJobSet reason.
+ * Returns false when the counters are full and the JobSet failed instead. */
+static bool restart_jobset_as(struct js__ctx *c, const char *reason, const char *event_type, const char *event,
+			      const char *msg, bool counted, const char *job)
 {
 	struct js_status *st = &c->js->status;
 
+	if (counter_full(c, st->restarts, "status.restarts", job) ||
+	    (counted && counter_full(c, st->restarts_count_towards_max, "status.restartsCountTowardsMax", job)))
+		return false;
 	st->restarts++;
 	if (counted)
 		st->restarts_count_towards_max++;
@@ -108,6 +114,7 @@ static void restart_jobset_as(struct js__ctx *c, const char *reason, const char 
 	js__deadline_restart(c); /* KEP-1186 §3 */
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, event_type);
 	js__ctx_event(c, event_type, event, msg);
+	return true;
 }
 
 static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, const struct js_obsjob *j, bool counted)
@@ -115,10 +122,11 @@ static void restart_jobset(struct js__ctx *c, const struct js_fp_rule *rule, con
 	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOBSET : MSG_RESTART_JOBSET_IGNORE, j->name);
 	const char *reason = rule ? js__fmt(c, "FailurePolicy_%s", rule->name ? rule->name : "") : "DefaultFailurePolicy";
 
-	restart_jobset_as(c, reason, "Warning",
-			  counted ? "RestartJobSetFailurePolicyAction" : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
-			  msg, counted);
-	js__ctx_restart(c, counted ? "RestartJobSet" : "RestartJobSetAndIgnoreMaxRestarts", j);
+	if (restart_jobset_as(c, reason, "Warning",
+			      counted ? "RestartJobSetFailurePolicyAction"
+				      : "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
+			      msg, counted, j->name))
+		js__ctx_restart(c, counted ? "RestartJobSet" : "RestartJobSetAndIgnoreMaxRestarts", j);
 }
 
 bool js__failure_requested(struct js__ctx *c)
@@ -136,9 +144,10 @@ bool js__failure_requested(struct js__ctx *c)
 	if (!v || !js__parse_i32(v, &want) || want != js->status.restarts ||
 	    (js->spec.has_suspend && js->spec.suspend))
 		return false;
-	restart_jobset_as(c, JS_REASON_RESTART_REQUESTED, "Normal", JS_REASON_RESTART_REQUESTED,
-			  js__fmt(c, "restart requested through annotation %s=%s", JS_ANN_RESTART_REQUEST, v), false);
-	js__ctx_restart(c, "RestartJobSetAndIgnoreMaxRestarts", NULL);
+	if (restart_jobset_as(c, JS_REASON_RESTART_REQUESTED, "Normal", JS_REASON_RESTART_REQUESTED,
+			      js__fmt(c, "restart requested through annotation %s=%s", JS_ANN_RESTART_REQUEST, v), false,
+			      NULL))
+		js__ctx_restart(c, "RestartJobSetAndIgnoreMaxRestarts", NULL);
 	return true;
 }
 
@@ -170,6 +179,10 @@ static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counte
 		materialise(&e->job_restarts_count_towards_max, replicas);
 	if ((size_t)idx >= e->job_restarts.n || (counted && (size_t)idx >= e->job_restarts_count_towards_max.n))
 		return js__ctx_fail(c, "job %s: job index %d out of range of jobRestarts", j->name, idx);
+	if (counter_full(c, e->job_restarts.items[idx], "its entry of jobRestarts", j->name) ||
+	    (counted && counter_full(c, e->job_restarts_count_towards_max.items[idx],
+				     "its entry of jobRestartsCountTowardsMax", j->name)))
+		return 0;
 	e->job_restarts.items[idx]++;
 	if (counted)
 		e->job_restarts_count_towards_max.items[idx]++;
@@ -187,17 +200,17 @@ int js__failure_run(struct js__ctx *c)
 	const struct js_status *st = &c->js->status;
 
 	if (!fp) {
-		js__status_set_failed(c, "FailedJobs", js__fmt(c, MSG_FAILED_JOBS, earliest(c, NULL)->name));
+		js__status_set_failed(c, "FailedJobs", js__fmt(c, MSG_FAILED_JOBS, earliest(c, SIZE_MAX)->name));
 		return 0;
 	}
 	const struct js_fp_rule *rule = NULL;
 	const struct js_obsjob *j = NULL;
 	for (size_t i = 0; i < fp->n_rules && !j; i++) {
-		j = earliest(c, &fp->rules[i]);
+		j = earliest(c, i);
 		rule = j ? &fp->rules[i] : NULL;
 	}
 	if (!j)
-		j = earliest(c, NULL);
+		j = earliest(c, SIZE_MAX);
 	enum js_fp_action action = rule && rule->has_action ? rule->action : JS_FP_ACTION_RESTART_JOBSET;
 	int32_t max = fp->has_max_restarts ? fp->max_restarts : 0;
 	int64_t used = st->restarts_count_towards_max;

@@ -18,14 +18,6 @@ void js__finish_delete(struct js__ctx *c, const struct js__bucket *b, const char
 			js__ctx_action(c, JS_ACTION_DELETE_JOB, b->items[i]->name, NULL, why);
 }
 
-static bool strlist_has(const struct js_strlist *l, const char *s)
-{
-	for (size_t i = 0; s && i < l->n; i++)
-		if (l->items[i] && strcmp(l->items[i], s) == 0)
-			return true;
-	return false;
-}
-
 bool js__success_run(struct js__ctx *c)
 {
 	const struct js_jobset *js = c->js;
@@ -38,7 +30,7 @@ bool js__success_run(struct js__ctx *c)
 
 	for (size_t i = 0; i < c->succeeded.n; i++) {
 		const char *r = c->succeeded.items[i]->rjob_name;
-		if (targets->n == 0 || strlist_has(targets, r))
+		if (targets->n == 0 || js_strlist_has(targets, r))
 			matching++;
 	}
 	if (any) {
@@ -46,7 +38,7 @@ bool js__success_run(struct js__ctx *c)
 	} else {
 		for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
 			const struct js_rjob *r = &js->spec.replicated_jobs[i];
-			if (targets->n == 0 || strlist_has(targets, r->name))
+			if (targets->n == 0 || js_strlist_has(targets, r->name))
 				required += js__replicas(r);
 		}
 	}

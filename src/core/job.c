@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/jobset.h"
+#include "api/render.h"
 #include "base/json.h"
 #include "base/time.h"
 
@@ -123,22 +124,6 @@ static bool get_i32(const json_t *o, const char *key, int32_t *ret)
 	return true;
 }
 
-/* The controller owner reference of kind JobSet in our API version. */
-static const char *owner_uid(const json_t *meta)
-{
-	json_t *refs = json_object_get(meta, "ownerReferences");
-	size_t i;
-	json_t *r;
-	json_array_foreach(refs, i, r) {
-		if (!json_is_true(json_object_get(r, "controller")))
-			continue;
-		const char *k = js_json_str(r, "kind"), *av = js_json_str(r, "apiVersion");
-		if (k && av && strcmp(k, JS_KIND) == 0 && strcmp(av, JS_API_VERSION) == 0)
-			return js_json_str(r, "uid");
-	}
-	return NULL;
-}
-
 /* The conditions the core reads (job.h): True, and one of three types. */
 static bool kept_condition(const char *type, const char *status)
 {
@@ -184,7 +169,7 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	}
 	j.name = js_json_str(meta, "name");
 	j.uid = js_json_str(meta, "uid");
-	j.owner_uid = owner_uid(meta);
+	j.owner_uid = js_json_str(js_render_jobset_owner(job), "uid");
 	j.rjob_name = js_json_str(labels, JS_LABEL_RJOB_NAME);
 	j.job_index = js_json_str(labels, JS_LABEL_JOB_INDEX);
 	j.restart_attempt = js_json_str(labels, JS_LABEL_RESTART_ATTEMPT);

@@ -9,7 +9,10 @@
 
 #include "api/defaults.h"
 #include "api/render.h"
+#include "api/validate.h"
 #include "base/arena.h"
+#include "base/buf.h"
+#include "base/diag.h"
 #include "base/parse.h"
 #include "core/core_int.h"
 #include "core/phase.h"
@@ -228,6 +231,33 @@ static void index_jobs(struct js__ctx *c)
 	}
 }
 
+/* Issue 22: a JobSet over a size bound (api/validate.h js_validate_limits)
+ * reaches the core only when it never met the webhook (not installed, or
+ * the object is older than it). Planning it would take memory and time in
+ * proportion to numbers the schema lets reach 2^31, so it fails at once,
+ * with the field, the bound and the value in the condition and a Warning
+ * event, and nothing - not even the Service - is created. Returns true when
+ * it failed the JobSet. */
+static bool over_limits(struct js__ctx *c)
+{
+	struct js_diag d = {0};
+	if (js_validate_limits(c->js, &d) == 0)
+		return false;
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	/* The first few errors: a condition message is for a person. */
+	for (size_t i = 0; i < d.n && i < 3; i++)
+		if (js_buf_puts(&b, i ? "; " : "the JobSet is over a size limit and cannot run: ") < 0 ||
+		    js_diag_format(&d.items[i], false, &b) < 0)
+			break;
+	if (d.n > 3 && js_buf_printf(&b, "; and %zu more", d.n - 3) < 0)
+		js_buf_clear(&b); /* out of memory: the reason alone says why */
+	js__status_set_failed(c, JS_REASON_LIMIT_EXCEEDED, js__fmt(c, "%s", js_buf_str(&b)));
+	js_buf_done(&b);
+	js_diag_done(&d);
+	return true;
+}
+
 static int run_steps(struct js__ctx *c)
 {
 	const struct js_jobset *js = c->js;
@@ -249,6 +279,8 @@ static int run_steps(struct js__ctx *c)
 		js__finish_delete(c, &c->active, "jobset finished");
 		return js__finish_ttl(c);
 	}
+	if (over_limits(c))
+		return 0;
 	js__attempts_init(c);       /* KEP-1282 §1 */
 	js__deadline_start_time(c); /* KEP-1186 */
 	js__cleanup_run(c);         /* R7, core/cleanup.h */
@@ -285,7 +317,7 @@ static int run_steps(struct js__ctx *c)
 
 int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_plan, char **reterr_msg)
 {
-	struct js__ctx c = {.in = in};
+	struct js__ctx c = {.in = in, .policy = in->policy};
 	struct js_arena *arena = js_arena_new(0);
 	int r = 0;
 
@@ -308,6 +340,7 @@ int js_reconcile_run(const struct js_reconcile_input *in, struct js_plan **ret_p
 	}
 	js_hmap_free(c.by_name);
 	js__cleanup_done(&c);
+	js_policy_unref(c.own_policy);
 	c.plan->actions = c.actions;
 	c.plan->n_actions = c.n_actions;
 	c.plan->events = c.events;

@@ -86,6 +86,7 @@
 #include "core/cleanup.h"
 #include "core/job.h"
 #include "core/plan.h"
+#include "core/policy.h"
 
 /* ---- Input ---- */
 
@@ -153,6 +154,11 @@ struct js_reconcile_input {
 					       keeps in old_pods until its
 					       cache has them; any other
 					       value: not confirmed */
+	/* The JobSet's failure-policy patterns compiled (core/policy.h),
+	 * borrowed: a runtime that caches JobSets compiles them once per
+	 * generation. NULL: the core compiles them itself, once per pass, when
+	 * a Job has failed. */
+	const struct js_policy *policy;
 	int64_t now;                      /* Unix seconds */
 };
 
@@ -181,12 +187,6 @@ struct js_plan *js_reconcile_plan_free(struct js_plan *plan);
 /** "CreateJob", "DeleteJob", ... (static). */
 const char *js_reconcile_action_kind_name(enum js_action_kind k);
 
-/** Deprecated: js_cleanup_old_pods_selector (kept until src/ctrl calls the
- * cleanup module's names). */
-JS_WARN_UNUSED int js_reconcile_old_pods_selector(const struct js_jobset *js, struct js_buf *out);
-
-/** Deprecated: js_cleanup_wants_old_pods(js, true) (likewise). */
-bool js_reconcile_wants_old_pods(const struct js_jobset *js);
 
 /** "Foreground" | "Background" (static). */
 const char *js_reconcile_propagation_name(enum js_propagation p);

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/json.h"
 #include "kube/apierr.h"
 
@@ -38,9 +39,7 @@ struct js_authz {
 static uint64_t mono_ms(void *ctx)
 {
 	(void)ctx;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return js_clock_now_ns() / 1000000u;
 }
 
 /* ---- reviews through the API ---- */

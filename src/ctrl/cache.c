@@ -35,7 +35,21 @@ static json_t *take_member(const json_t *o, const char *key)
 	return v && !json_is_null(v) ? json_incref(v) : NULL;
 }
 
-static const void *jobset_transform(const json_t *obj, int *ret_err)
+/* The compiled failure-policy patterns of record `r`: its predecessor's
+ * when that is the same incarnation at the same generation with the same
+ * patterns (a status update), else compiled now - once per generation. */
+static const struct js_policy *jobset_policy(const struct jsrec *r, const struct js_cache_jobset *prev)
+{
+	if (!r->js)
+		return NULL;
+	if (prev && prev->policy && prev->uid && r->uid && strcmp(prev->uid, r->uid) == 0 &&
+	    prev->has_generation && r->pub.has_generation && prev->generation == r->pub.generation &&
+	    js_policy_fits(prev->policy, r->js))
+		return js_policy_ref(prev->policy);
+	return js_policy_compile(r->js);
+}
+
+static const void *jobset_transform_from(const json_t *obj, const void *prev, int *ret_err)
 {
 	(void)ret_err;
 	json_t *md = json_object_get(obj, "metadata");
@@ -63,6 +77,7 @@ static const void *jobset_transform(const json_t *obj, int *ret_err)
 		r->error = js_xstrdup(d.n ? d.items[0].message : "cannot decode");
 	}
 	js_diag_done(&d);
+	r->pub.policy = jobset_policy(r, prev);
 	r->pub.key = r->key;
 	r->pub.rv = r->rv;
 	r->pub.uid = r->uid;
@@ -72,6 +87,11 @@ static const void *jobset_transform(const json_t *obj, int *ret_err)
 	r->pub.labels = r->labels;
 	r->pub.annotations = r->annotations;
 	return &r->pub;
+}
+
+static const void *jobset_transform(const json_t *obj, int *ret_err)
+{
+	return jobset_transform_from(obj, NULL, ret_err);
 }
 
 static const void *jobset_ref(const void *p)
@@ -88,6 +108,7 @@ static void jobset_unref(const void *p)
 	if (atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
 	js_jobset_free(r->js);
+	js_policy_unref(r->pub.policy);
 	json_decref(r->status);
 	json_decref(r->labels);
 	json_decref(r->annotations);
@@ -120,7 +141,13 @@ static bool jobset_same(const void *a, const void *b)
 	return same_inputs(x, y) && json_eq(x->status, y->status);
 }
 
-const struct js_store_type js_cache_jobset_type = {jobset_transform, jobset_ref, jobset_unref, jobset_same};
+const struct js_store_type js_cache_jobset_type = {
+	.transform = jobset_transform,
+	.ref = jobset_ref,
+	.unref = jobset_unref,
+	.same = jobset_same,
+	.transform_from = jobset_transform_from,
+};
 
 /* What the core reads back from a status: every member but
  * replicatedJobsStatus, and of that list only the per-Job restart counts
@@ -201,7 +228,12 @@ static bool job_same(const void *a, const void *b)
 	return js_job_same(a, b);
 }
 
-const struct js_store_type js_cache_job_type = {job_transform, job_ref, job_unref, job_same};
+const struct js_store_type js_cache_job_type = {
+	.transform = job_transform,
+	.ref = job_ref,
+	.unref = job_unref,
+	.same = job_same,
+};
 
 /* ---- Services and PVCs ---- */
 
@@ -264,8 +296,18 @@ static bool child_same(const void *a, const void *b)
 	return js_str_same(((const struct js_cache_child *)a)->jobset_key, ((const struct js_cache_child *)b)->jobset_key);
 }
 
-const struct js_store_type js_cache_service_type = {service_transform, child_ref, child_unref, child_same};
-const struct js_store_type js_cache_pvc_type = {pvc_transform, child_ref, child_unref, child_same};
+const struct js_store_type js_cache_service_type = {
+	.transform = service_transform,
+	.ref = child_ref,
+	.unref = child_unref,
+	.same = child_same,
+};
+const struct js_store_type js_cache_pvc_type = {
+	.transform = pvc_transform,
+	.ref = child_ref,
+	.unref = child_unref,
+	.same = child_same,
+};
 
 /* ---- pods: one record of two kinds ----
  *
@@ -361,7 +403,102 @@ static bool pod_same(const void *pa, const void *pb)
 	       a->failed == b->failed && a->max_restart_count == b->max_restart_count;
 }
 
-const struct js_store_type js_cache_pod_type = {pod_transform, pod_ref, pod_unref, pod_same};
+const struct js_store_type js_cache_pod_type = {
+	.transform = pod_transform,
+	.ref = pod_ref,
+	.unref = pod_unref,
+	.same = pod_same,
+};
+
+void js_cache_index_pod_jobset(const json_t *obj, js_store_emit_fn *emit, void *ctx)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *ns = js_json_str(md, "namespace");
+	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
+	if (!ns || !js || !*js)
+		return;
+	char *key = js_buf_format("%s/%s", ns, js);
+	emit(ctx, key);
+	free(key);
+}
+
+/* ---- JobSet pods' metadata (restart cleanup "direct") ---- */
+
+/* One allocation per pod, its strings after the struct: a cache of 50,000
+ * pods holds 50,000 blocks, not 300,000. */
+struct metapodrec {
+	struct js_cache_metapod pub; /* first: the record is read as the public type */
+	atomic_int refs;
+	char strings[];
+};
+
+/* Copy `s` (NULL stays NULL) to *at, advancing it. */
+static const char *put_str(char **at, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *d = memcpy(*at, s, n);
+	*at += n;
+	return d;
+}
+
+static const void *metapod_transform(const json_t *obj, int *ret_err)
+{
+	(void)ret_err;
+	const json_t *md = json_object_get(obj, "metadata");
+	const json_t *lb = json_object_get(md, "labels");
+	const char *ns = js_json_str(md, "namespace");
+	const char *js = js_json_str(lb, JS_LABEL_JOBSET_NAME);
+	const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
+	if (!job)
+		job = js_json_str(lb, "job-name");
+	char *key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
+	const char *strs[] = {key, js_json_str(lb, JS_LABEL_JOBSET_UID), js_json_str(md, "name"), job,
+			      js_json_str(lb, JS_LABEL_RESTART_ATTEMPT)};
+	size_t len = 0;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
+		len += strs[i] ? strlen(strs[i]) + 1 : 0;
+	struct metapodrec *r = js_xcalloc(1, sizeof *r + len);
+	atomic_init(&r->refs, 1);
+	char *at = r->strings;
+	r->pub.jobset_key = put_str(&at, strs[0]);
+	r->pub.jobset_uid = put_str(&at, strs[1]);
+	r->pub.name = put_str(&at, strs[2]);
+	r->pub.job_name = put_str(&at, strs[3]);
+	r->pub.attempt = put_str(&at, strs[4]);
+	r->pub.deleting = js_json_str(md, "deletionTimestamp") != NULL;
+	free(key);
+	return r;
+}
+
+static const void *metapod_ref(const void *p)
+{
+	atomic_fetch_add(&((struct metapodrec *)(uintptr_t)p)->refs, 1);
+	return p;
+}
+
+static void metapod_unref(const void *p)
+{
+	struct metapodrec *r = (struct metapodrec *)(uintptr_t)p;
+	if (r && atomic_fetch_sub(&r->refs, 1) == 1)
+		free(r);
+}
+
+static bool metapod_same(const void *pa, const void *pb)
+{
+	const struct js_cache_metapod *a = pa, *b = pb;
+	return js_str_same(a->jobset_key, b->jobset_key) && js_str_same(a->jobset_uid, b->jobset_uid) &&
+	       js_str_same(a->name, b->name) && js_str_same(a->job_name, b->job_name) && js_str_same(a->attempt, b->attempt) &&
+	       a->deleting == b->deleting;
+}
+
+const struct js_store_type js_cache_metapod_type = {
+	.transform = metapod_transform,
+	.ref = metapod_ref,
+	.unref = metapod_unref,
+	.same = metapod_same,
+};
 
 /* ---- pods of exclusive placement ---- */
 
@@ -428,7 +565,12 @@ static bool xpod_same(const void *pa, const void *pb)
 	       a->deleting == b->deleting && a->gate_at == b->gate_at;
 }
 
-const struct js_store_type js_cache_xpod_type = {xpod_transform, pod_ref, pod_unref, xpod_same};
+const struct js_store_type js_cache_xpod_type = {
+	.transform = xpod_transform,
+	.ref = pod_ref,
+	.unref = pod_unref,
+	.same = xpod_same,
+};
 
 struct js_placement_pod js_cache_xpod_view(const struct js_cache_xpod *p, const char *key)
 {

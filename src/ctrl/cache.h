@@ -18,6 +18,11 @@
  *             the object belongs to (for the event handlers).
  *   Pods      (gate InPlaceRestart only) struct js_cache_pod: what the
  *             in-place restart bookkeeping reads (SPEC §11.16).
+ *   Pod metadata
+ *             (restart cleanup "direct", ctrl/oldpods.c) struct
+ *             js_cache_metapod: the non-terminal JobSet pods as
+ *             PartialObjectMetadata, only what the restart cleanup reads.
+
  *   Pods of exclusive placement (--exclusive-placement=gates) struct
  *             js_cache_xpod: what the placement decisions read
  *             (ctrl/placement.c, core/placement.h).
@@ -39,6 +44,7 @@
 #include "api/jobset.h"
 #include "core/job.h"
 #include "core/placement.h"
+#include "core/policy.h"
 #include "kube/store.h"
 
 /** A cached JobSet. Read-only; the reference count is private. */
@@ -54,6 +60,11 @@ struct js_cache_jobset {
 	bool deleting;              /* metadata.deletionTimestamp set */
 	bool has_generation;
 	int64_t generation;
+	/* The failure policy's message patterns compiled (core/policy.h), for
+	 * the core to borrow; NULL when js is NULL. Compiled once per
+	 * generation: the records of later resourceVersions of the same
+	 * incarnation and generation share it. */
+	const struct js_policy *policy;
 };
 
 /** A cached Service or PVC: it exists, and belongs to `jobset_key`. */
@@ -69,6 +80,22 @@ struct js_cache_pod {
 	bool failed;               /* status.phase Failed */
 	int32_t max_restart_count; /* largest restartCount of its init and regular containers */
 };
+
+/** A non-terminal JobSet pod, from its metadata only (ctrl/oldpods.c). */
+struct js_cache_metapod {
+	const char *jobset_key; /* "<namespace>/<jobset-name label>", or NULL */
+	const char *jobset_uid; /* label jobset.sigs.k8s.io/jobset-uid, or NULL */
+	const char *name;       /* metadata.name */
+	const char *job_name;   /* label batch.kubernetes.io/job-name (else
+				   job-name), or NULL */
+	const char *attempt;    /* label jobset.sigs.k8s.io/restart-attempt, or NULL */
+	bool deleting;          /* metadata.deletionTimestamp set */
+};
+
+/** The index of the pod caches by JobSet: "<namespace>/<value of the
+ * jobset-name label>" (none without the label). */
+#define JS_CACHE_INDEX_POD_JOBSET "jobset"
+void js_cache_index_pod_jobset(const json_t *obj, js_store_emit_fn *emit, void *ctx);
 
 /**
  * A cached pod of exclusive placement (ctrl/placement.c). Every field is
@@ -91,8 +118,10 @@ struct js_cache_xpod {
 					spec.schedulingGates, -1 none */
 };
 
-/** JobSets: transform decodes (lenient, managedFields dropped); same()
- * compares every field of struct js_cache_jobset except rv. */
+/** JobSets: transform decodes (lenient, managedFields dropped) and compiles
+ * the failure policy's patterns, or (transform_from) shares them with the
+ * stored record of the same uid and generation; same() compares every
+ * field of struct js_cache_jobset except rv and policy. */
 extern const struct js_store_type js_cache_jobset_type;
 
 /** Jobs: the core's records (js_job_from_json, js_job_ref/unref,
@@ -110,6 +139,11 @@ extern const struct js_store_type js_cache_pvc_type;
 /** JobSet pods: struct js_cache_pod. same() compares every field, so a
  * pod's other status updates (conditions, heartbeats) are not events. */
 extern const struct js_store_type js_cache_pod_type;
+
+/** JobSet pods as PartialObjectMetadata: struct js_cache_metapod. same()
+ * compares every field, so the pod's status changes (which a metadata
+ * watch still delivers, as new resourceVersions) are not events. */
+extern const struct js_store_type js_cache_metapod_type;
 
 /** Pods of exclusive placement: struct js_cache_xpod. same() compares
  * every field, so status heartbeats of a running pod are not events. */

@@ -11,6 +11,7 @@
 #include "api/jobset.h"
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/time.h"
 #include "ctrl/ctrl_int.h"
@@ -19,6 +20,9 @@
 #define QUEUE_NAME "jobset"
 #define CONTROLLER_NAME "jobset"
 #define PLACEMENT_CONTROLLER_NAME "pod"
+/* The longest a stop waits for queued events to be sent (within its grace
+ * period): a blocked events endpoint must not hold a stop. */
+#define EVENTS_DRAIN_MS 5000
 
 /* ---- metrics (docs/controller.md lists them) ---- */
 
@@ -94,14 +98,11 @@ static const struct js_metrics_family families[JS__M__COUNT] = {
 	[JS__M_GOODPUT] = {"jobset_goodput_ratio",
 			   "All-ready time over wall time since the JobSet first started (0..1)", JS_METRICS_GAUGE,
 			   {"jobset_name", "namespace"}, NULL, 0},
+	[JS__M_EVENTS_DROPPED] = {"jobset_controller_events_dropped_total",
+				  "Events never sent: the event queue was full, or the controller stopped before "
+				  "they were sent",
+				  JS_METRICS_COUNTER, {NULL}, NULL, 0},
 };
-
-uint64_t js__ctrl_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void js__ctrl_logf(struct js_controller *c, int level, const char *fmt, ...)
 {
@@ -191,7 +192,7 @@ void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const
 		return;
 	pthread_mutex_lock(&c->mu);
 	if (!js_hmap_has(c->enqueued, key))
-		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js__ctrl_now_ns(), NULL);
+		js_hmap_put(c->enqueued, key, (void *)(uintptr_t)js_clock_now_ns(), NULL);
 	pthread_mutex_unlock(&c->mu);
 	const char *v[] = {QUEUE_NAME};
 	(void)js_metrics_add(c->metrics, JS__M_QUEUE_ADDS, v, 1);
@@ -327,7 +328,7 @@ static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 
 static double since_s(uint64_t t0)
 {
-	return (double)(js__ctrl_now_ns() - t0) / 1e9;
+	return (double)(js_clock_now_ns() - t0) / 1e9;
 }
 
 static void note_dequeued(struct js_controller *c, const char *key)
@@ -344,7 +345,7 @@ static void note_dequeued(struct js_controller *c, const char *key)
 
 static void process(struct js_controller *c, const char *key, struct js_arena *arena)
 {
-	uint64_t t0 = js__ctrl_now_ns();
+	uint64_t t0 = js_clock_now_ns();
 	struct js__sync_result res = {0};
 	size_t pl = strlen(JS__CTRL_PLACEMENT_PREFIX);
 	bool placement = strncmp(key, JS__CTRL_PLACEMENT_PREFIX, pl) == 0;
@@ -390,7 +391,8 @@ static bool caches_synced(struct js_controller *c)
 {
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
 	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs) &&
-	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods));
+	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods)) &&
+	       (!c->opods || js_informer_has_synced(c->opods));
 }
 
 static void *worker(void *arg)
@@ -408,6 +410,8 @@ static void *worker(void *arg)
 				(void)!js_informer_wait_synced(c->pods, 200);
 			if (c->ipods)
 				(void)!js_informer_wait_synced(c->ipods, 200);
+			if (c->opods)
+				(void)!js_informer_wait_synced(c->opods, 200);
 		}
 	}
 	for (;;) {
@@ -554,7 +558,25 @@ static int make_informers(struct js_controller *c)
 		r = js__placement_informer(c);
 	if (r == 0 && c->o.gates.in_place_restart)
 		r = js__inplace_informer(c);
+	if (r == 0 && c->o.cleanup_direct)
+		r = js__oldpods_informer(c);
 	return r;
+}
+
+/* kube/recorder.h on_error: an event that was not written. Drops are
+ * counted (one log line per drop would flood the log exactly when the
+ * events endpoint is slow); failed writes are logged, as a reconcile did
+ * when it wrote its events itself. */
+static void event_not_written(void *user, const char *reason, int err, const char *message)
+{
+	struct js_controller *c = user;
+	if (err == -ENOBUFS || err == -ECANCELED) {
+		(void)js_metrics_add(c->metrics, JS__M_EVENTS_DROPPED, NULL, 1);
+		return;
+	}
+	if (!atomic_load(&c->abort))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "event %s: %s, ignoring", reason,
+			      message ? message : js_apierr_strerror(err));
 }
 
 int js_controller_new(const struct js_controller_opts *opts, struct js_controller **ret)
@@ -577,11 +599,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	if (c->o.fold_window_ms < 0)
 		c->o.fold_window_ms = 0;
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&c->cond);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
 	js__phases_new(c);
@@ -596,7 +614,10 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	if (r == 0)
 		r = make_informers(c);
 	if (r == 0) {
-		struct js_recorder_opts ro = {.controller = "jobset", .instance = c->identity};
+		struct js_recorder_opts ro = {.controller = "jobset",
+					      .instance = c->identity,
+					      .on_error = event_not_written,
+					      .user = c};
 		r = js_recorder_new(c->client, &ro, &c->rec);
 	}
 	if (r == 0 && opts->leader_elect) {
@@ -626,7 +647,7 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		if (!infs[i])
 			continue;
@@ -655,24 +676,11 @@ bool js_controller_lost(struct js_controller *c)
 	return atomic_load(&c->lost);
 }
 
-static struct timespec deadline_after(int ms)
-{
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	return dl;
-}
-
 /* Wait for every worker to exit: up to `timeout_ms` (< 0: no limit).
  * Returns the workers still alive. */
 static int wait_workers(struct js_controller *c, int timeout_ms)
 {
-	struct timespec dl = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec dl = js_clock_deadline_ts(timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	while (c->alive > 0) {
 		if (timeout_ms < 0)
@@ -689,6 +697,7 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 {
 	if (atomic_load(&c->stopped))
 		return c->stop_result;
+	uint64_t t0 = js_clock_now_ns();
 	atomic_store(&c->stopping, true);
 	js_workqueue_shutdown(c->q);
 	int r = 0;
@@ -717,10 +726,19 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
 		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
 		if (infs[i])
 			(void)js_informer_stop(infs[i]);
+	/* The events the workers queued: sent within what is left of the
+	 * grace period (at most EVENTS_DRAIN_MS), the rest dropped. */
+	if (c->rec) {
+		int64_t left = timeout_ms < 0 ? EVENTS_DRAIN_MS
+					      : (int64_t)timeout_ms - (int64_t)((js_clock_now_ns() - t0) / 1000000u);
+		int drain = left <= 0 ? 0 : left > EVENTS_DRAIN_MS ? EVENTS_DRAIN_MS : (int)left;
+		if (js_recorder_shutdown(c->rec, drain) < 0)
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "stop: events still unsent after %d ms dropped", drain);
+	}
 	c->stop_result = r;
 	atomic_store(&c->stopped, true);
 	return r;
@@ -738,11 +756,12 @@ int js_controller_free(struct js_controller *c)
 	}
 	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
 	c->le = NULL;
-	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods};
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods, &c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
 		*infs[i] = NULL;
 	}
+	js__oldpods_free(c);
 	c->rec = js_recorder_free(c->rec);
 	c->q = js_workqueue_free(c->q);
 	c->metrics = js_metrics_free(c->metrics);
@@ -804,5 +823,7 @@ void js_controller_refresh_metrics(struct js_controller *c)
 		informer_metrics(c, c->pods, "pods");
 	if (c->ipods)
 		informer_metrics(c, c->ipods, "jobset-pods");
+	if (c->opods)
+		informer_metrics(c, c->opods, "jobset-pod-metadata");
 	js__phases_refresh(c);
 }

@@ -59,6 +59,8 @@ enum {
 	JS__M_PHASE_DURATION,    /* jobset_phase_duration_seconds{jobset_name,namespace,phase} */
 	JS__M_PHASE_TOTAL,       /* jobset_phase_seconds_total{phase} */
 	JS__M_GOODPUT,           /* jobset_goodput_ratio{jobset_name,namespace} */
+	/* Events (kube/recorder.h, issue 22): sent off the reconcile path. */
+	JS__M_EVENTS_DROPPED,    /* jobset_controller_events_dropped_total */
 	JS__M__COUNT
 };
 
@@ -78,6 +80,9 @@ struct js_controller {
 	struct js_informer *pods;    /* placement: labelled pods only; NULL in webhook mode */
 	struct js_informer *ipods;   /* in-place restart: pods with the jobset-name
 					label; NULL unless the InPlaceRestart gate is on */
+	struct js_informer *opods;   /* restart cleanup "direct": the metadata of
+					non-terminal JobSet pods; NULL in foreground */
+	struct js__oldpods *oldpods; /* with opods: the confirming LISTs (oldpods.c) */
 	struct js__ctrl_child service_events, pvc_events;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
@@ -114,6 +119,7 @@ struct js__sync_result {
 };
 
 struct js_arena;
+struct js__oldpods;
 struct js_obspod;
 struct js_jobset;
 
@@ -154,6 +160,14 @@ int js__inplace_informer(struct js_controller *c);
 size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const char *key, const void ***ret_recs,
 			   struct js_obspod **ret_pods);
 
+/* Create c->opods, the metadata-only cache of non-terminal JobSet pods the
+ * restart cleanup reads, with its index, and c->oldpods. Returns 0 or an
+ * informer error. oldpods.c. */
+int js__oldpods_informer(struct js_controller *c);
+
+/* Free c->oldpods (the informer goes with the others). oldpods.c. */
+void js__oldpods_free(struct js_controller *c);
+
 /* Queue `key` now, or (`fold`) after the fold window; counts the event of
  * `resource`. controller.c. */
 void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const char *resource);
@@ -183,9 +197,6 @@ void js__phases_forget(struct js_controller *c, const char *key);
 /* Bring every JobSet's phase metrics up to now (before a scrape); drop
  * accountants of JobSets no longer cached. phases.c. */
 void js__phases_refresh(struct js_controller *c);
-
-/* Monotonic clock, ns. controller.c. */
-uint64_t js__ctrl_now_ns(void);
 
 /* Remember our status write of `key` - the full status asked for, before
  * the write, then also the resourceVersion it returned - so that the watch

@@ -1,8 +1,10 @@
 /*
  * events.c - events about the JobSet a reconcile is about (ctrl/sync_int.h),
- * through the controller's recorder (kube/recorder.h). An event is advice:
- * a failed one is logged, never fails the pass.
+ * through the controller's recorder (kube/recorder.h), which queues it and
+ * sends it from its own thread. An event is advice: one that cannot be
+ * queued or written is logged or counted, never fails the pass.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "api/codec.h"
@@ -26,8 +28,11 @@ static const json_t *regarding(struct js__observed *o)
 void js__event(struct js_controller *c, struct js__observed *o, const char *type, const char *reason,
 	       const char *msg)
 {
+	/* Queued, not sent: the recorder's thread writes it (a slow events
+	 * endpoint never holds the reconcile). A full queue is counted by the
+	 * recorder's on_error (controller.c), not logged here. */
 	int r = js_recorder_eventf(c->rec, regarding(o), type, reason, "Reconciling", "%s", msg);
-	if (r < 0 && !js__aborted(c))
+	if (r < 0 && r != -ENOBUFS && !js__aborted(c))
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': event %s: %s, ignoring", o->ns, o->name,
 			      reason, js_apierr_strerror(r));
 }

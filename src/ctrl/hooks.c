@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/buf.h"
 #include "webhook/webhook.h"
@@ -183,13 +184,7 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&h->mu);
 		if (certs_present(h))
 			(void)!try_start(h, &last_err);
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_nsec += HOOKS_RETRY_MS * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = js_clock_deadline_ts(HOOKS_RETRY_MS);
 		pthread_mutex_lock(&h->mu);
 		while (!h->stop && !atomic_load(&h->serving) &&
 		       pthread_cond_timedwait(&h->cond, &h->mu, &dl) != ETIMEDOUT) {
@@ -212,11 +207,7 @@ int js_hooks_new(const struct js_hooks_opts *opts, struct js_hooks **ret)
 	h->tls_ciphers = opts->tls_ciphers ? js_xstrdup(opts->tls_ciphers) : NULL;
 	h->o.tls_ciphers = NULL; /* ours is h->tls_ciphers */
 	pthread_mutex_init(&h->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&h->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&h->cond);
 	if (opts->internal) {
 		struct js_rotator_opts ro = opts->rotator;
 		ro.client = opts->client;

@@ -23,21 +23,6 @@
 #include "core/reconcile.h"
 #include "ctrl/ctrl_int.h"
 
-/* Index of the cache: "<namespace>/<value of the jobset-name label>". */
-#define INDEX_JOBSET "jobset"
-
-static void index_jobset(const json_t *obj, js_store_emit_fn *emit, void *ctx)
-{
-	const json_t *md = json_object_get(obj, "metadata");
-	const char *ns = js_json_str(md, "namespace");
-	const char *js = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
-	if (!ns || !js || !*js)
-		return;
-	char *key = js_buf_format("%s/%s", ns, js);
-	emit(ctx, key);
-	free(key);
-}
-
 /* ---- event handlers ---- */
 
 /* Enqueue the pod's JobSet, but only when it restarts in place: pods of
@@ -102,7 +87,7 @@ int js__inplace_informer(struct js_controller *c)
 			     .on_error = ip_cache_error, .user = c},
 	};
 	int r = js_informer_new(c->client, &io, &c->ipods);
-	return r < 0 ? r : js_informer_add_index(c->ipods, INDEX_JOBSET, index_jobset);
+	return r < 0 ? r : js_informer_add_index(c->ipods, JS_CACHE_INDEX_POD_JOBSET, js_cache_index_pod_jobset);
 }
 
 size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const char *key, const void ***ret_recs,
@@ -113,7 +98,7 @@ size_t js__inplace_observe(struct js_controller *c, struct js_arena *a, const ch
 	if (!c->ipods)
 		return 0;
 	const void **recs = NULL;
-	size_t n = js_informer_by_index(c->ipods, INDEX_JOBSET, key, &recs);
+	size_t n = js_informer_by_index(c->ipods, JS_CACHE_INDEX_POD_JOBSET, key, &recs);
 	struct js_obspod *pods = js_arena_calloc(a, n + 1, sizeof *pods);
 	for (size_t i = 0; i < n; i++) {
 		const struct js_cache_pod *r = recs[i];

@@ -26,6 +26,8 @@ void js__observed_done(struct js_controller *c, struct js__observed *o)
 	js_informer_release(c->jobs, o->jobs, o->n_jobs);
 	if (c->ipods)
 		js_informer_release(c->ipods, o->ipod_recs, o->n_ipods);
+	if (c->opods)
+		js_informer_release(c->opods, o->opod_recs, o->n_opod_recs);
 	json_decref(o->regarding);
 	js_hmap_free(o->by_name);
 }

@@ -1,51 +1,337 @@
 /*
- * oldpods.c - restart cleanup "direct" (core/reconcile.h): the pods of older
- * restart attempts that are not Succeeded or Failed, by one label- and
- * field-selected LIST, read while the JobSet is restarting. Pods are not
- * cached (memory: issue 9). A failed LIST fails the pass, which is retried:
- * never create blind.
+ * oldpods.c - what the controller knows of the pods of older restart
+ * attempts, for the restart cleanup "direct" (the rules and the invariant
+ * they keep are the core's: core/cleanup.h).
+ *
+ * A cache, not a LIST per pass: one informer of the JobSet pods that are
+ * neither Succeeded nor Failed (label selector jobset.sigs.k8s.io/jobset-name,
+ * field selector on status.phase), read as PartialObjectMetadata - the API
+ * server sends each pod's metadata only, and the records keep only what
+ * the cleanup reads (ctrl/cache.h struct js_cache_metapod), indexed by
+ * JobSet. A pass takes the old ones of its JobSet from it (the core's
+ * js_cleanup_classify_pod decides which are old). A pod that leaves the
+ * cache (deleted, or turned terminal, which the field selector turns into
+ * a delete) enqueues its JobSet when it was of an older attempt, so a name
+ * it held is created without waiting for a timer; a pod of an older attempt
+ * that arrives late enqueues it too, to be deleted.
+ *
+ * Because a cache can lag (a pod the Job controller created just before its
+ * Job was deleted), the core asks once per attempt for a confirming LIST
+ * (plan->confirm_old_pods): one label-scoped, paginated (500 a page),
+ * metadata-only LIST of the older attempts' non-terminal pods of that
+ * JobSet. Its pods are merged into every pass's view until the cache has
+ * caught up with the LIST (its resourceVersion at least the LIST's, or 30 s
+ * when a resourceVersion is not a number), and the attempt it was made at
+ * is passed as js_reconcile_input.old_pods_confirmed_attempt. The record of
+ * it is dropped when the JobSet is gone, finished, or no longer restarted.
+ *
+ * Threading: the informer's handlers run on its thread; the confirmations
+ * are shared by the workers under their own lock (a key is in one worker at
+ * a time, but the map is shared).
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "base/arena.h"
 #include "base/buf.h"
+#include "base/clock.h"
+#include "base/hmap.h"
 #include "base/json.h"
+#include "base/parse.h"
+#include "core/cleanup.h"
+#include "ctrl/owner.h"
 #include "ctrl/sync_int.h"
 
-int js__oldpods_list(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
-		     struct js_oldpod **ret, size_t *ret_n)
+#define CONFIRM_PAGE 500
+#define FIELD_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
+/* When a resourceVersion is not a number, a LIST's pods are trusted over
+ * the cache this long (the cache is seconds behind at worst). */
+#define CATCH_UP_NS (30ull * 1000000000ull)
+
+/* A pod the confirming LIST saw. */
+struct listed {
+	char *name, *job_name;
+	bool deleting, attempt_unknown;
+};
+
+/* One JobSet's confirmation (key "<namespace>/<name>"). */
+struct confirm {
+	char *uid;       /* the JobSet incarnation it is for */
+	int32_t attempt; /* its status.restarts when listed */
+	bool rv_known;
+	uint64_t rv;     /* the LIST's resourceVersion */
+	uint64_t at_ns;  /* when */
+	struct listed *pods; /* until the cache has caught up; NULL after */
+	size_t n;
+};
+
+struct js__oldpods {
+	pthread_mutex_t mu;
+	struct js_hmap *confirmed; /* key -> struct confirm */
+};
+
+static void listed_free(struct confirm *k)
 {
-	struct js_buf sel;
-	js_buf_init(&sel, 256);
-	int r = js_reconcile_old_pods_selector(o->rec->js, &sel);
-	struct js_list_opts lo = {.label_selector = js_buf_str(&sel),
-				  .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
-	json_t *list = NULL;
-	struct js_apierr err = {0};
+	for (size_t i = 0; i < k->n; i++) {
+		free(k->pods[i].name);
+		free(k->pods[i].job_name);
+	}
+	free(k->pods);
+	k->pods = NULL;
+	k->n = 0;
+}
+
+static void confirm_free(void *v)
+{
+	struct confirm *k = v;
+	listed_free(k);
+	free(k->uid);
+	free(k);
+}
+
+static bool parse_rv(const char *s, uint64_t *ret)
+{
+	int64_t v;
+	if (!s || js_parse_i64_in(s, strlen(s), 0, INT64_MAX, &v) < 0)
+		return false;
+	*ret = (uint64_t)v;
+	return true;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* A pod of JobSet `js` (matched by key) that the cleanup must know: of an
+ * older attempt, or of an unknown one; never a pod of another incarnation
+ * of the same name (its jobset-uid label differs). */
+static enum js_cleanup_pod_kind kind_of(const struct js_jobset *js, const struct js_cache_metapod *p)
+{
+	if (p->jobset_uid && js->meta.uid && strcmp(p->jobset_uid, js->meta.uid) != 0)
+		return JS_CLEANUP_POD_CURRENT; /* not this JobSet's: ignored */
+	return js_cleanup_classify_pod(js, p->attempt);
+}
+
+/* ---- the cache's event handlers ---- */
+
+/* Enqueue the pod's JobSet when the pod is of an older attempt of it: its
+ * going may free a name; its arrival is a pod to delete. */
+static void op_event(struct js_controller *c, const struct js_cache_metapod *p)
+{
+	char *ns = NULL, *name = NULL;
+	if (!p->jobset_key || js_owner_split_key(p->jobset_key, &ns, &name) < 0)
+		return;
+	const struct js_cache_jobset *rec = js_informer_get(c->jobsets, ns, name);
+	free(ns);
+	free(name);
+	bool old = rec && rec->js && kind_of(rec->js, p) != JS_CLEANUP_POD_CURRENT;
+	js_informer_unref(c->jobsets, rec);
+	if (old)
+		js__ctrl_enqueue(c, p->jobset_key, true, "pods");
+}
+
+static void op_add(void *user, const void *rec, const json_t *obj)
+{
+	(void)obj;
+	op_event(user, rec);
+}
+
+static void op_delete(void *user, const void *rec, const json_t *obj, bool unknown)
+{
+	(void)obj;
+	(void)unknown;
+	op_event(user, rec);
+}
+
+static void op_cache_error(void *user, const char *verb, int err, const char *msg)
+{
+	struct js_controller *c = user;
+	if (!atomic_load(&c->stopping))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of JobSet pods' metadata: %s failed: %s (retrying)", verb,
+			      msg ? msg : js_apierr_strerror(err));
+}
+
+int js__oldpods_informer(struct js_controller *c)
+{
+	struct js_informer_opts io = {
+		.res = &js_client_res_pods,
+		.type = &js_cache_metapod_type,
+		.label_selector = JS_LABEL_JOBSET_NAME,
+		.field_selector = FIELD_SELECTOR,
+		.metadata_only = true,
+		/* Updates change nothing the cleanup reads but deletionTimestamp,
+		 * which needs no pass: no update handler. */
+		.handlers = {.on_add = op_add, .on_delete = op_delete, .on_error = op_cache_error, .user = c},
+	};
+	int r = js_informer_new(c->client, &io, &c->opods);
 	if (r == 0)
-		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &list, &err);
-	js__count(c, "GET", r, &err, 200); /* a LIST is a GET on the wire */
-	if (r < 0 && !js__aborted(c))
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the pods of older attempts: %s", o->ns,
-			      o->name, js__why(&err, r));
-	js_apierr_done(&err);
-	js_buf_done(&sel);
-	const json_t *items = json_object_get(list, "items");
-	size_t n = 0, i;
+		r = js_informer_add_index(c->opods, JS_CACHE_INDEX_POD_JOBSET, js_cache_index_pod_jobset);
+	if (r == 0) {
+		static const struct js_hmap_type by_key = {.free_value = confirm_free};
+		c->oldpods = js_xcalloc(1, sizeof(*c->oldpods));
+		pthread_mutex_init(&c->oldpods->mu, NULL);
+		c->oldpods->confirmed = js_hmap_new(&by_key);
+	}
+	return r;
+}
+
+void js__oldpods_free(struct js_controller *c)
+{
+	if (!c->oldpods)
+		return;
+	js_hmap_free(c->oldpods->confirmed);
+	pthread_mutex_destroy(&c->oldpods->mu);
+	free(c->oldpods);
+	c->oldpods = NULL;
+}
+
+void js__oldpods_forget(struct js_controller *c, const char *key)
+{
+	if (!c->oldpods)
+		return;
+	pthread_mutex_lock(&c->oldpods->mu);
+	(void)js_hmap_del(c->oldpods->confirmed, key, NULL);
+	pthread_mutex_unlock(&c->oldpods->mu);
+}
+
+/* The cache has seen everything the LIST of `k` saw (under the lock). */
+static bool caught_up(struct js_controller *c, const struct confirm *k)
+{
+	char buf[64];
+	uint64_t rv;
+	js_informer_resource_version(c->opods, buf, sizeof buf);
+	if (k->rv_known && parse_rv(buf, &rv))
+		return rv >= k->rv;
+	return js_clock_now_ns() - k->at_ns >= CATCH_UP_NS;
+}
+
+void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
+			 struct js_reconcile_input *in)
+{
+	const struct js_jobset *js = o->rec->js;
+	in->old_pods_cached = true;
+	in->old_pods_known = js_informer_has_synced(c->opods);
+	in->old_pods_confirmed_attempt = -1;
+	o->n_opod_recs = js_informer_by_index(c->opods, JS_CACHE_INDEX_POD_JOBSET, o->rec->key, &o->opod_recs);
+	pthread_mutex_lock(&c->oldpods->mu);
+	struct confirm *k = js_hmap_get(c->oldpods->confirmed, o->rec->key);
+	if (k && (!same_str(k->uid, js->meta.uid) || k->attempt != js->status.restarts)) {
+		(void)js_hmap_del(c->oldpods->confirmed, o->rec->key, NULL); /* another incarnation or attempt */
+		k = NULL;
+	}
+	if (k && k->pods && caught_up(c, k))
+		listed_free(k);
+	size_t n_listed = k ? k->n : 0;
+	struct js_oldpod *v = js_arena_calloc(a, o->n_opod_recs + n_listed + 1, sizeof(*v));
+	size_t n = 0;
+	static const struct js_hmap_type borrowed = {.borrow_keys = true};
+	struct js_hmap *seen = n_listed ? js_hmap_new(&borrowed) : NULL;
+	for (size_t i = 0; i < o->n_opod_recs; i++) {
+		const struct js_cache_metapod *p = o->opod_recs[i];
+		enum js_cleanup_pod_kind kind = kind_of(js, p);
+		if (kind == JS_CLEANUP_POD_CURRENT || !p->name)
+			continue;
+		v[n++] = (struct js_oldpod){.name = p->name, .job_name = p->job_name, .deleting = p->deleting,
+					   .attempt_unknown = kind == JS_CLEANUP_POD_UNKNOWN};
+		if (seen)
+			(void)js_hmap_put(seen, p->name, (void *)(uintptr_t)1, NULL);
+	}
+	/* What the LIST saw and the cache not yet (copied: the entry may be
+	 * freed by the next pass while this one still runs). */
+	for (size_t i = 0; i < n_listed; i++) {
+		const struct listed *l = &k->pods[i];
+		if (js_hmap_has(seen, l->name))
+			continue;
+		v[n++] = (struct js_oldpod){.name = js_arena_strdup(a, l->name),
+					   .job_name = l->job_name ? js_arena_strdup(a, l->job_name) : NULL,
+					   .deleting = l->deleting, .attempt_unknown = l->attempt_unknown};
+	}
+	if (k)
+		in->old_pods_confirmed_attempt = k->attempt;
+	pthread_mutex_unlock(&c->oldpods->mu);
+	js_hmap_free(seen);
+	in->old_pods = v;
+	in->n_old_pods = n;
+}
+
+/* Append the pods of one LIST page to `k`. */
+static void add_page(struct confirm *k, const struct js_jobset *js, const json_t *page, size_t *cap)
+{
+	size_t i;
 	json_t *p;
-	*ret = js_arena_calloc(a, json_array_size(items) + 1, sizeof(**ret));
-	json_array_foreach(items, i, p) {
+	json_array_foreach(json_object_get(page, "items"), i, p)
+	{
 		const json_t *md = json_object_get(p, "metadata");
 		const json_t *lb = json_object_get(md, "labels");
 		const char *name = js_json_str(md, "name");
 		const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
 		if (!job)
 			job = js_json_str(lb, "job-name");
-		if (!name)
+		enum js_cleanup_pod_kind kind = js_cleanup_classify_pod(js, js_json_str(lb, JS_LABEL_RESTART_ATTEMPT));
+		if (!name || kind == JS_CLEANUP_POD_CURRENT)
 			continue;
-		(*ret)[n++] = (struct js_oldpod){.name = js_arena_strdup(a, name),
-						 .job_name = job ? js_arena_strdup(a, job) : NULL,
-						 .deleting = js_json_str(md, "deletionTimestamp") != NULL};
+		if (k->n == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			k->pods = js_xrealloc(k->pods, *cap * sizeof(*k->pods));
+		}
+		k->pods[k->n++] = (struct listed){.name = js_xstrdup(name), .job_name = job ? js_xstrdup(job) : NULL,
+						  .deleting = js_json_str(md, "deletionTimestamp") != NULL,
+						  .attempt_unknown = kind == JS_CLEANUP_POD_UNKNOWN};
 	}
-	*ret_n = n;
-	json_decref(list);
-	return r;
+}
+
+int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o)
+{
+	const struct js_jobset *js = o->rec->js;
+	struct js_buf sel;
+	js_buf_init(&sel, 256);
+	int r = js_cleanup_old_pods_selector(js, &sel);
+	struct confirm *k = js_xcalloc(1, sizeof(*k));
+	k->uid = js->meta.uid ? js_xstrdup(js->meta.uid) : NULL;
+	k->attempt = js->status.restarts;
+	k->at_ns = js_clock_now_ns();
+	size_t cap = 0;
+	char *cont = NULL;
+	struct js_apierr err = {0};
+	while (r == 0) {
+		struct js_list_opts lo = {.label_selector = js_buf_str(&sel), .field_selector = FIELD_SELECTOR,
+					  .limit = CONFIRM_PAGE, .continue_token = cont,
+					  .accept = JS_CLIENT_ACCEPT_METADATA_LIST};
+		json_t *page = NULL;
+		js_apierr_done(&err);
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
+		js__count(c, "GET", r, &err, 200); /* a LIST is a GET on the wire */
+		if (r < 0)
+			break;
+		const json_t *md = json_object_get(page, "metadata");
+		if (!cont) /* every page is of the first one's snapshot */
+			k->rv_known = parse_rv(js_json_str(md, "resourceVersion"), &k->rv);
+		add_page(k, js, page, &cap);
+		free(cont);
+		const char *next = js_json_str(md, "continue");
+		cont = next && *next ? js_xstrdup(next) : NULL;
+		json_decref(page);
+		if (!cont)
+			break;
+	}
+	free(cont);
+	js_buf_done(&sel);
+	if (r < 0) {
+		if (!js__aborted(c))
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+				      "jobset '%s/%s': listing the pods of older attempts: %s", o->ns, o->name,
+				      js__why(&err, r));
+		js_apierr_done(&err);
+		confirm_free(k);
+		return r;
+	}
+	js_apierr_done(&err);
+	pthread_mutex_lock(&c->oldpods->mu);
+	(void)js_hmap_put(c->oldpods->confirmed, o->rec->key, k, NULL);
+	pthread_mutex_unlock(&c->oldpods->mu);
+	return 0;
 }

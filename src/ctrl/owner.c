@@ -6,28 +6,13 @@
 #include <string.h>
 
 #include "api/jobset.h"
+#include "api/render.h"
 #include "base/buf.h"
 #include "base/json.h"
 
-const json_t *js_owner_jobset_ref(const json_t *obj)
-{
-	const json_t *refs = js_json_path(obj, "metadata.ownerReferences");
-	size_t i;
-	const json_t *ref;
-	json_array_foreach(refs, i, ref)
-	{
-		const char *kind = js_json_str(ref, "kind");
-		const char *av = js_json_str(ref, "apiVersion");
-		if (json_is_true(json_object_get(ref, "controller")) && kind && strcmp(kind, JS_KIND) == 0 && av &&
-		    strcmp(av, JS_API_VERSION) == 0)
-			return ref;
-	}
-	return NULL;
-}
-
 const char *js_owner_jobset_uid(const json_t *obj)
 {
-	return js_json_str(js_owner_jobset_ref(obj), "uid");
+	return js_json_str(js_render_jobset_owner(obj), "uid");
 }
 
 static char *make_key(const char *ns, const char *name)
@@ -45,7 +30,7 @@ static char *make_key(const char *ns, const char *name)
 
 char *js_owner_jobset_key(const json_t *obj)
 {
-	const json_t *ref = js_owner_jobset_ref(obj);
+	const json_t *ref = js_render_jobset_owner(obj);
 	if (!ref)
 		return NULL;
 	return make_key(js_json_str(json_object_get(obj, "metadata"), "namespace"), js_json_str(ref, "name"));

@@ -14,11 +14,9 @@
 
 #include "base/common.h"
 
-/** The controller ownerReference (`controller: true`) of `obj` when it is a
- * JobSet of jobset.x-k8s.io/v1alpha2, else NULL. Borrowed from `obj`. */
-const json_t *js_owner_jobset_ref(const json_t *obj);
-
-/** uid of that reference, or NULL. Borrowed. */
+/** uid of the controller ownerReference of `obj` when it is a JobSet of
+ * jobset.x-k8s.io/v1alpha2 (js_render_jobset_owner, api/render.h), or
+ * NULL. Borrowed. */
 const char *js_owner_jobset_uid(const json_t *obj);
 
 /** Work-queue key "<obj namespace>/<owner name>" of the owning JobSet, or

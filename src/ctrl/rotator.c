@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/buf.h"
 #include "base/file.h"
@@ -275,14 +276,7 @@ static void *run(void *arg)
 		} else {
 			backoff = ROTATOR_BACKOFF_MIN_MS;
 		}
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += wait_ms / 1000;
-		dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = js_clock_deadline_ts(wait_ms);
 		pthread_mutex_lock(&r->mu);
 		while (!r->stop && pthread_cond_timedwait(&r->cond, &r->mu, &dl) != ETIMEDOUT) {
 		}
@@ -329,11 +323,7 @@ int js_rotator_new(const struct js_rotator_opts *opts, struct js_rotator **ret)
 	r->o.n_extra_sans = 0;
 	pthread_mutex_init(&r->mu, NULL);
 	atomic_init(&r->cancel, false);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&r->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&r->cond);
 	char name[600];
 	snprintf(name, sizeof(name), "%s.%s.svc", o->service_name, o->namespace_);
 	push(&r->dns, &r->n_dns, name);

@@ -7,16 +7,12 @@
  */
 #include <string.h>
 
+#include "base/clock.h"
 #include "ctrl/sync_int.h"
-
-static uint64_t deadline_after(int ms)
-{
-	return js__ctrl_now_ns() + (uint64_t)(ms > 0 ? ms : 0) * 1000000u;
-}
 
 static int left_ms(uint64_t dl)
 {
-	uint64_t now = js__ctrl_now_ns();
+	uint64_t now = js_clock_now_ns();
 	return now >= dl ? 0 : (int)((dl - now) / 1000000u) + 1;
 }
 
@@ -41,7 +37,7 @@ void js__rw_wait_jobs(struct js_controller *c, const char *ns, const char *const
 {
 	if (c->o.cache_wait_ms < 0 || n == 0)
 		return;
-	uint64_t dl = deadline_after(c->o.cache_wait_ms);
+	uint64_t dl = js_clock_after_ns(c->o.cache_wait_ms);
 	size_t done = 0;
 	while (done < n && !js__aborted(c)) {
 		uint64_t gen = js_informer_generation(c->jobs);
@@ -62,7 +58,7 @@ void js__rw_wait_jobset_rv(struct js_controller *c, const struct js__observed *o
 {
 	if (c->o.cache_wait_ms < 0 || !rv)
 		return;
-	uint64_t dl = deadline_after(c->o.cache_wait_ms);
+	uint64_t dl = js_clock_after_ns(c->o.cache_wait_ms);
 	while (!js__aborted(c)) {
 		uint64_t gen = js_informer_generation(c->jobsets);
 		char crv[128];

@@ -113,6 +113,8 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	int r = js__observe(c, arena, key, &o);
 	if (r <= 0) {
 		res->error = r < 0;
+		if (r == 0)
+			js__oldpods_forget(c, key);
 		goto out;
 	}
 	struct js_reconcile_input in = {
@@ -131,17 +133,15 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.sched_deleting = o.sched_deleting,
 		.gates = c->o.gates,
 		.cleanup_direct = c->o.cleanup_direct,
+		.policy = o.rec->policy, /* compiled at ingest, once per generation */
 		.now = (int64_t)time(NULL),
 	};
-	if (c->o.cleanup_direct && js_reconcile_wants_old_pods(o.rec->js)) {
-		struct js_oldpod *pods = NULL;
-		if (js__oldpods_list(c, arena, &o, &pods, &in.n_old_pods) < 0) {
-			res->error = true;
-			goto out;
-		}
-		in.old_pods = pods;
-		in.old_pods_known = true;
-	}
+	/* Restart cleanup (core/cleanup.h): the old pods when the core needs
+	 * them, from their cache (oldpods.c). */
+	if (c->opods && js_cleanup_wants_old_pods(o.rec->js, c->o.cleanup_direct))
+		js__oldpods_observe(c, arena, &o, &in);
+	else
+		js__oldpods_forget(c, key);
 	struct js_plan *plan = NULL;
 	char *msg = NULL;
 	r = js_reconcile_run(&in, &plan, &msg);
@@ -170,6 +170,16 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;
 	res->requeue_after = b.requeue_after;
+	/* Once per attempt, before its first create: a LIST confirms what the
+	 * cache says, then the key is reconciled again at once. */
+	if (r == 0 && plan->confirm_old_pods && c->opods) {
+		if (js__oldpods_confirm(c, &o) < 0) {
+			res->error = true;
+		} else {
+			res->has_requeue_after = true;
+			res->requeue_after = 0;
+		}
+	}
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': %zu actions, status %s, %s", key, plan->n_actions,
 		      plan->status_changed ? "written" : "unchanged", r == 0 ? "ok" : js_apierr_strerror(r));
 	js_reconcile_plan_free(plan);

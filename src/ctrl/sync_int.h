@@ -15,7 +15,8 @@
  *   status.c   the status write (merge patch, resourceVersion precondition,
  *              read back when its answer was lost)
  *   events.c   events about the JobSet (kube/recorder.h)
- *   oldpods.c  the LIST of older attempts' pods (restart cleanup "direct")
+ *   oldpods.c  the older attempts' pods (restart cleanup "direct"): from
+ *              a metadata-only cache, confirmed once per attempt by a LIST
  *   rw.c       read-your-writes: the bounded waits until the caches show
  *              what this pass wrote
  */
@@ -47,6 +48,8 @@ struct js__observed {
 	const void **ipod_recs;            /* in-place restart: the pod records, one reference each */
 	struct js_obspod *ipods;           /* arena: what the core reads of them (§11.16) */
 	size_t n_ipods;
+	const void **opod_recs;            /* restart cleanup: its pod metadata records, one reference each */
+	size_t n_opod_recs;
 	bool workload_exists;              /* KEP-969 */
 	const char **podgroups;            /* arena; not being deleted */
 	size_t n_podgroups;
@@ -153,11 +156,23 @@ int js__status_write(struct js__body *b, const struct js_plan *plan);
 
 /* ---- oldpods.c ---- */
 
-/* The pods of older restart attempts that are not Succeeded or Failed
- * (restart cleanup "direct", core/reconcile.h): 0 with them in *ret
- * (arena `a`) and their count in *ret_n, or the error. */
-int js__oldpods_list(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
-		     struct js_oldpod **ret, size_t *ret_n);
+/* Fill the old-pod fields of `in` (core/reconcile.h, core/cleanup.h) for
+ * the observed JobSet: its pods of older (or unknown) attempts from the
+ * cache (records referenced in o->opod_recs), plus what its confirming LIST
+ * saw that the cache has not yet, and the attempt that LIST confirmed.
+ * Scratch from `a`. Call only with c->opods. */
+void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
+			 struct js_reconcile_input *in);
+
+/* Answer plan->confirm_old_pods: one paginated, metadata-only LIST of the
+ * observed JobSet's older attempts' pods that are neither Succeeded nor
+ * Failed, remembered for its current attempt. Returns 0 or the error (then
+ * nothing is remembered). */
+int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o);
+
+/* Drop what is remembered of JobSet `key` (gone, finished, or not
+ * restarted). No-op without the cache. */
+void js__oldpods_forget(struct js_controller *c, const char *key);
 
 /* ---- rw.c ---- */
 

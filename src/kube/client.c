@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
 #include "base/file.h"
 #include "base/json.h"
 #include "kube/execcred.h"
@@ -177,7 +178,7 @@ static int creds_get(struct js_client *c, bool refresh, struct js_client_xfer *x
 			x->key_len = c->exec.key_len;
 		}
 	} else if (c->kc.token_file) {
-		uint64_t now = js__kutil_now_ns();
+		uint64_t now = js_clock_now_ns();
 		if (refresh || !c->tok || now - c->tok_read_ns > TOKEN_FILE_REREAD_NS) {
 			char *t = NULL;
 			size_t n = 0;
@@ -435,7 +436,7 @@ static void *io_main(void *arg)
 {
 	struct js_client *c = arg;
 	for (;;) {
-		uint64_t now = js__kutil_now_ns();
+		uint64_t now = js_clock_now_ns();
 		long wait_ms = 1000;
 		pthread_mutex_lock(&c->lock);
 		if (c->stopping) {
@@ -615,7 +616,7 @@ int js_client_new(const struct js_kubeconfig *kc, const struct js_client_opts *o
 	if (r < 0)
 		goto fail;
 	stage = 3;
-	js_ratelimit_init(&c->rl, c->opts.qps, c->opts.burst, js__kutil_now_ns());
+	js_ratelimit_init(&c->rl, c->opts.qps, c->opts.burst, js_clock_now_ns());
 	c->multi = curl_multi_init();
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	/* libcurl's default of 100 streams per connection is less than a
@@ -693,7 +694,7 @@ static long timeout_for(struct js_client *c)
 	long ms = c->opts.timeout_ms;
 	const uint64_t *dl = pthread_getspecific(c->deadline_key);
 	if (dl && *dl) {
-		uint64_t now = js__kutil_now_ns();
+		uint64_t now = js_clock_now_ns();
 		if (now >= *dl)
 			return 0;
 		uint64_t left = (*dl - now) / 1000000u + 1;
@@ -795,7 +796,7 @@ static int submit(struct js_client *c, const struct js_client_req *req, bool ref
 		xfer_free(x);
 		return -ESHUTDOWN;
 	}
-	uint64_t now = js__kutil_now_ns();
+	uint64_t now = js_clock_now_ns();
 	uint64_t wait = js_ratelimit_reserve(&c->rl, now);
 	x->queued_ns = now;
 	x->due_ns = now + wait;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/time.h"
 #include "base/json.h"
 #include "kube/kube_int.h"
@@ -186,9 +187,9 @@ int js_execcred_run(const struct js_kubeconfig *kc, int timeout_ms, struct js_ex
 
 	struct js_buf out;
 	js_buf_init(&out, JS__KUBE_MAX_EXEC_OUT);
-	uint64_t deadline = js__kutil_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t deadline = js_clock_after_ns(timeout_ms);
 	for (;;) {
-		uint64_t now = js__kutil_now_ns();
+		uint64_t now = js_clock_now_ns();
 		if (now >= deadline) {
 			r = -ETIMEDOUT;
 			break;

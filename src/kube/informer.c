@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "kube/kube_int.h"
 #include "kube/watch.h"
@@ -67,13 +68,9 @@ int js_informer_new(struct js_client *c, const struct js_informer_opts *opts, st
 	if (inf->o.backoff_max_ms <= 0)
 		inf->o.backoff_max_ms = 30000;
 	pthread_mutex_init(&inf->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&inf->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&inf->cond);
 	inf->store = js_store_new(opts->type);
-	inf->seed = (unsigned)(js__kutil_now_ns() ^ (uintptr_t)inf);
+	inf->seed = (unsigned)(js_clock_now_ns() ^ (uintptr_t)inf);
 	js_buf_init(&inf->wbuf, JS__KUBE_MAX_EVENT);
 	atomic_init(&inf->cancel, false);
 	atomic_init(&inf->wcancel, false);
@@ -140,22 +137,9 @@ int js_informer_free(struct js_informer *inf)
 
 /* ------------------------------------------------------------ readers */
 
-static struct timespec deadline_after(int timeout_ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 int js_informer_wait_synced(struct js_informer *inf, int timeout_ms)
 {
-	struct timespec dl = deadline_after(timeout_ms);
+	struct timespec dl = js_clock_deadline_ts(timeout_ms);
 	int r = 0;
 	pthread_mutex_lock(&inf->lock);
 	while (!inf->synced && r == 0)
@@ -183,7 +167,7 @@ uint64_t js_informer_generation(struct js_informer *inf)
 
 int js_informer_wait_change(struct js_informer *inf, uint64_t gen, int timeout_ms)
 {
-	struct timespec dl = deadline_after(timeout_ms);
+	struct timespec dl = js_clock_deadline_ts(timeout_ms);
 	pthread_mutex_lock(&inf->lock);
 	while (inf->gen <= gen)
 		if (pthread_cond_timedwait(&inf->cond, &inf->lock, &dl) == ETIMEDOUT)
@@ -621,7 +605,7 @@ static int do_watch(struct js_informer *inf, bool *healthy)
 /* Wait `ms` or until stopped. Returns true when stopping. */
 static bool pause_ms(struct js_informer *inf, int ms)
 {
-	struct timespec dl = deadline_after(ms);
+	struct timespec dl = js_clock_deadline_ts(ms);
 	pthread_mutex_lock(&inf->lock);
 	while (!inf->stop)
 		if (pthread_cond_timedwait(&inf->cond, &inf->lock, &dl) == ETIMEDOUT)

@@ -1,6 +1,7 @@
 /*
  * kube_int.h - helpers shared by the files of src/kube/ only: time
- * formats, URL escaping and the monotonic clock. Nothing outside src/kube/
+ * formats, URL escaping and the wall clock (the monotonic one is
+ * base/clock.h). Nothing outside src/kube/
  * includes this header.
  */
 #ifndef JS_KUBE_INT_H
@@ -27,9 +28,6 @@
 
 /* Longest kubeconfig or credential file read. */
 #define JS__KUBE_MAX_FILE (16u * 1024u * 1024u)
-
-/** Monotonic clock, nanoseconds. */
-uint64_t js__kutil_now_ns(void);
 
 /** Wall clock, nanoseconds since the epoch. */
 uint64_t js__kutil_wall_ns(void);

@@ -11,13 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t js__kutil_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t js__kutil_wall_ns(void)
 {
 	struct timespec ts;

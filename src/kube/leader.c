@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/time.h"
 #include "kube/kube_int.h"
@@ -51,11 +52,7 @@ int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct
 	le->name = js_xstrdup(opts->name);
 	le->id = js_xstrdup(opts->identity);
 	pthread_mutex_init(&le->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&le->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&le->cond);
 	atomic_init(&le->cancel, false);
 	*ret = le;
 	return 0;
@@ -63,8 +60,7 @@ int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct
 
 static bool wait_ms(struct js_leader *le, int ms)
 {
-	uint64_t until = js_sat_add_u64(js__kutil_now_ns(), js_sat_scale_u64(ms, 1000000u));
-	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+	struct timespec ts = js_clock_deadline_ts(ms);
 	pthread_mutex_lock(&le->lock);
 	while (!le->stop)
 		if (pthread_cond_timedwait(&le->cond, &le->lock, &ts) == ETIMEDOUT)
@@ -106,7 +102,7 @@ static void observed_self(struct js_leader *le, const char *now)
 	le->obs_holder = js_xstrdup(le->id);
 	free(le->obs_renew);
 	le->obs_renew = js_xstrdup(now);
-	le->obs_ns = js__kutil_now_ns();
+	le->obs_ns = js_clock_now_ns();
 	note_leader(le, le->id);
 }
 
@@ -141,7 +137,7 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	 * adds it to the observed time). */
 	uint64_t their_ns = json_is_integer(ld) ? js_sat_scale_u64(json_integer_value(ld), 1000000000u)
 						: js_sat_scale_u64(le->o.lease_duration_ms, 1000000u);
-	uint64_t t = js__kutil_now_ns();
+	uint64_t t = js_clock_now_ns();
 	if (!str_eq(holder, le->obs_holder) || !str_eq(renew, le->obs_renew)) {
 		free(le->obs_holder);
 		le->obs_holder = holder ? js_xstrdup(holder) : NULL;
@@ -228,10 +224,10 @@ static void *run(void *arg)
 			stopped = true;
 			break;
 		}
-		deadline = js_sat_add_u64(js__kutil_now_ns(), js_sat_scale_u64(le->o.renew_deadline_ms, 1000000u));
+		deadline = js_clock_after_ns(le->o.renew_deadline_ms);
 		for (;;) {
 			renewed = try_acquire_or_renew(le);
-			if (renewed || js__kutil_now_ns() >= deadline)
+			if (renewed || js_clock_now_ns() >= deadline)
 				break;
 			if (wait_ms(le, le->o.retry_period_ms)) {
 				stopped = true;

@@ -68,7 +68,11 @@ static void json_unref(const void *rec)
 	json_decref(js_json_unconst(rec));
 }
 
-const struct js_store_type js_store_type_json = {json_transform, json_ref, json_unref, NULL};
+const struct js_store_type js_store_type_json = {
+	.transform = json_transform,
+	.ref = json_ref,
+	.unref = json_unref,
+};
 
 /* ---- built-in index functions ---- */
 
@@ -283,7 +287,8 @@ int js_store_upsert(struct js_store *st, json_t *obj, struct js_store_change *re
 	}
 	/* Large and never read; gone before any transform sees the object. */
 	json_object_del(md, "managedFields");
-	const void *rec = st->t->transform(obj, &r);
+	const void *rec = st->t->transform_from ? st->t->transform_from(obj, cur ? cur->rec : NULL, &r)
+					       : st->t->transform(obj, &r);
 	if (!rec) {
 		pthread_rwlock_wrlock(&st->rw);
 		remove_locked(st, key, ret);

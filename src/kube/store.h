@@ -51,6 +51,12 @@ struct js_store_type {
 	/* Optional: true when `a` and `b` are equal in every field any reader
 	 * uses; such an update is reported as JS_STORE_SAME. */
 	bool (*same)(const void *a, const void *b);
+	/* Optional, called instead of transform when set: the same, also
+	 * given the record stored now under the object's key (NULL when
+	 * none; borrowed for the call), whose immutable parts the new record
+	 * may share by reference - what depends only on an unchanged spec,
+	 * say, need not be built again for a status update. */
+	const void *(*transform_from)(const json_t *obj, const void *prev, int *ret_err);
 };
 
 /** The record type of a store created with no type: records are the

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/hmap.h"
 #include "base/time.h"
 #include "kube/kube_int.h"
@@ -55,7 +56,7 @@ static uint64_t ptr_u64(const void *p)
 
 static uint64_t now(const struct js_workqueue *q)
 {
-	return q->o.now_ns ? q->o.now_ns(q->o.clock_user) : js__kutil_now_ns();
+	return q->o.now_ns ? q->o.now_ns(q->o.clock_user) : js_clock_now_ns();
 }
 
 int js_workqueue_new(const struct js_workqueue_opts *opts, struct js_workqueue **ret)
@@ -72,11 +73,7 @@ int js_workqueue_new(const struct js_workqueue_opts *opts, struct js_workqueue *
 	if (q->o.burst == 0)
 		q->o.burst = 100;
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	js_clock_cond_init(&q->cond);
 	q->dirty = js_hmap_new(NULL);
 	q->processing = js_hmap_new(NULL);
 	q->failures = js_hmap_new(NULL);
@@ -253,7 +250,7 @@ unsigned js_workqueue_num_requeues(struct js_workqueue *q, const char *key)
 
 int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 {
-	uint64_t start = js__kutil_now_ns();
+	uint64_t start = js_clock_now_ns();
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : js_sat_add_u64(start, js_sat_scale_u64(timeout_ms, 1000000u));
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
@@ -264,7 +261,7 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 			pthread_mutex_unlock(&q->lock);
 			return -ESHUTDOWN;
 		}
-		uint64_t t = js__kutil_now_ns();
+		uint64_t t = js_clock_now_ns();
 		if (t >= deadline) {
 			pthread_mutex_unlock(&q->lock);
 			return -ETIMEDOUT;
@@ -281,8 +278,7 @@ int js_workqueue_get(struct js_workqueue *q, int timeout_ms, char **ret_key)
 		if (until == UINT64_MAX) {
 			pthread_cond_wait(&q->cond, &q->lock);
 		} else {
-			struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
-					      .tv_nsec = (long)(until % 1000000000u)};
+			struct timespec ts = js_clock_ts(until);
 			pthread_cond_timedwait(&q->cond, &q->lock, &ts);
 		}
 	}
@@ -318,8 +314,7 @@ void js_workqueue_shutdown(struct js_workqueue *q)
 int js_workqueue_shutdown_drain(struct js_workqueue *q, int timeout_ms)
 {
 	js_workqueue_shutdown(q);
-	uint64_t until = js_sat_add_u64(js__kutil_now_ns(), js_sat_scale_u64(timeout_ms, 1000000u));
-	struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+	struct timespec ts = js_clock_deadline_ts(timeout_ms);
 	pthread_mutex_lock(&q->lock);
 	while (js_hmap_len(q->processing) > 0)
 		if (pthread_cond_timedwait(&q->cond, &q->lock, &ts) == ETIMEDOUT)

@@ -94,6 +94,36 @@ uint64_t js_hosts_n_positions(const struct js_jobset *js)
 	return n;
 }
 
+int js_hosts_check_capacity(const struct js_jobset *js, uint64_t capacity, char **ret_err)
+{
+	uint64_t at_once = 0, hostnames = 0;
+	for (size_t i = 0; i < js->spec.n_replicated_jobs; i++) {
+		const struct js_rjob *rj = &js->spec.replicated_jobs[i];
+		int32_t reps = rj->has_replicas ? rj->replicas : 1, par = 1, comp = 0;
+		bool has_comp = js_tmpl_i32(rj, "completions", &comp);
+		(void)js_tmpl_i32(rj, "parallelism", &par);
+		if (has_comp && comp < par)
+			par = comp;
+		uint64_t r = (uint64_t)(reps > 0 ? reps : 0);
+		at_once += r * (uint64_t)(par > 0 ? par : 0);
+		if (js_tmpl_indexed(rj))
+			hostnames += r * (uint64_t)(comp > 0 ? comp : 1);
+		const char *what = at_once > capacity ? "pods at once (replicas x parallelism, capped by completions)"
+			       : hostnames > capacity ? "Indexed hostnames (replicas x completions)"
+						      : NULL;
+		if (what) {
+			*ret_err = js_buf_format("spec.replicatedJobs[%zu] (%s): the run would hold %llu %s, counting the "
+						 "ReplicatedJobs before it; the local runtime gives each its own address "
+						 "and has %llu: run it on a cluster, or lower replicas, parallelism or "
+						 "completions",
+						 i, rj->name, (unsigned long long)(at_once > capacity ? at_once : hostnames),
+						 what, (unsigned long long)capacity);
+			return JS_EINVALID;
+		}
+	}
+	return 0;
+}
+
 struct find {
 	const char *host;
 	uint64_t pos;

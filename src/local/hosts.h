@@ -31,6 +31,19 @@ int js_hosts_walk(const struct js_jobset *js, js_hosts_pod_fn fn, void *ctx);
 uint64_t js_hosts_n_positions(const struct js_jobset *js);
 
 /**
+ * Whether a local run of `js` fits in `capacity` addresses (issue 22): the
+ * pods it holds at once (replicas x parallelism, capped by completions,
+ * summed over ReplicatedJobs) and its Indexed hostnames (replicas x
+ * completions of Indexed ReplicatedJobs, each walked whenever hosts files
+ * are written) must each be at most `capacity`, since each gets its own
+ * address of the run's block. Schema-valid numbers reach 2^31 per factor,
+ * which would take the runner's memory or time without this bound.
+ * Returns 0, or JS_EINVALID with *ret_err (caller frees) naming the
+ * ReplicatedJob, the count and the bound.
+ */
+JS_WARN_UNUSED int js_hosts_check_capacity(const struct js_jobset *js, uint64_t capacity, char **ret_err);
+
+/**
  * Position of the Indexed pod whose hostname is `hostname`
  * (`<jobset>-<rjob>-<job index>-<completion index>`). Returns 0 and
  * *ret_pos, or JS_ENOTFOUND when no Indexed pod of `js` has that name.

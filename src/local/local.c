@@ -29,6 +29,7 @@
 #include "base/json.h"
 #include "base/time.h"
 #include "local/gpu.h"
+#include "local/hosts.h"
 #include "local/local_int.h"
 #include "local/rundir.h"
 #include "local/volumes.h"
@@ -279,6 +280,8 @@ int js_local_preflight(const struct js_jobset *js, const struct js_local_opts *o
 			return JS_EINVALID;
 		}
 	}
+	if (js_hosts_check_capacity(js, js_ipam_capacity(), ret_err) < 0)
+		return JS_EINVALID;
 	/* More GPUs at once than the machine has would never all start. */
 	return js_gpu_check(js, js_gpu_count(opts ? opts->gpus : NULL), ret_err);
 }

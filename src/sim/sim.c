@@ -1185,7 +1185,7 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 	} else if (strcmp(c, "advance") == 0) {
 		if (n != 2 || !parse_i32(tok[1], &secs) || secs < 0)
 			return failf(reterr, JS_EINVALID, "usage: advance SECONDS");
-		s->now += secs;
+		s->now = js_sat_add(s->now, secs); /* any number of advances */
 	} else if (strcmp(c, "delete-service") == 0) {
 		s->service_exists = false;
 	} else if (strcmp(c, "delete-jobset") == 0) {

@@ -191,6 +191,11 @@ static void test_recorder_events(void **state)
 	KT_OK(js_recorder_eventf(rec, obj, "Warning", "TestFailed", "Reconcile", "attempt failed: %d", 7), &e);
 	KT_OK(js_recorder_eventf(rec, obj, "Normal", "TestOK", "Reconcile", "fine"), &e);
 	assert_int_equal(js_recorder_eventf(rec, obj, "Bogus", "R", "A", "x"), JS_EINVALID);
+	/* Queued: the recorder's thread writes them (kube/recorder.h). */
+	assert_int_equal(js_recorder_flush(rec, 30000), 0);
+	struct js_recorder_stats st;
+	js_recorder_stats(rec, &st);
+	assert_int_equal(st.sent, 3);
 	json_t *list = NULL;
 	struct js_list_opts lo = {.field_selector = "regarding.name=ev-target"};
 	KT_OK(js_client_list(C, &js_client_res_events, NS, &lo, &list, &e), &e);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CONNS 64
@@ -36,6 +38,20 @@ struct fakeapi {
 	int n_conns;
 	bool stopping;
 };
+
+bool fakeapi_wait_count(pthread_mutex_t *mu, pthread_cond_t *cond, const int *what, int want, int timeout_s)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_s;
+	pthread_mutex_lock(mu);
+	while (*what < want)
+		if (pthread_cond_timedwait(cond, mu, &dl) == ETIMEDOUT)
+			break;
+	bool ok = *what >= want;
+	pthread_mutex_unlock(mu);
+	return ok;
+}
 
 json_t *fakeapi_status(int code, const char *reason)
 {

@@ -14,6 +14,8 @@
 #define JS_FAKEAPI_H
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct fakeapi;
@@ -58,5 +60,11 @@ void fakeapi_stop(struct fakeapi *f);
 
 /** A Kubernetes Status object of `code` and `reason` (caller owns). */
 json_t *fakeapi_status(int code, const char *reason);
+
+/** Wait until *what >= want, reading it under `mu` and waking on `cond`
+ * (CLOCK_REALTIME, as pthread_cond_init makes it), for at most `timeout_s`:
+ * how the tests wait for what their handlers count, never by sleeping.
+ * Returns whether it got there. */
+bool fakeapi_wait_count(pthread_mutex_t *mu, pthread_cond_t *cond, const int *what, int want, int timeout_s);
 
 #endif

@@ -121,6 +121,9 @@ REJECT = [
      ["StartupPolicy and DependsOn APIs are mutually exclusive"]),
     ("template", jobset("tmpl", [rjob("rj", pod_spec={"restartPolicy": "Always"})]),
      ["spec.replicatedJobs[0].template.spec.template.spec.restartPolicy"]),
+    # Issue 22, docs/differences.md "Size limits" (ours: upstream has none).
+    ("size-limit", jobset("huge", [rjob("rj", replicas=2_000_000_000)]),
+     ["spec.replicatedJobs[0].replicas", "2000000000", "at most 100000 are allowed"]),
 ]
 
 

@@ -172,6 +172,50 @@ spec:
     assert not r.dir.exists()
 
 
+HUGE = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: huge}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: %s
+    template:
+      spec:
+        completionMode: NonIndexed
+        parallelism: %s
+        completions: 2147483647
+        template: {spec: {containers: [{name: c, image: busybox, command: ["true"]}]}}
+"""
+
+
+@pytest.mark.parametrize("replicas,parallelism,want", [
+    # the size limit of every runtime (docs/differences.md, "Size limits")
+    ("2000000000", "1", "huge.yaml:8:5: spec.replicatedJobs[0].replicas: Invalid value: 2000000000: the JobSet "
+     "would have 2000000000 child Jobs (replicas summed over its ReplicatedJobs); at most 100000 are allowed"),
+    # the local runtime's own: one address per pod held at once (docs/local.md)
+    ("1", "2147483647", "spec.replicatedJobs[0] (w): the run would hold 2147483647 pods at once"),
+])
+def test_jobset_over_a_size_limit_is_refused_at_once(jobset_bin, tmp_path, replicas, parallelism, want):
+    """Issue 22: these numbers are schema-valid; planning them took memory
+    in proportion (the runner was killed out of memory). They are refused
+    before anything starts. The address-space limit keeps a regression from
+    taking the machine's memory (not under ASan, whose shadow memory needs
+    more)."""
+    path = tmp_path / "huge.yaml"
+    path.write_text(HUGE % (replicas, parallelism))
+
+    def limit():
+        if not os.environ.get("ASAN_OPTIONS"):
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    r = subprocess.run([str(jobset_bin), "run", "--run-dir", str(tmp_path / "run"), str(path)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=30, preexec_fn=limit)
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    assert want in r.stderr and "nothing was started" in r.stderr, r.stderr
+    assert not (tmp_path / "run").exists()
+
+
 SLEEPERS = """
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "core/policy.h"
 #include "ctrl/cache.h"
+#include "kube/store.h"
 #include "support/testutil.h"
 
 /* A JobSet in the API server's shape, with a merge patch on top. */
@@ -259,6 +261,72 @@ static void test_pod_records(void **state)
 	}
 }
 
+/* A pod's metadata as PartialObjectMetadata (the restart cleanup's cache):
+ * what the record keeps, and that only those fields make an update. */
+#define META(md) "{\"kind\":\"PartialObjectMetadata\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"" md "}}"
+#define MLABELS(l) ",\"labels\":{" l "}"
+#define MJS "\"jobset.sigs.k8s.io/jobset-name\":\"js\",\"jobset.sigs.k8s.io/jobset-uid\":\"u1\""
+#define MJOB ",\"batch.kubernetes.io/job-name\":\"js-w-0\""
+#define MATT(a) ",\"jobset.sigs.k8s.io/restart-attempt\":\"" a "\""
+
+static void test_metapod_records(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *json;
+		const char *key, *uid, *job, *attempt; /* NULL: none */
+		bool deleting;
+	} rows[] = {
+		{"every label", META(MLABELS(MJS MJOB MATT("2"))), "ns/js", "u1", "js-w-0", "2", false},
+		{"being deleted", META(MLABELS(MJS MJOB MATT("0")) ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\""),
+		 "ns/js", "u1", "js-w-0", "0", true},
+		{"the older job-name label", META(MLABELS(MJS ",\"job-name\":\"js-w-1\"")), "ns/js", "u1", "js-w-1", NULL,
+		 false},
+		{"no labels", META(""), NULL, NULL, NULL, NULL, false},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
+		json_t *o = json_loads(rows[i].json, 0, NULL);
+		assert_non_null(o);
+		int err = 0;
+		const struct js_cache_metapod *r = js_cache_metapod_type.transform(o, &err);
+		json_decref(o);
+		assert_non_null(r);
+		if (!streq_or_null(r->jobset_key, rows[i].key) || !streq_or_null(r->jobset_uid, rows[i].uid) ||
+		    !streq_or_null(r->job_name, rows[i].job) || !streq_or_null(r->attempt, rows[i].attempt) ||
+		    r->deleting != rows[i].deleting || !streq_or_null(r->name, "p"))
+			fail_msg("%s: key %s uid %s job %s attempt %s deleting %d", rows[i].name,
+				 r->jobset_key ? r->jobset_key : "(null)", r->jobset_uid ? r->jobset_uid : "(null)",
+				 r->job_name ? r->job_name : "(null)", r->attempt ? r->attempt : "(null)", r->deleting);
+		o = json_loads(rows[i].json, 0, NULL);
+		const void *again = js_cache_metapod_type.transform(o, &err);
+		json_decref(o);
+		assert_true(js_cache_metapod_type.same(r, again));
+		js_cache_metapod_type.unref(again);
+		js_cache_metapod_type.unref(r);
+	}
+	static const struct {
+		const char *name, *a, *b;
+		bool same;
+	} upd[] = {
+		{"an annotation changes", META(MLABELS(MJS MATT("1"))), META(MLABELS(MJS MATT("1")) ",\"annotations\":{\"x\":\"y\"}"),
+		 true},
+		{"marked for deletion", META(MLABELS(MJS MATT("1"))),
+		 META(MLABELS(MJS MATT("1")) ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\""), false},
+		{"the attempt label is edited", META(MLABELS(MJS MATT("1"))), META(MLABELS(MJS MATT("2"))), false},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(upd); i++) {
+		int err = 0;
+		json_t *ja = json_loads(upd[i].a, 0, NULL), *jb = json_loads(upd[i].b, 0, NULL);
+		const void *a = js_cache_metapod_type.transform(ja, &err), *b = js_cache_metapod_type.transform(jb, &err);
+		json_decref(ja);
+		json_decref(jb);
+		if (js_cache_metapod_type.same(a, b) != upd[i].same)
+			fail_msg("%s: same() is %d", upd[i].name, !upd[i].same);
+		js_cache_metapod_type.unref(a);
+		js_cache_metapod_type.unref(b);
+	}
+}
+
 /* Records are shared by the informer's thread and the workers, and the
  * last holder frees: every type's unref from many threads at once. Checked
  * by ThreadSanitizer in the tsan tier (the free must happen after every
@@ -293,6 +361,7 @@ static void test_shared_unref(void **state)
 		{&js_cache_service_type, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\"}}"},
 		{&js_cache_pvc_type, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"}}"},
 		{&js_cache_pod_type, POD(JSL ATT("1"), "{\"phase\":\"Running\"}")},
+		{&js_cache_metapod_type, META(MLABELS(MJS MJOB MATT("1")))},
 	};
 	for (size_t k = 0; k < JS_ARRAY_SIZE(kinds); k++) {
 		for (int round = 0; round < 50; round++) {
@@ -314,13 +383,69 @@ static void test_shared_unref(void **state)
 	}
 }
 
+/* The failure policy's patterns are compiled once per generation (issue
+ * 22): each update of the JobSet goes through a store as the informer
+ * sends it, and the record's compiled policy is either its predecessor's
+ * (same pointer) or a new one. */
+static void test_policy_per_generation(void **state)
+{
+	(void)state;
+#define FP(pat) "\"spec\":{\"failurePolicy\":{\"rules\":[{\"name\":\"r\",\"action\":\"FailJobSet\"," \
+		"\"onJobFailureMessagePatterns\":[\"" pat "\",\"exit [0-9]+\"]}]}}"
+	static const struct {
+		const char *name;
+		const char *patch; /* on jobset() */
+		bool shared;       /* the previous record's policy */
+		size_t compiled;   /* patterns compiled into the record's policy */
+	} steps[] = {
+		{"added", "{\"metadata\":{\"resourceVersion\":\"5\"}," FP("oom") "}", false, 2},
+		{"status update, same generation", "{\"metadata\":{\"resourceVersion\":\"6\"}," FP("oom")
+		 ",\"status\":{\"restarts\":1}}", true, 2},
+		{"label edit, same generation", "{\"metadata\":{\"resourceVersion\":\"7\",\"labels\":{\"a\":\"2\"}},"
+		 FP("oom") "}", true, 2},
+		{"spec change: new generation", "{\"metadata\":{\"resourceVersion\":\"8\",\"generation\":2},"
+		 FP("OOMKilled") "}", false, 2},
+		{"status update of generation 2", "{\"metadata\":{\"resourceVersion\":\"9\",\"generation\":2},"
+		 FP("OOMKilled") ",\"status\":{\"restarts\":2}}", true, 2},
+		{"same generation, other patterns (no generation bump seen)",
+		 "{\"metadata\":{\"resourceVersion\":\"10\",\"generation\":2}," FP("other") "}", false, 2},
+		{"new incarnation, same name and generation", "{\"metadata\":{\"resourceVersion\":\"11\","
+		 "\"generation\":2,\"uid\":\"u2\"}," FP("other") "}", false, 2},
+		{"no failure policy", "{\"metadata\":{\"resourceVersion\":\"12\",\"generation\":3,\"uid\":\"u2\"}}",
+		 false, 0},
+	};
+#undef FP
+	struct js_store *st = js_store_new(&js_cache_jobset_type);
+	const struct js_policy *prev = NULL;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(steps); i++) {
+		json_t *o = jobset(steps[i].patch);
+		struct js_store_change ch;
+		assert_int_equal(js_store_upsert(st, o, &ch), 0);
+		json_decref(o);
+		const struct js_cache_jobset *r = js_store_get(st, "ns/js");
+		assert_non_null(r);
+		assert_non_null(r->policy);
+		if ((r->policy == prev) != steps[i].shared)
+			fail_msg("%s: policy %s", steps[i].name, steps[i].shared ? "compiled again" : "shared");
+		if (js_policy_compiled(r->policy) != steps[i].compiled)
+			fail_msg("%s: %zu patterns compiled, want %zu", steps[i].name,
+				 js_policy_compiled(r->policy), steps[i].compiled);
+		prev = r->policy;
+		js_store_unref(st, r);
+		js_store_change_done(st, &ch); /* drops the old record: a shared policy lives on */
+	}
+	js_store_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jobset_filter),
 		cmocka_unit_test(test_jobset_record),
+		cmocka_unit_test(test_policy_per_generation),
 		cmocka_unit_test(test_child_records),
 		cmocka_unit_test(test_pod_records),
+		cmocka_unit_test(test_metapod_records),
 		cmocka_unit_test(test_shared_unref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,9 @@
 struct fake {
 	struct fakeapi *api;
 	bool block_jobs; /* never answer POST .../jobs */
+	bool fail_jobs;  /* answer POST .../jobs 422 (the reconcile then sends a Warning event) */
+	bool block_events; /* never answer event writes */
+	int job_posts, event_writes, events_released; /* counts */
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	/* what happened, in order (sequence numbers; 0 = never) */
@@ -72,19 +75,16 @@ static void note(struct fake *f, int *what)
 	pthread_mutex_unlock(&f->mu);
 }
 
-/* Wait until *what is set (a condition with a deadline). */
+/* Wait until *what >= want (a condition with a deadline). */
+static bool wait_count(struct fake *f, const int *what, int want, int timeout_s)
+{
+	return fakeapi_wait_count(&f->mu, &f->cond, what, want, timeout_s);
+}
+
+/* Wait until the event *what has happened (its sequence number is set). */
 static bool wait_note(struct fake *f, const int *what, int timeout_s)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_s;
-	pthread_mutex_lock(&f->mu);
-	while (!*what)
-		if (pthread_cond_timedwait(&f->cond, &f->mu, &dl) == ETIMEDOUT)
-			break;
-	bool ok = *what != 0;
-	pthread_mutex_unlock(&f->mu);
-	return ok;
+	return wait_count(f, what, 1, timeout_s);
 }
 
 static json_t *the_jobset(void)
@@ -95,6 +95,15 @@ static json_t *the_jobset(void)
 			 "namespace", "ns", "uid", "js-uid", "resourceVersion", "10", "generation", 1, "spec",
 			 "replicatedJobs", "name", "w", "replicas", 1, "template", "spec", "template", "spec",
 			 "containers", "name", "c", "image", "busybox", "restartPolicy", "Never");
+}
+
+static void event_released(void *user)
+{
+	struct fake *f = user;
+	pthread_mutex_lock(&f->mu);
+	f->events_released++;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->mu);
 }
 
 static void job_post_released(void *user)
@@ -145,8 +154,27 @@ static void serve(void *user, const struct fakeapi_req *rq, struct fakeapi_resp 
 			}
 		}
 		pthread_mutex_unlock(&f->mu);
+	} else if (strstr(path, "/events") && f->block_events) {
+		pthread_mutex_lock(&f->mu);
+		f->event_writes++;
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->mu);
+		rs->how = FAKEAPI_HOLD; /* until the client gives up */
+		rs->released = event_released;
+		json_decref(in);
+		return;
 	} else if (strcmp(method, "POST") == 0 && strstr(path, "/jobs")) {
 		note(f, &f->job_post_seen);
+		pthread_mutex_lock(&f->mu);
+		f->job_posts++;
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->mu);
+		if (f->fail_jobs) {
+			rs->code = 422;
+			rs->body = fakeapi_status(422, "Invalid");
+			json_decref(in);
+			return;
+		}
 		if (f->block_jobs) {
 			pthread_mutex_lock(&f->mu);
 			f->post_fd = rq->fd;
@@ -279,6 +307,40 @@ static void test_stop_and_free(void **state)
 		run_case(&cases[i]);
 }
 
+/* Events are sent off the reconcile path (issue 22): with every event
+ * write held unanswered by the API server, a reconcile whose Job creation
+ * fails - and which therefore sends a JobCreationFailed Warning - still
+ * ends, and the key is reconciled again (its retry creates the Job again)
+ * long before the held write could time out (60 s). Stop then returns
+ * within its bound, abandoning the held write. */
+static void test_blocked_events_do_not_hold_reconciles(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_start(&f, false);
+	pthread_mutex_lock(&f.mu);
+	f.fail_jobs = true;
+	f.block_events = true;
+	pthread_mutex_unlock(&f.mu);
+	struct js_client *client = client_for(&f);
+	struct js_controller_opts o = {.client = client, .workers = 1, .identity = "me", .cache_wait_ms = -1};
+	struct js_controller *c = NULL;
+	assert_int_equal(js_controller_new(&o, &c), 0);
+	assert_int_equal(js_controller_start(c), 0);
+	if (!wait_count(&f, &f.event_writes, 1, 20))
+		fail_msg("the failed creation's Warning event never reached the API server");
+	/* One worker: a third creation means two reconciles ended while the
+	 * first event write was held. */
+	if (!wait_count(&f, &f.job_posts, 3, 20))
+		fail_msg("the reconcile did not end while its event write was held (%d Job POSTs)", f.job_posts);
+	assert_int_equal(js_controller_stop(c, 200), 0);
+	if (!wait_count(&f, &f.events_released, 1, 20))
+		fail_msg("the held event write is still open after stop");
+	assert_int_equal(js_controller_free(c), 0);
+	js_client_free(client);
+	fake_stop(&f);
+}
+
 /* Never started: stop is immediate and free works. */
 static void test_never_started(void **state)
 {
@@ -351,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_and_free),
 		cmocka_unit_test(test_never_started),
+		cmocka_unit_test(test_blocked_events_do_not_hold_reconciles),
 		cmocka_unit_test(test_note_written),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,7 +73,12 @@ static bool rec_same(const void *a, const void *b)
 	return strcmp(((const struct rec *)a)->data, ((const struct rec *)b)->data) == 0;
 }
 
-static const struct js_store_type rec_type = {rec_transform, rec_ref, rec_unref, rec_same};
+static const struct js_store_type rec_type = {
+	.transform = rec_transform,
+	.ref = rec_ref,
+	.unref = rec_unref,
+	.same = rec_same,
+};
 
 /* "ns/name rv data owner1,owner2" ("-" for an absent field) -> Job-like JSON */
 static json_t *obj(const char *spec)

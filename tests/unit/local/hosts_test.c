@@ -222,6 +222,57 @@ static void test_service(void **state)
 	}
 }
 
+/* Issue 22: what a local run holds at once, and its Indexed hostnames, fit
+ * the run's addresses, or the run is refused naming the ReplicatedJob. */
+static void test_capacity(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *rjobs; /* the replicatedJobs list */
+		const char *err;   /* NULL: fits 10 addresses */
+	} cases[] = {
+		{"10 pods at once fit", "{\"name\":\"a\",\"replicas\":5," TMPL("\"completions\":2,\"parallelism\":2,") "}", NULL},
+		{"parallelism 2147483647 (NonIndexed)",
+		 "{\"name\":\"a\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":2147483647,\"parallelism\":2147483647,") "}",
+		 "spec.replicatedJobs[0] (a): the run would hold 2147483647 pods at once"},
+		{"parallelism capped by completions", "{\"name\":\"a\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":3,\"parallelism\":2147483647,") "}",
+		 NULL},
+		{"completions 2147483647 one at a time (NonIndexed)",
+		 "{\"name\":\"a\"," TMPL("\"completionMode\":\"NonIndexed\",\"completions\":2147483647,\"parallelism\":1,") "}", NULL},
+		{"Indexed hostnames past the addresses",
+		 "{\"name\":\"a\",\"replicas\":2," TMPL("\"completions\":6,\"parallelism\":1,") "}",
+		 "the run would hold 12 Indexed hostnames (replicas x completions)"},
+		{"summed over ReplicatedJobs", "{\"name\":\"a\",\"replicas\":6," TMPL("") "},{\"name\":\"b\",\"replicas\":5," TMPL("") "}",
+		 "spec.replicatedJobs[1] (b): the run would hold 11 pods at once"},
+		{"replicas 2000000000", "{\"name\":\"a\",\"replicas\":2000000000," TMPL("") "}", "2000000000 pods at once"},
+	};
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(cases); i++) {
+		char *text = NULL;
+		if (asprintf(&text, "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":"
+				    "{\"name\":\"js\"},\"spec\":{\"replicatedJobs\":[%s]}}",
+			     cases[i].rjobs) < 0)
+			fail_msg("out of memory");
+		json_t *root = json_loads(text, 0, NULL);
+		free(text);
+		struct js_diag diag;
+		js_diag_init(&diag);
+		struct js_jobset *js = NULL;
+		if (!root || js_codec_decode_jobset(root, JS_CODEC_STRICT, &diag, &js) < 0)
+			fail_msg("case '%s': the JobSet does not decode", cases[i].name);
+		(void)js_default_jobset(js);
+		char *err = NULL;
+		int rc = js_hosts_check_capacity(js, 10, &err);
+		if (cases[i].err ? rc != JS_EINVALID || !strstr(err, cases[i].err) || !strstr(err, "has 10")
+				 : rc != 0)
+			fail_msg("case '%s': rc %d, err %s", cases[i].name, rc, err ? err : "-");
+		free(err);
+		js_jobset_free(js);
+		js_diag_done(&diag);
+		json_decref(root);
+	}
+}
+
 /* The degraded mode's file: every pod looks itself up in it, so it keeps
  * the bare names. */
 static void test_service_bare(void **state)
@@ -256,6 +307,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_bare, setup, teardown),
+		cmocka_unit_test(test_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
