@@ -153,6 +153,7 @@ class JobWatch(threading.Thread):
         super().__init__(daemon=True)
         self.api = api
         self.seen = {}  # uid -> (ns, name, attempt, job attempt, coordinator)
+        self.times = {}  # uid -> {ns, job, seen, ready, end}
         self.stop = False
         self.lock = threading.Lock()
         first = api.req("GET", f"/apis/batch/v1/jobs?labelSelector={JS_NAME}")
@@ -163,9 +164,21 @@ class JobWatch(threading.Thread):
     def _add(self, j):
         m = j["metadata"]
         lb = m.get("labels") or {}
+        st = j.get("status") or {}
+        now = round(time.time(), 1)
         with self.lock:
             self.seen.setdefault(m["uid"], (m["namespace"], m["name"], lb.get(ATTEMPT), lb.get(JOB_ATTEMPT),
                                             lb.get(COORD)))
+            # When each Job was first seen, ready, finished (wall clock, s):
+            # not compared; for reading a difference of timing.
+            t = self.times.setdefault(m["uid"], {"ns": m["namespace"], "job": f"{m['name']}@{lb.get(ATTEMPT)}",
+                                                 "seen": now})
+            par = (j.get("spec") or {}).get("parallelism") or 1
+            if "ready" not in t and (st.get("ready") or 0) + (st.get("succeeded") or 0) >= par:
+                t["ready"] = now
+            for c in st.get("conditions") or []:
+                if c.get("type") in ("Complete", "Failed") and c.get("status") == "True" and "end" not in t:
+                    t["end"] = f"{now} {c['type']}:{c.get('reason')}"
 
     def run(self):
         while not self.stop:
@@ -189,6 +202,15 @@ class JobWatch(threading.Thread):
                     log(f"job watch restarted: {e}")
             finally:
                 c.close()
+
+    def timeline(self, ns, t0):
+        """The Jobs of `ns` with their times relative to epoch t0."""
+        with self.lock:
+            out = []
+            for t in self.times.values():
+                if t["ns"] == ns:
+                    out.append({k: (round(v - t0, 1) if isinstance(v, float) else v) for k, v in t.items() if k != "ns"})
+            return sorted(out, key=lambda x: x["seen"])
 
     def jobs(self, ns):
         with self.lock:
@@ -348,7 +370,7 @@ def run_batch(target, cases, out, timeout, batch_no, stagger=0.0):
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.25)
-        start = {}
+        start, wall = {}, {}
         todo = []  # (time, seed, action)
         for c in cases:
             ns = ns_of(c["seed"])
@@ -356,6 +378,7 @@ def run_batch(target, cases, out, timeout, batch_no, stagger=0.0):
                 time.sleep(stagger)
             api.req("POST", f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets", c["jobset"])
             start[c["seed"]] = time.monotonic()
+            wall[c["seed"]] = time.time()
             todo += [(start[c["seed"]] + a["at"], c["seed"], a) for a in c["actions"]]
         todo.sort(key=lambda x: x[0])
         done_at = {}
@@ -399,6 +422,7 @@ def run_batch(target, cases, out, timeout, batch_no, stagger=0.0):
             # Not compared (our own words): kept for the allow-list.
             final[c["seed"]]["_jobCreationFailed"] = [e.get("note", "") for e in mine
                                                       if e.get("reason") == "JobCreationFailed"]
+            final[c["seed"]]["_jobTimes"] = watch.timeline(ns, wall[c["seed"]])
             final[c["seed"]]["_seconds"] = round(done_at.get(c["seed"], time.monotonic()) - start[c["seed"]], 1)
         watch.stop = True
         rc = stop_controller(proc)
