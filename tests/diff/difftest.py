@@ -131,6 +131,18 @@ class Api:
         return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
 
     def req(self, method, path, body=None, ctype="application/json", ok=(200, 201)):
+        """One request; a transport error (a loaded machine: timeouts,
+        resets) is retried 4 times, 2 s apart, then raised."""
+        for attempt in range(5):
+            try:
+                return self._req(method, path, body, ctype, ok)
+            except (OSError, TimeoutError) as e:
+                if attempt == 4:
+                    raise
+                log(f"{method} {path}: {e}; retrying")
+                time.sleep(2)
+
+    def _req(self, method, path, body, ctype, ok):
         c = self.conn()
         try:
             data = json.dumps(body).encode() if body is not None else None
@@ -200,6 +212,7 @@ class JobWatch(threading.Thread):
             except (OSError, ValueError) as e:
                 if not self.stop:
                     log(f"job watch restarted: {e}")
+                    time.sleep(1)
             finally:
                 c.close()
 
@@ -351,7 +364,7 @@ def run_batch(target, cases, out, timeout, batch_no, stagger=0.0):
             raise RuntimeError(f"hack/cluster up failed: {logs}/cluster-{target}-{batch_no}.log")
     env = cluster_env(cdir)
     api = Api(env)
-    proc = None
+    proc = watch = None
     try:
         proc = start_controller(target, env, cdir, logs / f"{target}-{batch_no}.log")
         watch = JobWatch(api)
@@ -432,6 +445,8 @@ def run_batch(target, cases, out, timeout, batch_no, stagger=0.0):
         log(f"batch {batch_no} {target}: {len(cases)} cases in {time.monotonic() - t0:.0f} s")
         return final
     finally:
+        if watch is not None:
+            watch.stop = True
         if proc is not None:
             stop_controller(proc)
         with open(logs / f"cluster-{target}-{batch_no}.log", "a") as lf:
@@ -500,7 +515,7 @@ def main():
         for b in range(0, len(seeds), batch):
             cases = [gen.generate(s) for s in seeds[b:b + batch]]
             targets = a.targets.split(",")
-            res = {t: run_batch(t, cases, out, a.timeout, f"{tag}{b // batch}", a.stagger) for t in targets}
+            res = {t: run_batch(t, cases, out, a.timeout, f"{tag}{b // batch}-{seeds[b]}", a.stagger) for t in targets}
             if len(targets) < 2:
                 for c in cases:
                     (out / "cases" / f"{c['seed']}.json").write_text(json.dumps({"case": c, **res}, indent=1))
@@ -514,8 +529,26 @@ def main():
                 done[c["seed"]] = (rec, [d for d in diffs if d[3] is None])
         return done
 
-    for b in range(0, len(seeds), a.batch):
-        done = run_seeds(seeds[b:b + a.batch], a.batch, "")
+    # Cases already recorded in OUT (a run stopped midway, run again with
+    # the same arguments) are counted from their records, not run again.
+    todo_seeds = []
+    for seed in seeds:
+        f = out / "cases" / f"{seed}.json"
+        rec = json.loads(f.read_text()) if f.exists() else None
+        if not rec or "diffs" not in rec:
+            todo_seeds.append(seed)
+            continue
+        counts["cases"] += 1
+        if not rec["diffs"]:
+            counts["same"] += 1
+        elif all(d["allowed"] for d in rec["diffs"]):
+            counts["allowed"] += 1
+        else:
+            differing.append(seed)
+    if len(todo_seeds) < len(seeds):
+        log(f"{len(seeds) - len(todo_seeds)} cases already recorded in {out}: {counts}")
+    for b in range(0, len(todo_seeds), a.batch):
+        done = run_seeds(todo_seeds[b:b + a.batch], a.batch, "")
         for seed, (rec, bad) in done.items():
             (out / "cases" / f"{seed}.json").write_text(json.dumps(rec, indent=1))
             counts["cases"] += 1
