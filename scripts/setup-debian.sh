@@ -15,6 +15,10 @@
 # podman with runc is the container runtime of `jobset run --runtime podman`
 # and its e2e tests (netavark, its network backend, needs iptables; a podman
 # pod's infra image is built locally from catatonit, so nothing is pulled).
+#
+# containerd, containernetworking-plugins (and runc) run the test cluster's
+# real nodes (hack/cluster up --real-nodes); busybox-static is their test
+# workload image, built FROM scratch without a registry.
 set -euo pipefail
 
 pkgs=(
@@ -28,6 +32,7 @@ pkgs=(
   python3 python3-yaml
   python3-h2 faketime
   podman runc netavark iptables catatonit
+  containerd containernetworking-plugins busybox-static
 )
 case ${1:-} in
   --bench) pkgs=(heaptrack) ;;

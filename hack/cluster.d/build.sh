@@ -7,6 +7,8 @@
 #   $CACHE/k8s/<ver>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}
 #   $CACHE/etcd/<ver>/bin/etcd
 #   $CACHE/kwok/<ver>/bin/kwok
+#   $CACHE/node/<k8s ver>/bin/{kubelet,kube-proxy}   (real nodes, `build real-nodes`)
+#   $CACHE/coredns/<ver>/bin/coredns                (real nodes' cluster DNS)
 #   $CACHE/helm/<ver>/bin/helm       (chart tests; Debian bookworm has no helm)
 #   $CACHE/kueue/<ver>/bin/kueue     (Kueue e2e tests, not in "all"; CRDs and webhook
 #                                     manifests are read from its module source)
@@ -106,6 +108,75 @@ build_kwok() {
 	log "kwok $KWOK_VERSION: built in $((SECONDS - t0))s"
 }
 
+# k8s_main_module SRC CMD... -> SRC is a scratch main module that requires
+# k8s.io/kubernetes $K8S_VERSION with its staging modules mapped to their
+# published twins and the given k8s.io/kubernetes/cmd/CMDs as tools; prints
+# the -ldflags that stamp the version. Runs in a subshell of the caller.
+k8s_main_module() {
+	local src=$1 v=${K8S_VERSION#v}
+	shift
+	local major=${v%%.*} rest=${v#*.}
+	local minor=${rest%%.*} patch=${rest#*.}
+	local staging_ver="v0.$minor.$patch"
+	cd "$src" || return 1
+	go mod init local/k8sbins >/dev/null 2>&1
+	local gomod
+	gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+	[[ -f $gomod ]] || { log "cannot download k8s.io/kubernetes@$K8S_VERSION go.mod"; return 1; }
+	# k8s.io/kubernetes requires its staging modules at v0.0.0 and maps them
+	# to ./staging/src/... with replace directives that only apply inside
+	# the kubernetes repo.  Map each to its published twin v0.<minor>.<patch>,
+	# derived from the downloaded go.mod rather than a hard-coded list.
+	local mods
+	mods=$( {
+		sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$gomod"
+		sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]\{1,\}v0\.0\.0\([[:space:]].*\)\{0,1\}$#\1#p' "$gomod"
+	} | sort -u)
+	[[ -n $mods ]] || { log "no staging modules found in $gomod"; return 1; }
+	local args=() m
+	for m in $mods; do args+=("-replace=$m=$m@$staging_ver"); done
+	# Kubernetes pins GODEBUG defaults to the Go it shipped with; only the
+	# main module's go/godebug lines count, so copy them.
+	local gover godebug
+	gover=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod" | head -1)
+	godebug=$(sed -n 's/^godebug \(.*\)$/\1/p' "$gomod" | head -1)
+	go mod edit -go="$gover" "${args[@]}" || return 1
+	[[ -z $godebug ]] || go mod edit -godebug="$godebug" || return 1
+	log "kubernetes $K8S_VERSION: $(wc -w <<<"$mods") staging modules -> $staging_ver, go $gover, godebug ${godebug:-none}" >&2
+	local pkgs=() c
+	for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION"); done
+	go get -tool "${pkgs[@]}" >&2 || return 1
+	# Version stamping as kubernetes' hack/lib/version.sh does, so that
+	# /version and kubectl version report the real version.
+	local ld="-s -w" k pkg
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		for k in "gitVersion=$K8S_VERSION" "gitMajor=$major" "gitMinor=$minor" \
+			"gitTreeState=clean" "buildDate=1970-01-01T00:00:00Z"; do
+			ld+=" -X $pkg.$k"
+		done
+	done
+	printf '%s\n' "$ld"
+}
+
+# build_k8s_cmds LABEL DIR CMD... -> one `go build` of k8s.io/kubernetes/cmd/CMD...
+# at $K8S_VERSION into DIR/bin, stamped.
+build_k8s_cmds() {
+	local label=$1 dir=$2
+	shift 2
+	local t0=$SECONDS src="$dir/src"
+	rm -rf "$src" && mkdir -p "$src" "$dir/bin"
+	(
+		set -e
+		ld=$(k8s_main_module "$src" "$@")
+		cd "$src"
+		pkgs=()
+		for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+		go build -trimpath -ldflags="$ld" -o "$dir/bin/" "${pkgs[@]}"
+	) || return 1
+	write_stamp "$dir" "$K8S_VERSION"
+	log "$label $K8S_VERSION: built in $((SECONDS - t0))s"
+}
+
 build_k8s() {
 	local dir="$CACHE/k8s/$K8S_VERSION"
 	# Only the default version builds kubectl: a cluster of another version
@@ -115,54 +186,55 @@ build_k8s() {
 	[[ $K8S_VERSION != "$K8S_DEFAULT_VERSION" ]] || cmds+=(kubectl)
 	cached "kubernetes $K8S_VERSION" "$dir" "${cmds[@]}" && return 0
 	log "kubernetes $K8S_VERSION: building ${cmds[*]} (cold: ~9 min measured on 2 cores for v1.34.4, ~1 min with a warm GOCACHE; see docs/cluster.md)"
-	local t0=$SECONDS src="$dir/src" v=${K8S_VERSION#v}
-	local major=${v%%.*} rest=${v#*.}
-	local minor=${rest%%.*} patch=${rest#*.}
-	local staging_ver="v0.$minor.$patch"
+	build_k8s_cmds kubernetes "$dir" "${cmds[@]}"
+}
+
+# The node binaries of real nodes (hack/cluster up --real-nodes): kubelet and
+# kube-proxy of the same Kubernetes version as the control plane, in a main
+# module of their own (the control plane's stamp stays as it is), sharing
+# its module and build caches.
+build_node() {
+	local dir="$CACHE/node/$K8S_VERSION"
+	cached "kubelet/kube-proxy $K8S_VERSION" "$dir" kubelet kube-proxy && return 0
+	log "kubelet/kube-proxy $K8S_VERSION: building (~1-2 min with the control plane's GOCACHE warm)"
+	build_k8s_cmds kubelet/kube-proxy "$dir" kubelet kube-proxy
+}
+
+# CoreDNS for real nodes: a main module with only the plugins the test
+# cluster's Corefile uses (the full set pulls in every cloud provider's SDK).
+build_coredns() {
+	local dir="$CACHE/coredns/$COREDNS_VERSION"
+	cached "coredns $COREDNS_VERSION" "$dir" coredns && return 0
+	log "coredns $COREDNS_VERSION: building"
+	local t0=$SECONDS src="$dir/src"
 	rm -rf "$src" && mkdir -p "$src" "$dir/bin"
 	(
 		set -e
 		cd "$src"
-		go mod init local/k8sbins >/dev/null 2>&1
-		local gomod
-		gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
-		[[ -f $gomod ]] || { log "cannot download k8s.io/kubernetes@$K8S_VERSION go.mod"; exit 1; }
-		# k8s.io/kubernetes requires its staging modules at v0.0.0 and maps them
-		# to ./staging/src/... with replace directives that only apply inside
-		# the kubernetes repo.  Map each to its published twin v0.<minor>.<patch>,
-		# derived from the downloaded go.mod rather than a hard-coded list.
-		local mods
-		mods=$( {
-			sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$gomod"
-			sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]\{1,\}v0\.0\.0\([[:space:]].*\)\{0,1\}$#\1#p' "$gomod"
-		} | sort -u)
-		[[ -n $mods ]] || { log "no staging modules found in $gomod"; exit 1; }
-		local args=() m
-		for m in $mods; do args+=("-replace=$m=$m@$staging_ver"); done
-		# Kubernetes pins GODEBUG defaults to the Go it shipped with; only the
-		# main module's go/godebug lines count, so copy them.
-		local gover godebug
-		gover=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod" | head -1)
-		godebug=$(sed -n 's/^godebug \(.*\)$/\1/p' "$gomod" | head -1)
-		go mod edit -go="$gover" "${args[@]}"
-		[[ -z $godebug ]] || go mod edit -godebug="$godebug"
-		log "kubernetes $K8S_VERSION: $(wc -w <<<"$mods") staging modules -> $staging_ver, go $gover, godebug ${godebug:-none}"
-		local pkgs=() c
-		for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-		go get -tool "${pkgs[@]/%/@$K8S_VERSION}"
-		# Version stamping as kubernetes' hack/lib/version.sh does, so that
-		# /version and kubectl version report the real version.
-		local ld="-s -w" k pkg
-		for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-			for k in "gitVersion=$K8S_VERSION" "gitMajor=$major" "gitMinor=$minor" \
-				"gitTreeState=clean" "buildDate=1970-01-01T00:00:00Z"; do
-				ld+=" -X $pkg.$k"
-			done
+		go mod init local/corednsbin >/dev/null 2>&1
+		local plugins=(bind ready health errors log cache hosts kubernetes loop)
+		local p imports=() directives=""
+		for p in "${plugins[@]}"; do
+			imports+=("github.com/coredns/coredns/plugin/$p")
+			directives+="\"$p\", "
 		done
-		go build -trimpath -ldflags="$ld" -o "$dir/bin/" "${pkgs[@]}"
+		# Directives: upstream's order (core/dnsserver/zdirectives.go), only these.
+		{
+			echo 'package main'
+			echo 'import ('
+			echo '	"github.com/coredns/coredns/core/dnsserver"'
+			echo '	"github.com/coredns/coredns/coremain"'
+			for p in "${imports[@]}"; do echo "	_ \"$p\""; done
+			echo ')'
+			echo "func init() { dnsserver.Directives = []string{$directives} }"
+			echo 'func main() { coremain.Run() }'
+		} >main.go
+		go get "github.com/coredns/coredns@$COREDNS_VERSION"
+		go get "${imports[@]/%/@$COREDNS_VERSION}" "github.com/coredns/coredns/coremain@$COREDNS_VERSION"
+		go build -trimpath -ldflags="-s -w" -o "$dir/bin/coredns" .
 	) || return 1
-	write_stamp "$dir" "$K8S_VERSION"
-	log "kubernetes $K8S_VERSION: built in $((SECONDS - t0))s"
+	write_stamp "$dir" "$COREDNS_VERSION"
+	log "coredns $COREDNS_VERSION: built in $((SECONDS - t0))s"
 }
 
 # build_go_tool NAME VERSION MODULE/PKG -> go install of an upstream command
@@ -223,7 +295,11 @@ cmd_build() {
 	kueue) build_kueue ;;
 	trainer) build_trainer ;;
 	clients) build_helm && build_kueue && build_trainer ;;
-	*) die "build: unknown component '$only' (all|etcd|kwok|k8s|helm|kueue|trainer|clients)" ;;
+	node) build_node ;;
+	coredns) build_coredns ;;
+	# everything a cluster with real nodes needs on top of "all"'s control plane
+	real-nodes) build_node && build_coredns ;;
+	*) die "build: unknown component '$only' (all|etcd|kwok|k8s|helm|kueue|trainer|clients|node|coredns|real-nodes)" ;;
 	esac || die "build failed"
 	log "build done in $((SECONDS - t0))s"
 }

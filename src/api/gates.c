@@ -11,29 +11,47 @@
 
 #define NO_FIELD ((size_t)-1)
 
+/* Stages as component-base's featuregate.prerelease; only Alpha and GA
+ * gates exist today, so nothing answers AllBeta yet. */
+enum stage { ALPHA, BETA, GA };
+
 /* The gates of SPEC §12.3. `locked` gates are GA and always on: they have
  * no field, and only "true" is accepted for them (as upstream's
  * component-base refuses to change a locked gate). */
 static const struct {
 	const char *name;
 	size_t off;
+	enum stage stage;
 	bool locked;
 } gates_table[] = {
-	{"RestartJob", offsetof(struct js_gates, restart_job), false},
-	{"InPlaceRestart", offsetof(struct js_gates, in_place_restart), false},
-	{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset), false},
-	{"ExecutionAttemptsTracking", offsetof(struct js_gates, execution_attempts), false},
-	{"MutablePodResourcesForSuspendedJobSets", offsetof(struct js_gates, mutable_pod_resources), false},
-	{"JobSetActiveDeadlineSeconds", offsetof(struct js_gates, active_deadline), false},
-	{"WorkloadAwareScheduling", offsetof(struct js_gates, workload_aware_scheduling), false},
-	{"TLSOptions", NO_FIELD, true},
+	{"RestartJob", offsetof(struct js_gates, restart_job), ALPHA, false},
+	{"InPlaceRestart", offsetof(struct js_gates, in_place_restart), ALPHA, false},
+	{"ElasticJobSet", offsetof(struct js_gates, elastic_jobset), ALPHA, false},
+	{"ExecutionAttemptsTracking", offsetof(struct js_gates, execution_attempts), ALPHA, false},
+	{"MutablePodResourcesForSuspendedJobSets", offsetof(struct js_gates, mutable_pod_resources), ALPHA, false},
+	{"JobSetActiveDeadlineSeconds", offsetof(struct js_gates, active_deadline), ALPHA, false},
+	{"WorkloadAwareScheduling", offsetof(struct js_gates, workload_aware_scheduling), ALPHA, false},
+	{"TLSOptions", NO_FIELD, GA, true},
 };
+
+/* component-base's two special keys: each sets every gate of its stage
+ * that the same list does not name itself. */
+static const struct {
+	const char *name;
+	enum stage stage;
+} all_table[] = {
+	{"AllAlpha", ALPHA},
+	{"AllBeta", BETA},
+};
+
+#define N_GATES JS_ARRAY_SIZE(gates_table)
+#define N_ALL JS_ARRAY_SIZE(all_table)
 
 const char *js_gates_known(void)
 {
 	return "RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking, "
 	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, "
-	       "TLSOptions";
+	       "TLSOptions, AllAlpha, AllBeta";
 }
 
 static int fail(char **reterr_msg, char *msg)
@@ -45,21 +63,76 @@ static int fail(char **reterr_msg, char *msg)
 	return JS_EINVALID;
 }
 
-int js_gates_set(struct js_gates *gates, const char *name, size_t n, bool on, char **reterr_msg)
+static bool name_is(const char *want, const char *name, size_t n)
 {
-	for (size_t i = 0; i < JS_ARRAY_SIZE(gates_table); i++) {
-		if (strlen(gates_table[i].name) != n || memcmp(gates_table[i].name, name, n) != 0)
+	return strlen(want) == n && memcmp(want, name, n) == 0;
+}
+
+/* What a list asks for, before it is applied: per gate and per special
+ * key, unset (-1), false (0) or true (1); the last item naming one wins. */
+struct request {
+	signed char gate[N_GATES];
+	signed char all[N_ALL];
+};
+
+static int request_add(struct request *req, const char *name, size_t n, bool on, char **reterr_msg)
+{
+	for (size_t i = 0; i < N_ALL; i++) {
+		if (name_is(all_table[i].name, name, n)) {
+			req->all[i] = on;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < N_GATES; i++) {
+		if (!name_is(gates_table[i].name, name, n))
 			continue;
-		if (gates_table[i].locked) {
-			if (on)
-				return 0;
+		if (gates_table[i].locked && !on)
 			return fail(reterr_msg, js_buf_format("cannot set feature gate '%.*s' to false: it is locked to true",
 							      (int)n, name));
-		}
-		*(bool *)((char *)gates + gates_table[i].off) = on;
+		req->gate[i] = on;
 		return 0;
 	}
 	return fail(reterr_msg, js_buf_format("unknown feature gate '%.*s' (known: %s)", (int)n, name, js_gates_known()));
+}
+
+/* Explicit settings win over AllAlpha/AllBeta whatever their order, as in
+ * component-base's setUnsetAlphaGates/setUnsetBetaGates, which skip a gate
+ * already set; locked gates are never touched by either. */
+static void request_apply(const struct request *req, struct js_gates *gates)
+{
+	for (size_t i = 0; i < N_GATES; i++) {
+		if (gates_table[i].locked)
+			continue;
+		int v = req->gate[i];
+		for (size_t a = 0; a < N_ALL && v < 0; a++)
+			if (req->all[a] >= 0 && all_table[a].stage == gates_table[i].stage)
+				v = req->all[a];
+		if (v >= 0)
+			*(bool *)((char *)gates + gates_table[i].off) = v;
+	}
+}
+
+static void request_init(struct request *req)
+{
+	memset(req->gate, -1, sizeof(req->gate));
+	memset(req->all, -1, sizeof(req->all));
+}
+
+int js_gates_set_all(struct js_gates *gates, const struct js_gate_setting *settings, size_t n,
+		     size_t *reterr_index, char **reterr_msg)
+{
+	struct request req;
+	request_init(&req);
+	for (size_t i = 0; i < n; i++) {
+		int r = request_add(&req, settings[i].name, settings[i].len, settings[i].on, reterr_msg);
+		if (r < 0) {
+			if (reterr_index)
+				*reterr_index = i;
+			return r;
+		}
+	}
+	request_apply(&req, gates);
+	return 0;
 }
 
 /* Drop blanks around the `*n` bytes at `*p` (Go's strings.TrimSpace, for
@@ -76,7 +149,8 @@ static void trim(const char **p, size_t *n)
 
 int js_gates_parse(const char *spec, struct js_gates *gates, char **reterr_msg)
 {
-	struct js_gates g = *gates;
+	struct request req;
+	request_init(&req);
 	for (const char *p = spec ? spec : ""; *p;) {
 		const char *item = p;
 		size_t n = strcspn(p, ",");
@@ -96,10 +170,10 @@ int js_gates_parse(const char *spec, struct js_gates *gates, char **reterr_msg)
 		if (!eq || js_parse_bool(val, val_len, &on) < 0)
 			return fail(reterr_msg, js_buf_format("invalid feature gate '%.*s': expected Name=true|false",
 							      (int)n, item));
-		int r = js_gates_set(&g, name, name_len, on, reterr_msg);
+		int r = request_add(&req, name, name_len, on, reterr_msg);
 		if (r < 0)
 			return r;
 	}
-	*gates = g;
+	request_apply(&req, gates);
 	return 0;
 }

@@ -21,24 +21,39 @@
 #include "api/jobset.h"
 #include "base/common.h"
 
+/** One `name: value` of a feature-gate map (the Configuration file's
+ * `featureGates`): `len` bytes at `name`, not NUL-terminated. */
+struct js_gate_setting {
+	const char *name;
+	size_t len;
+	bool on;
+};
+
 /**
- * Set the gate named by the `n` bytes at `name` to `on` in `gates`. Known:
- * RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking
- * (KEP-1282), MutablePodResourcesForSuspendedJobSets (KEP-1150),
- * JobSetActiveDeadlineSeconds (KEP-1186), WorkloadAwareScheduling (KEP-969)
- * (alpha, off by default) and
- * TLSOptions (GA, locked to true: setting it true is accepted and changes
- * nothing). Returns 0, or JS_EINVALID for an unknown name or for turning a
- * locked gate off, with *reterr_msg (caller frees; may be NULL) saying which.
- * `gates` is untouched on failure. Source: SPEC §12.3.
+ * Apply the `n` settings to `gates` as component-base's SetFromMap does.
+ * Known gates: RestartJob, InPlaceRestart, ElasticJobSet,
+ * ExecutionAttemptsTracking (KEP-1282), MutablePodResourcesForSuspendedJobSets
+ * (KEP-1150), JobSetActiveDeadlineSeconds (KEP-1186), WorkloadAwareScheduling
+ * (KEP-969) (alpha, off by default) and TLSOptions (GA, locked to true:
+ * setting it true is accepted and changes nothing). The special keys
+ * `AllAlpha` and `AllBeta` set every alpha (beta) gate that the settings do
+ * not name themselves, whatever the order; they never touch a locked gate.
+ * When a name repeats, its last value wins. Gates not reached keep their
+ * value in `gates`. All or nothing: returns 0, or JS_EINVALID for an unknown
+ * name or for turning a locked gate off, with *reterr_index (may be NULL) the
+ * offending setting and *reterr_msg (caller frees; may be NULL) saying what
+ * is wrong; `gates` is then untouched. Source: SPEC §12.3; k8s.io/
+ * component-base/featuregate (allAlphaGate, allBetaGate).
  */
-JS_WARN_UNUSED int js_gates_set(struct js_gates *gates, const char *name, size_t n, bool on, char **reterr_msg);
+JS_WARN_UNUSED int js_gates_set_all(struct js_gates *gates, const struct js_gate_setting *settings, size_t n,
+				    size_t *reterr_index, char **reterr_msg);
 
 /**
  * Parse a feature-gate list as Kubernetes components read --feature-gates:
  * comma-separated `Name=value` items, spaces around an item ignored, empty
- * items skipped, values by Go's strconv.ParseBool (js_parse_bool). Gates not
- * named keep their value in `gates`. All or nothing: returns 0, or
+ * items skipped, values by Go's strconv.ParseBool (js_parse_bool), names and
+ * AllAlpha/AllBeta as js_gates_set_all. Gates not reached keep their value
+ * in `gates`. All or nothing: returns 0, or
  * JS_EINVALID with *reterr_msg (caller frees; may be NULL) naming the item,
  * and `gates` unchanged. `spec` NULL is the empty list.
  */

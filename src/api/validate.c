@@ -698,6 +698,19 @@ int js_validate_create(const struct js_jobset *js, const struct js_validate_opts
 			vadd_str(&v, JS_DIAG_INVALID, "spec.network.subdomain", sd,
 				 "subdomain is too long: %zu characters, at most 63 are allowed", strlen(sd));
 	}
+	/* Strict (upstream checks only a given subdomain, and the Service
+	 * create fails after submit): without a subdomain the headless Service
+	 * is named after the JobSet, and a Service name is a DNS-1035 label.
+	 * With ReplicatedJobs the Job-name check below says so too, but a
+	 * JobSet of none still gets its Service. */
+	if (opts->strict && name[0] && js_jobset_dns_hostnames(js) &&
+	    !(s->network && s->network->subdomain && s->network->subdomain[0]) &&
+	    (strlen(name) > JS_LIMIT_LABEL_LEN || !dns1035_shape(name)))
+		vadd_str(&v, JS_DIAG_INVALID, "metadata.name", name,
+			 "the headless Service is named after the JobSet (no spec.network.subdomain is set), and a "
+			 "Service name is a DNS-1035 label: at most %d lower-case letters, digits or '-', starting "
+			 "with a letter (this one has %zu characters)",
+			 JS_LIMIT_LABEL_LEN, strlen(name));
 	if (s->managed_by)
 		check_managed_by(&v, s->managed_by);
 	check_rjobs(&v);

@@ -49,7 +49,8 @@ int js_cli_refuse_gang(const char *cmd, const struct js_gates *gates)
 	fprintf(stderr,
 		"jobset %s: --feature-gates WorkloadAwareScheduling=true is refused: gang scheduling makes Workload "
 		"and PodGroup objects for the Kubernetes scheduler, which 'jobset %s' has not. 'jobset validate' and "
-		"'jobset render' accept the gate for checking manifests\n",
+		"'jobset render' accept the gate for checking manifests (AllAlpha=true turns it on too: add "
+		"WorkloadAwareScheduling=false)\n",
 		cmd, cmd);
 	return JS_EXIT_USAGE;
 }
@@ -62,7 +63,7 @@ int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const 
 		"jobset %s: --feature-gates InPlaceRestart=true is refused: in-place restart is not driven end to end "
 		"here: %s, so the in-place step (SPEC §11.16) would never see a restart attempt. 'jobset run' "
 		"restarts pods in place; 'jobset validate' and 'jobset render' accept the gate for checking "
-		"manifests\n",
+		"manifests (AllAlpha=true turns it on too: add InPlaceRestart=false)\n",
 		cmd, missing);
 	return JS_EXIT_USAGE;
 }

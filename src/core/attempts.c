@@ -45,18 +45,24 @@ void js__attempts_init(struct js__ctx *c)
 	const struct js_jobset *js = c->js;
 	if (!gate(c) || js->status.has_execution_attempts)
 		return;
-	/* KEP §1 "Upgrade Semantics": a JobSet that has run already keeps
-	 * executionAttempts >= restarts. */
-	if (js->status.restarts > 0 || c->owned.n > 0) {
+	/* KEP §1 "Upgrade Semantics": a JobSet that has restarted keeps
+	 * executionAttempts >= restarts, suspended or not. */
+	if (js->status.restarts > 0) {
 		set(c, js->status.restarts);
 		return;
 	}
-	/* KEP §1 "New Workloads": a JobSet that never ran starts at 0 when it
-	 * first runs; while it is suspended the counter stays absent. */
-	if (!(js->spec.has_suspend && js->spec.suspend)) {
-		set(c, 0);
-		c->attempts_first_run = true;
-	}
+	/* KEP §1 "New Workloads & Pre-Upgrade Suspended Workloads": with no
+	 * restarts, a suspended JobSet - never run, or run and suspended
+	 * before the gate was on - has no counter while suspended, and the
+	 * pass that resumes it starts it at 0 instead of counting the resume
+	 * (as upstream's PR #1283). A running one ("Running Workloads")
+	 * starts at 0 = restarts. Either way, a resume whose status write was
+	 * lost comes back here with the counter still absent and gets 0
+	 * again, so it is not counted twice. */
+	if (js->spec.has_suspend && js->spec.suspend)
+		return;
+	set(c, 0);
+	c->attempts_first_run = true;
 }
 
 void js__attempts_resume(struct js__ctx *c)

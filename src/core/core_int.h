@@ -129,7 +129,7 @@ bool js__status_set_condition(struct js__ctx *c, const char *type, bool status, 
 void js__status_set_completed(struct js__ctx *c);
 void js__status_set_failed(struct js__ctx *c, const char *reason, const char *message);
 
-/** True when Completed=True or Failed=True. */
+/** True when Completed=True or Failed=True, or terminalState is Completed or Failed. */
 bool js__status_finished(const struct js_jobset *js);
 
 /** Failure condition of a failed Job: Failed=True, else FailureTarget=True
@@ -199,7 +199,9 @@ int js__suspend_in_place(struct js__ctx *c);
 
 /** KEP-1282 "1. Initialization and Upgrade Migration": with the gate on and
  * no status.executionAttempts, start it at status.restarts when the JobSet
- * has run (restarts or children), at 0 when it runs for the first time. */
+ * has restarted; otherwise leave it absent while spec.suspend is true and
+ * start it at 0 in the first pass that runs or resumes it (that resume is
+ * not counted again by js__attempts_resume). */
 void js__attempts_init(struct js__ctx *c);
 
 /** KEP-1282 "2. Increment on resume": count a suspend -> unsuspend

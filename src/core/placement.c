@@ -64,6 +64,19 @@ enum js_placement_why js_placement_find_leader(const struct js_placement_pod *po
 		if (count++ == 0)
 			found = i;
 	}
+	if (count == 0) {
+		/* Index 0 done: the Job controller makes no other leader, and a
+		 * follower made after it (a retry) follows the finished one. */
+		for (size_t i = 0; i < n; i++) {
+			const struct js_placement_pod *p = &pods[i];
+			if (js_placement_is_leader(p) && p->succeeded && !p->deleting && js_str_match(p->owner_uid, job_uid) &&
+			    p->node_name && p->node_name[0]) {
+				count = 1;
+				found = i;
+				break;
+			}
+		}
+	}
 	if (ret_count)
 		*ret_count = count;
 	if (count == 0)

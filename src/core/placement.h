@@ -7,8 +7,11 @@
  * its cache sees them and the leader's Node as the API returned it.
  *
  * The known failure modes of upstream's webhook design are rules here:
- *  - a terminal leader (Succeeded/Failed, kept by the Job controller after a
- *    retry) is not a leader (upstream #1276);
+ *  - a failed leader (kept by the Job controller beside its retry) is not a
+ *    leader (upstream #1276); a succeeded one is, when no live leader
+ *    exists: index 0 is done and never made again, and a follower made after
+ *    it finished (the retry of a failed follower) must still follow it into
+ *    its domain, as upstream's webhook lets it (found by tests/chaos);
  *  - a deleted Node, a Node without the topology label or with an empty
  *    value gives no domain, so nothing is injected (#1088);
  *  - a terminating leader, or one of another incarnation of the Job (another
@@ -41,6 +44,7 @@ struct js_placement_pod {
 	bool terminal;                /* status.phase Succeeded or Failed */
 	bool deleting;                /* metadata.deletionTimestamp set */
 	bool gated;                   /* spec.schedulingGates holds JS_GATE_EXCLUSIVE_PLACEMENT */
+	bool succeeded;               /* status.phase Succeeded (terminal is true too) */
 };
 
 /** Why followers cannot be placed yet (JS_PLACEMENT_READY: they can). */
@@ -83,10 +87,12 @@ bool js_placement_is_leader(const struct js_placement_pod *p);
 /**
  * Find the usable leader among `pods` (n of them), the pods of the Job whose
  * uid is `job_uid`: completion index "0", owned by that Job, neither terminal
- * nor terminating. Returns JS_PLACEMENT_LEADER_UNBOUND or JS_PLACEMENT_READY
- * (bound; the caller then reads its Node) with *ret_leader its index, else
- * JS_PLACEMENT_NO_LEADER or JS_PLACEMENT_LEADERS. *ret_count (may be NULL)
- * gets the number of live leaders.
+ * nor terminating; when there is none, a succeeded one that is bound and not
+ * terminating (the first, should there be several). Returns
+ * JS_PLACEMENT_LEADER_UNBOUND or JS_PLACEMENT_READY (bound; the caller then
+ * reads its Node) with *ret_leader its index, else JS_PLACEMENT_NO_LEADER or
+ * JS_PLACEMENT_LEADERS. *ret_count (may be NULL) gets the number of live
+ * leaders, or 1 when a succeeded leader is used.
  */
 enum js_placement_why js_placement_find_leader(const struct js_placement_pod *pods, size_t n, const char *job_uid,
 					       size_t *ret_leader, size_t *ret_count);

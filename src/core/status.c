@@ -300,5 +300,12 @@ void js__status_set_failed(struct js__ctx *c, const char *reason, const char *me
 
 bool js__status_finished(const struct js_jobset *js)
 {
-	return js_jobset_condition_true(js, JS_COND_COMPLETED) || js_jobset_condition_true(js, JS_COND_FAILED);
+	/* terminalState too: it is written with the condition and is never
+	 * cleared, so a JobSet whose conditions someone else removed (the
+	 * status subresource is anyone's to patch) is not taken for a running
+	 * one whose deleted Jobs must be made again (upstream reads the
+	 * conditions only; found by tests/chaos, docs/differences.md). */
+	const char *t = js->status.terminal_state;
+	return js_jobset_condition_true(js, JS_COND_COMPLETED) || js_jobset_condition_true(js, JS_COND_FAILED) ||
+	       (t && (strcmp(t, "Completed") == 0 || strcmp(t, "Failed") == 0));
 }

@@ -547,7 +547,8 @@ static const void *xpod_transform(const json_t *obj, int *ret_err)
 	x->index = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_JOB_COMPLETION_INDEX));
 	x->node = dup_or_null(js_json_str(spec, "nodeName"));
 	x->node_selector = json_is_object(sel) ? json_deep_copy(sel) : NULL;
-	x->terminal = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+	x->succeeded = phase && strcmp(phase, "Succeeded") == 0;
+	x->terminal = x->succeeded || (phase && strcmp(phase, "Failed") == 0);
 	x->deleting = del && !json_is_null(del);
 	x->gate_at = gate_index(spec);
 	return r;
@@ -583,5 +584,6 @@ struct js_placement_pod js_cache_xpod_view(const struct js_cache_xpod *p, const 
 		.terminal = p->terminal,
 		.deleting = p->deleting,
 		.gated = p->gate_at >= 0,
+		.succeeded = p->succeeded,
 	};
 }

@@ -113,6 +113,7 @@ struct js_cache_xpod {
 	const char *node;            /* spec.nodeName */
 	const json_t *node_selector; /* spec.nodeSelector when an object, else NULL (a copy) */
 	bool terminal;               /* status.phase Succeeded or Failed */
+	bool succeeded;              /* status.phase Succeeded */
 	bool deleting;               /* metadata.deletionTimestamp set (not null) */
 	int gate_at;                 /* index of JS_GATE_EXCLUSIVE_PLACEMENT in
 					spec.schedulingGates, -1 none */

@@ -293,6 +293,34 @@ static int check_tls(const struct js_config *cfg, const char *where, char **rete
 	return 0;
 }
 
+/* The file's featureGates map, applied as one (AllAlpha/AllBeta yield to
+ * the gates the map names, wherever they stand in it). */
+static int apply_gates(struct js_config *cfg, const json_t *map, char **reterr_msg)
+{
+	size_t n = json_object_size(map), i = 0;
+	struct js_gate_setting *set = calloc(n ? n : 1, sizeof(*set));
+	if (!set)
+		return fail(reterr_msg, "featureGates: out of memory");
+	const char *g;
+	const json_t *on;
+	json_object_foreach(js_json_unconst(map), g, on)
+	{
+		if (!json_is_boolean(on)) {
+			free(set);
+			return fail(reterr_msg, "featureGates.%s: expected a boolean", g);
+		}
+		set[i++] = (struct js_gate_setting){g, strlen(g), json_is_true(on)};
+	}
+	char *msg = NULL;
+	size_t bad = 0;
+	int r = js_gates_set_all(&cfg->gates, set, i, &bad, &msg);
+	if (r < 0)
+		r = fail(reterr_msg, "featureGates.%.*s: %s", (int)set[bad].len, set[bad].name, msg);
+	free(msg);
+	free(set);
+	return r;
+}
+
 static int apply_root(struct js_config *cfg, const json_t *root, char **reterr_msg)
 {
 	if (!json_is_object(root))
@@ -312,19 +340,9 @@ static int apply_root(struct js_config *cfg, const json_t *root, char **reterr_m
 		if (strcmp(key, "featureGates") == 0) {
 			if (!json_is_object(val))
 				return fail(reterr_msg, "featureGates: expected a map of gate names to booleans");
-			const char *g;
-			const json_t *on;
-			json_object_foreach(js_json_unconst(val), g, on)
-			{
-				if (!json_is_boolean(on))
-					return fail(reterr_msg, "featureGates.%s: expected a boolean", g);
-				char *msg = NULL;
-				if (js_gates_set(&cfg->gates, g, strlen(g), json_is_true(on), &msg) < 0) {
-					int r = fail(reterr_msg, "featureGates.%s: %s", g, msg);
-					free(msg);
-					return r;
-				}
-			}
+			int r = apply_gates(cfg, val, reterr_msg);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		bool known = false;
@@ -679,7 +697,8 @@ const char *js_config_usage(void)
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
 	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet,\n"
 	       "                                    ExecutionAttemptsTracking, JobSetActiveDeadlineSeconds,\n"
-	       "                                    MutablePodResourcesForSuspendedJobSets, WorkloadAwareScheduling\n"
+	       "                                    MutablePodResourcesForSuspendedJobSets, WorkloadAwareScheduling;\n"
+	       "                                    AllAlpha=true: every gate not named\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"
 	       "  --webhook-host ADDR               webhook bind address (all interfaces)\n"

@@ -116,11 +116,6 @@ static bool addressable(const struct js_cache_xpod *p)
 	return p->ns && p->ns[0] && p->name && p->name[0] && p->uid && p->uid[0];
 }
 
-static bool terminal_phase(const char *phase)
-{
-	return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-}
-
 static json_t *regarding(const struct js_cache_xpod *p)
 {
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata", "name", p->name,
@@ -321,9 +316,10 @@ static bool leader_current(struct js_controller *c, const struct js_cache_xpod *
 		return false;
 	const json_t *md = json_object_get(pod, "metadata");
 	const json_t *del = json_object_get(md, "deletionTimestamp");
+	/* A leader that succeeded meanwhile still holds its domain (core/placement.h). */
 	bool ok = js_str_match(js_json_str(md, "uid"), l->uid) && (!del || json_is_null(del)) &&
 		  js_str_match(js_json_str(json_object_get(pod, "spec"), "nodeName"), l->node) &&
-		  !terminal_phase(js_json_str(json_object_get(pod, "status"), "phase"));
+		  !js_str_match(js_json_str(json_object_get(pod, "status"), "phase"), "Failed");
 	json_decref(pod);
 	return ok;
 }

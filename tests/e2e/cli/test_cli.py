@@ -156,14 +156,20 @@ def test_near_miss_kind_in_our_group_is_an_error():
     assert '<stdin>:2:1: kind:' in r.stderr and 'did you mean "JobSet"' in r.stderr
 
 
-def test_render_refuses_a_huge_jobset_quickly(tmp_path):
+@pytest.mark.parametrize("replicas,want", [
+    # within the size limits, past what render prints
+    (50000, "render prints at most 10000"),
+    # past the size limits (issue 22, docs/differences.md "Size limits")
+    (1000000, "spec.replicatedJobs[0].replicas: Invalid value: 1000000: the JobSet would have 1000000 child Jobs"),
+])
+def test_render_refuses_a_huge_jobset_quickly(tmp_path, replicas, want):
     f = tmp_path / "huge.yaml"
     f.write_text("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: h}\nspec:\n"
-                 "  replicatedJobs:\n  - name: w\n    replicas: 1000000\n    template:\n      spec:\n"
+                 f"  replicatedJobs:\n  - name: w\n    replicas: {replicas}\n    template:\n      spec:\n"
                  "        template:\n          spec:\n            containers: [{name: c, image: i}]\n")
     r = run("render", str(f))
     assert r.returncode == 1
-    assert "render prints at most 10000" in r.stderr
+    assert want in r.stderr, r.stderr
     assert r.stdout == ""
 
 
@@ -185,6 +191,14 @@ OPTION_CASES = [
     ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("run", ["--feature-gates", "TLSOptions=false"], 2, "locked to true"),
     ("simulate", ["--feature-gates", "RestartJob=yes"], 2, "expected Name=true|false"),
+    # component-base's AllAlpha/AllBeta: every alpha gate not named takes the value.
+    ("validate", ["--feature-gates", "AllAlpha=true,AllBeta=false"], 0, "is valid"),
+    ("render", ["--feature-gates", "AllAlpha=1"], 0, "kind: Job"),
+    ("render", ["--feature-gates", "AllBeta=true"], 1, "needs the InPlaceRestart feature gate"),  # it is alpha
+    ("run", ["--feature-gates", "AllAlpha=true"], 2, "turns it on too: add WorkloadAwareScheduling=false"),
+    ("run", ["--feature-gates", "AllAlpha=true,WorkloadAwareScheduling=false,Nope=1"], 2, "unknown feature gate 'Nope'"),
+    ("simulate", ["--feature-gates", "AllAlpha=true,WorkloadAwareScheduling=false"], 2,
+     "turns it on too: add InPlaceRestart=false"),
     ("validate", ["-o", "yaml"], 2, "jobset validate: -o takes text or json, not 'yaml'"),
     ("render", ["-o", "text"], 2, "jobset render: -o takes yaml or json, not 'text'"),
     ("render", ["--output", "json", "--feature-gates", "InPlaceRestart=true"], 0, '"kind": "List"'),

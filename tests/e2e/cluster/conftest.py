@@ -39,6 +39,7 @@ import yaml
 # its own modules first.
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.append(str(Path(__file__).resolve().parent))
+import audit  # noqa: E402,F401  (tests/fault and tests/chaos reach it through this module)
 import hostnames  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]

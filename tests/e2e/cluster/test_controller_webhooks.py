@@ -465,6 +465,41 @@ def test_placement_empty_domain_never_injected(kube, setup):
         kube.run("delete", "node", node, "--ignore-not-found", "--wait=false", check=False)
 
 
+def test_placement_follower_retry_after_leader_succeeded(kube, setup):
+    """Index 0 succeeded and the Job controller makes a follower again (the
+    retry of one that failed): the new follower follows the finished leader
+    (the Job controller never makes index 0 again), so the Job runs its
+    retry and ends; before, it waited behind its gate for ever and the
+    JobSet never finished (found by tests/chaos, seed 2)."""
+    s = setup
+    ns = s.namespace(f"place-retry-{s.id}")
+    key = "cloud.google.com/gke-nodepool"
+    ann = {"alpha.jobset.sigs.k8s.io/exclusive-topology": key, "jobset-test/run-for": "1s",
+           "jobset-test/fail-if-completion-index": "1", "jobset-test/exit-code": "1"}
+    rj = {"name": "w", "replicas": 1,
+          "template": {"spec": {"parallelism": 2, "completions": 2, "backoffLimit": 1,
+                                "template": {"metadata": {"annotations": ann},
+                                             "spec": {"restartPolicy": "Never",
+                                                      "containers": [{"name": "c", "image": "busybox"}]}}}}}
+    js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "retry"},
+          "spec": {"replicatedJobs": [rj]}}
+    try:
+        kube.run("create", "-n", ns, "-f", "-", input=json.dumps(js))
+        obj = wait_terminal(kube, "retry", ns, "Failed", timeout=120)
+        assert condition(obj, "Failed")["reason"] == "FailedJobs"
+        pods = kube.list("pods", ns, "jobset.sigs.k8s.io/jobset-name=retry")
+        leader = [p for p in pods if _index(p) == "0"]
+        followers = [p for p in pods if _index(p) == "1"]
+        assert len(leader) == 1 and leader[0]["status"]["phase"] == "Succeeded", leader
+        assert len(followers) == 2, [p["metadata"]["name"] for p in followers]
+        domain = kube.get("node", leader[0]["spec"]["nodeName"], "default")["metadata"]["labels"][key]
+        for p in followers:
+            assert not _gates(p) and p["status"]["phase"] == "Failed", (p["metadata"]["name"], p["spec"], p["status"])
+            assert p["spec"]["nodeSelector"].get(key) == domain, p["spec"]
+    finally:
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+
+
 def test_placement_webhook_mode_is_upstreams(kube, setup):
     """--exclusive-placement=webhook: no label, no gate, no pod cache; the
     follower is pinned by mpod.kb.io at admission, as upstream."""

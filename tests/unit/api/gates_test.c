@@ -34,7 +34,7 @@ static void test_parse(void **state)
 		{"TLSOptions=false", "cannot set feature gate 'TLSOptions' to false: it is locked to true", false, false, false},
 		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, "
 			      "ExecutionAttemptsTracking, MutablePodResourcesForSuspendedJobSets, "
-			      "JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, TLSOptions)",
+			      "JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, TLSOptions, AllAlpha, AllBeta)",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
 		{"RestartJob", "invalid feature gate 'RestartJob': expected Name=true|false", false, false, false},
@@ -93,25 +93,88 @@ static void test_kep_gates(void **state)
 	}
 }
 
-/* js_gates_set takes a length (the file's map keys and the list items are
- * both views) and accepts a NULL message pointer. */
-static void test_set(void **state)
+/* AllAlpha/AllBeta as component-base reads them (featuregate's
+ * setUnsetAlphaGates/setUnsetBetaGates): every alpha (beta) gate the same
+ * list does not name takes the value; a named gate keeps its own wherever
+ * it stands; locked GA gates are untouched. Every gate here is alpha. */
+static void test_all_alpha(void **state)
+{
+	(void)state;
+	const struct js_gates all = {true, true, true, true, true, true, true};
+	const struct js_gates none = {0};
+	const struct js_gates only_rj = {.restart_job = true};
+	const struct js_gates all_but_ipr = {true, false, true, true, true, true, true};
+	static const struct js_gates ej = {.elastic_jobset = true};
+	const struct {
+		const char *in;
+		const struct js_gates *start, *want;
+	} cases[] = {
+		{"AllAlpha=true", &none, &all},
+		{"AllAlpha=false", &all, &none},
+		{"AllAlpha=true,InPlaceRestart=false", &none, &all_but_ipr},
+		{"InPlaceRestart=false,AllAlpha=true", &none, &all_but_ipr}, /* explicit wins in any order */
+		{"AllAlpha=false,RestartJob=true", &all, &only_rj},
+		{"RestartJob=true, AllAlpha = false", &all, &only_rj},
+		{"AllAlpha=true,AllAlpha=false", &all, &none}, /* the last AllAlpha wins */
+		{"AllAlpha=true,TLSOptions=true", &none, &all},
+		{"AllBeta=true", &ej, &ej}, /* no beta gates: accepted, changes nothing */
+		{"AllBeta=false", &ej, &ej},
+		{"AllBeta=true,AllAlpha=false", &all, &none},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct js_gates g = *cases[i].start;
+		char *err = NULL;
+		int r = js_gates_parse(cases[i].in, &g, &err);
+		if (r != 0)
+			fail_msg("'%s': r=%d (%s)", cases[i].in, r, err ? err : "");
+		if (memcmp(&g, cases[i].want, sizeof(g)) != 0)
+			fail_msg("'%s': got rj=%d ipr=%d ej=%d ea=%d mpr=%d ad=%d was=%d", cases[i].in, g.restart_job,
+				 g.in_place_restart, g.elastic_jobset, g.execution_attempts, g.mutable_pod_resources,
+				 g.active_deadline, g.workload_aware_scheduling);
+	}
+	/* Refused like any other gate: a bare key, a bad value, and the
+	 * list stays all or nothing. */
+	static const char *bad[] = {"AllAlpha", "AllAlpha=on", "AllAlpha=true,Nope=true", "allalpha=true"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct js_gates g = {0};
+		assert_int_equal(js_gates_parse(bad[i], &g, NULL), JS_EINVALID);
+		assert_memory_equal(&g, &none, sizeof(g));
+	}
+}
+
+/* js_gates_set_all takes views with lengths (the file's map keys), reads
+ * them as one map, names the offending setting, and accepts NULL out
+ * pointers. */
+static void test_set_all(void **state)
 {
 	(void)state;
 	struct js_gates g = {0};
-	assert_int_equal(js_gates_set(&g, "ElasticJobSetX", 13, true, NULL), 0);
-	assert_true(g.elastic_jobset);
-	assert_int_equal(js_gates_set(&g, "ElasticJobSet", 12, true, NULL), JS_EINVALID);
-	assert_int_equal(js_gates_set(&g, "TLSOptions", 10, false, NULL), JS_EINVALID);
-	assert_int_equal(js_gates_parse("Nope=true", &g, NULL), JS_EINVALID);
-	assert_true(g.elastic_jobset && !g.restart_job && !g.in_place_restart);
+	const struct js_gate_setting ok[] = {
+		{"ElasticJobSetX", 13, true}, {"RestartJob", 10, false}, {"AllAlpha", 8, true}};
+	assert_int_equal(js_gates_set_all(&g, ok, 3, NULL, NULL), 0);
+	assert_true(g.elastic_jobset && !g.restart_job && g.in_place_restart && g.workload_aware_scheduling);
+	struct js_gates before = g;
+	const struct js_gate_setting bad[] = {
+		{"RestartJob", 10, true}, {"ElasticJobSet", 12, true}, {"AllAlpha", 8, false}};
+	size_t at = 99;
+	char *err = NULL;
+	assert_int_equal(js_gates_set_all(&g, bad, 3, &at, &err), JS_EINVALID);
+	assert_int_equal(at, 1);
+	assert_non_null(strstr(err, "unknown feature gate 'ElasticJobSe'"));
+	free(err);
+	assert_memory_equal(&g, &before, sizeof(g));
+	const struct js_gate_setting locked[] = {{"TLSOptions", 10, false}};
+	assert_int_equal(js_gates_set_all(&g, locked, 1, NULL, NULL), JS_EINVALID);
+	assert_int_equal(js_gates_set_all(&g, NULL, 0, NULL, NULL), 0);
+	assert_memory_equal(&g, &before, sizeof(g));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_set),
+		cmocka_unit_test(test_set_all),
+		cmocka_unit_test(test_all_alpha),
 		cmocka_unit_test(test_kep_gates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,6 +80,21 @@ static const struct vcase cases[] = {
 	 RJS("{\"name\":\"a\",\"replicas\":1,\"template\":{\"spec\":{\"completionMode\":\"NonIndexed\",\"parallelism\":2147483647,"
 	     "\"completions\":1," POD("") "}}}"),
 	 0, true, NULL, NULL},
+	/* Issue 22: names at the length limits. Without a subdomain the
+	 * Service is named after the JobSet, even with no ReplicatedJobs. */
+	{"Service name of 64 characters", "{\"metadata\":{\"name\":\"" A60 "aaaa\"}," RJS_BODY("") "}", 0, false,
+	 "metadata.name", "a Service name is a DNS-1035 label: at most 63 lower-case letters, digits or '-', starting with a letter (this one has 64 characters)"},
+	{"Service name of 253 characters", "{\"metadata\":{\"name\":\"" A60 A60 A60 A60 "aaaaaaaaaaaaa\"}," RJS_BODY("") "}", 0,
+	 false, "metadata.name", "(this one has 253 characters)"},
+	{"Service name of 63 characters", "{\"metadata\":{\"name\":\"" A60 "aaa\"}," RJS_BODY("") "}", 0, true, NULL, NULL},
+	{"Service name starting with a digit", "{\"metadata\":{\"name\":\"1abc\"}," RJS_BODY("") "}", 0, false, "metadata.name",
+	 "DNS-1035"},
+	{"Service name: upstream does not check it", "{\"metadata\":{\"name\":\"" A60 "aaaa\"}," RJS_BODY("") "}", F_LOOSE, true,
+	 NULL, NULL},
+	{"a subdomain names the Service", "{\"metadata\":{\"name\":\"" A60 "aaaa\"},\"spec\":{\"network\":{\"subdomain\":\"s\"},"
+	 "\"replicatedJobs\":[]}}", 0, true, NULL, NULL},
+	{"no Service without DNS hostnames", "{\"metadata\":{\"name\":\"" A60 "aaaa\"},\"spec\":{\"network\":"
+	 "{\"enableDNSHostnames\":false},\"replicatedJobs\":[]}}", 0, true, NULL, NULL},
 	/* Issue 22, docs/differences.md "Size limits": at most 100,000 child Jobs. */
 	{"limit: 2,000,000,000 replicas", RJS("{\"name\":\"a\",\"replicas\":2000000000,\"template\":{\"spec\":{" POD("") "}}}"), 0,
 	 false, "spec.replicatedJobs[0].replicas", "would have 2000000000 child Jobs (replicas summed over its ReplicatedJobs); at most 100000"},

@@ -15,13 +15,14 @@
 #define JOB "job-uid"
 
 /* Pods by shorthand. */
-#define LEADER_BOUND {"l", JOB, "0", "n1", NULL, false, false, false}
-#define LEADER_PENDING {"l", JOB, "0", NULL, NULL, false, false, false}
-#define LEADER_FAILED {"lf", JOB, "0", "n0", NULL, true, false, false}
-#define LEADER_TERMINATING {"lt", JOB, "0", "n0", NULL, false, true, false}
-#define LEADER_OLD_JOB {"lo", "old-job-uid", "0", "n0", NULL, false, false, false}
-#define LEADER_NO_INDEX {"lx", JOB, NULL, "n0", NULL, false, false, false}
-#define FOLLOWER_GATED {"f", JOB, "1", NULL, NULL, false, false, true}
+#define LEADER_BOUND {"l", JOB, "0", "n1", NULL, false, false, false, false}
+#define LEADER_PENDING {"l", JOB, "0", NULL, NULL, false, false, false, false}
+#define LEADER_FAILED {"lf", JOB, "0", "n0", NULL, true, false, false, false}
+#define LEADER_TERMINATING {"lt", JOB, "0", "n0", NULL, false, true, false, false}
+#define LEADER_OLD_JOB {"lo", "old-job-uid", "0", "n0", NULL, false, false, false, false}
+#define LEADER_NO_INDEX {"lx", JOB, NULL, "n0", NULL, false, false, false, false}
+#define FOLLOWER_GATED {"f", JOB, "1", NULL, NULL, false, false, true, false}
+#define LEADER_SUCCEEDED {"ls", JOB, "0", "n2", NULL, true, false, false, true}
 
 struct leader_case {
 	const char *id;
@@ -41,6 +42,15 @@ static const struct leader_case leader_cases[] = {
 	{"1276-terminal-leader-ignored", {LEADER_FAILED, LEADER_PENDING, FOLLOWER_GATED}, 3,
 	 JS_PLACEMENT_LEADER_UNBOUND, 1, 1},
 	{"1276-only-terminal-leader", {LEADER_FAILED, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
+	/* Index 0 done: a follower made after it (a retry) follows the
+	 * finished leader, which is never made again (tests/chaos, seed 2). */
+	{"succeeded-leader-still-leads", {FOLLOWER_GATED, LEADER_SUCCEEDED}, 2, JS_PLACEMENT_READY, 1, 1},
+	{"succeeded-and-failed-leader", {LEADER_FAILED, LEADER_SUCCEEDED, FOLLOWER_GATED}, 3, JS_PLACEMENT_READY, 1, 1},
+	{"live-leader-before-succeeded", {LEADER_SUCCEEDED, LEADER_BOUND}, 2, JS_PLACEMENT_READY, 1, 1},
+	{"succeeded-leader-terminating", {{"ls", JOB, "0", "n2", NULL, true, true, false, true}, FOLLOWER_GATED}, 2,
+	 JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"succeeded-leader-of-old-job", {{"ls", "old-job-uid", "0", "n2", NULL, true, false, false, true}}, 1,
+	 JS_PLACEMENT_NO_LEADER, 0, 0},
 	/* #1021: a terminating leader is never used, even when bound. */
 	{"1021-terminating-leader-ignored", {LEADER_TERMINATING, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
 	{"1021-terminating-and-new", {LEADER_TERMINATING, LEADER_PENDING}, 2, JS_PLACEMENT_LEADER_UNBOUND, 1, 1},
@@ -50,7 +60,7 @@ static const struct leader_case leader_cases[] = {
 	{"433-stale-and-current", {LEADER_OLD_JOB, LEADER_BOUND}, 2, JS_PLACEMENT_READY, 1, 1},
 	{"two-live-leaders", {LEADER_BOUND, LEADER_PENDING}, 2, JS_PLACEMENT_LEADERS, 0, 2},
 	{"no-index-is-no-leader", {LEADER_NO_INDEX}, 1, JS_PLACEMENT_NO_LEADER, 0, 0},
-	{"empty-node-name-is-unbound", {{"l", JOB, "0", "", NULL, false, false, false}}, 1, JS_PLACEMENT_LEADER_UNBOUND,
+	{"empty-node-name-is-unbound", {{"l", JOB, "0", "", NULL, false, false, false, false}}, 1, JS_PLACEMENT_LEADER_UNBOUND,
 	 0, 1},
 };
 
@@ -107,22 +117,22 @@ struct follower_case {
 
 static const struct follower_case follower_cases[] = {
 	{"gated-ungated", FOLLOWER_GATED, "zone-1", JS_PLACEMENT_UNGATE},
-	{"gated-same-selector-ungated", {"f", JOB, "1", NULL, "zone-1", false, false, true}, "zone-1",
+	{"gated-same-selector-ungated", {"f", JOB, "1", NULL, "zone-1", false, false, true, false}, "zone-1",
 	 JS_PLACEMENT_UNGATE},
 	{"gated-waits-without-domain", FOLLOWER_GATED, NULL, JS_PLACEMENT_WAIT},
-	{"placed-kept", {"f", JOB, "2", "n1", "zone-1", false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
-	{"placed-kept-without-domain", {"f", JOB, "2", "n1", "zone-1", false, false, false}, NULL, JS_PLACEMENT_KEEP},
+	{"placed-kept", {"f", JOB, "2", "n1", "zone-1", false, false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"placed-kept-without-domain", {"f", JOB, "2", "n1", "zone-1", false, false, false, false}, NULL, JS_PLACEMENT_KEEP},
 	/* #1269: pinned to another domain than the leader's: repaired. */
-	{"1269-placed-elsewhere-repaired", {"f", JOB, "1", "n9", "zone-9", false, false, false}, "zone-1",
+	{"1269-placed-elsewhere-repaired", {"f", JOB, "1", "n9", "zone-9", false, false, false, false}, "zone-1",
 	 JS_PLACEMENT_REPAIR},
-	{"1269-gated-elsewhere-repaired", {"f", JOB, "1", NULL, "zone-9", false, false, true}, "zone-1",
+	{"1269-gated-elsewhere-repaired", {"f", JOB, "1", NULL, "zone-9", false, false, true, false}, "zone-1",
 	 JS_PLACEMENT_REPAIR},
-	{"1269-ungated-no-selector-repaired", {"f", JOB, "1", "n9", NULL, false, false, false}, "zone-1",
+	{"1269-ungated-no-selector-repaired", {"f", JOB, "1", "n9", NULL, false, false, false, false}, "zone-1",
 	 JS_PLACEMENT_REPAIR},
 	{"leader-kept", LEADER_BOUND, "zone-1", JS_PLACEMENT_KEEP},
-	{"terminal-follower-kept", {"f", JOB, "1", "n9", "zone-9", true, false, false}, "zone-1", JS_PLACEMENT_KEEP},
-	{"terminating-follower-kept", {"f", JOB, "1", NULL, NULL, false, true, true}, "zone-1", JS_PLACEMENT_KEEP},
-	{"other-job-kept", {"f", "old-job-uid", "1", NULL, NULL, false, false, true}, "zone-1", JS_PLACEMENT_KEEP},
+	{"terminal-follower-kept", {"f", JOB, "1", "n9", "zone-9", true, false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"terminating-follower-kept", {"f", JOB, "1", NULL, NULL, false, true, true, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"other-job-kept", {"f", "old-job-uid", "1", NULL, NULL, false, false, true, false}, "zone-1", JS_PLACEMENT_KEEP},
 };
 
 static void test_follower(void **state)

@@ -125,6 +125,10 @@ static void test_gates(void **state)
 		{"locked", false, {"--feature-gates=TLSOptions=false"}, "locked to true", false, false, false},
 		{"unknown", false, {"--feature-gates=Foo=true"}, "unknown feature gate 'Foo'", false, false, false},
 		{"no value", false, {"--feature-gates=RestartJob"}, "expected Name=true|false", false, false, false},
+		{"AllAlpha", false, {"--feature-gates=AllAlpha=true"}, NULL, true, true, true},
+		{"AllAlpha but one", false, {"--feature-gates=ElasticJobSet=false,AllAlpha=true"}, NULL, true, false, true},
+		{"AllAlpha off over the file", true, {"--feature-gates=AllAlpha=false"}, NULL, false, false, false},
+		{"AllBeta", true, {"--feature-gates=AllBeta=false"}, NULL, true, false, true},
 	};
 	char path[] = "/tmp/js-config-gates-XXXXXX", cfgflag[128];
 	temp_config(path, file_on, cfgflag, sizeof(cfgflag));
@@ -144,6 +148,28 @@ static void test_gates(void **state)
 		js_config_done(&c);
 	}
 	unlink(path);
+
+	/* The file's map is one list too: a gate it names keeps its value
+	 * whether AllAlpha comes before or after it. */
+	static const char *files[] = {
+		"apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n"
+		"featureGates:\n  RestartJob: false\n  AllAlpha: true\n",
+		"apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n"
+		"featureGates:\n  AllAlpha: true\n  RestartJob: false\n",
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char fpath[] = "/tmp/js-config-gates-XXXXXX", fflag[128];
+		temp_config(fpath, files[i], fflag, sizeof(fflag));
+		struct js_config c;
+		char *err = NULL;
+		if (parse(&c, fflag, NULL, 0, &err) < 0)
+			fail_msg("file %zu refused: %s", i, err);
+		assert_false(c.gates.restart_job);
+		assert_true(c.gates.in_place_restart && c.gates.elastic_jobset && c.gates.execution_attempts &&
+			    c.gates.mutable_pod_resources && c.gates.workload_aware_scheduling);
+		js_config_done(&c);
+		unlink(fpath);
+	}
 }
 
 static const char good_file[] = "apiVersion: config.jobset.x-k8s.io/v1alpha1\n"
@@ -209,6 +235,12 @@ static void test_file(void **state)
 		 "clientConnection.burst"},
 		{"unknown gate", "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nfeatureGates:\n  X: true\n",
 		 "featureGates.X"},
+		{"unknown gate after AllAlpha",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nfeatureGates:\n  AllAlpha: true\n  Nope: true\n",
+		 "featureGates.Nope: unknown feature gate 'Nope'"},
+		{"gate not a boolean",
+		 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\nfeatureGates:\n  AllAlpha: 1\n",
+		 "featureGates.AllAlpha: expected a boolean"},
 		{"TLS 1.0", "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\ntls:\n  minVersion: VersionTLS10\n",
 		 "invalid minVersion"},
 		{"TLS13 ciphers",

@@ -34,7 +34,8 @@ static struct js_gates parse_gates(const char *s)
 		size_t n = strcspn(p, ",");
 		while (n > 0 && p[n - 1] == ' ')
 			n--;
-		if (js_gates_set(&g, p, n, true, NULL) < 0)
+		const struct js_gate_setting one = {p, n, true};
+		if (js_gates_set_all(&g, &one, 1, NULL, NULL) < 0)
 			fail_msg("unknown gate in @gates %s", s);
 		p += strcspn(p, ",");
 		p += *p == ',';
