@@ -490,6 +490,15 @@ static void on_new_leader(void *user, const char *identity)
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "leader is now '%s'", identity ? identity : "");
 }
 
+/* The Lease cannot be read or written (RBAC, a missing namespace, ...):
+ * said in the log (kube/leader.h limits the repeats), or a replica that can
+ * never lead waits in silence with /readyz answering ok. */
+static void lease_error(void *user, const char *msg)
+{
+	struct js_controller *c = user;
+	js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "leader election: %s (retrying)", msg);
+}
+
 /* A cache that cannot list or watch (a verb missing from the RBAC, ...):
  * said in the log, every time, so a controller that never becomes ready
  * says why. The informer retries with backoff (at most every 30 s). */
@@ -632,6 +641,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 			.on_started = on_started,
 			.on_stopped = on_stopped,
 			.on_new_leader = on_new_leader,
+			.on_error = lease_error,
 			.user = c,
 		};
 		r = js_leader_new(c->client, &lo, &c->le);

@@ -161,12 +161,7 @@ static void run_case(const struct bcase *k)
 {
 	struct state s = {.k = k, .mu = PTHREAD_MUTEX_INITIALIZER};
 	struct fakeapi *api = fakeapi_start(serve, &s);
-	struct js_kubeconfig kc = {.server = (char *)(uintptr_t)fakeapi_server(api),
-				   .insecure = true,
-				   .token = (char *)(uintptr_t) "t"};
-	struct js_client_opts co = {.qps = -1};
-	struct js_client *c = NULL;
-	assert_int_equal(js_client_new(&kc, &co, &c), 0);
+	struct js_client *c = fakeapi_client(api);
 
 	size_t failed_at = 0;
 	int r = js_batch_run(c, k->n, k->window, &ops, &s, &failed_at);
