@@ -15,7 +15,7 @@ target_link_libraries(js_test_support_api PUBLIC js_test_support js_api)
 # the kube and ctrl tests that need a server.
 add_library(js_test_support_fakeapi STATIC ${CMAKE_SOURCE_DIR}/tests/support/fakeapi.c)
 target_compile_options(js_test_support_fakeapi PRIVATE ${JS_WARNINGS})
-target_link_libraries(js_test_support_fakeapi PUBLIC js_test_support OpenSSL::SSL PkgConfig::JANSSON Threads::Threads)
+target_link_libraries(js_test_support_fakeapi PUBLIC js_test_support js_kube OpenSSL::SSL PkgConfig::JANSSON Threads::Threads)
 # Each test links only the layers its folder may include (the layer table in
 # README.md; base is always linked).
 set(_deps_base "")

@@ -29,6 +29,16 @@ static bool gate(const struct js__ctx *c)
 	return c->in->gates.execution_attempts;
 }
 
+/* The count after `v`: the field is an int32 anyone allowed to patch the
+ * status can set to 2147483647, and one more would wrap (undefined
+ * behaviour; in practice a negative count). It stays at the top instead:
+ * the counter only labels logs, and a restart past it is refused by the
+ * restart counters' own bound (failure.c). Issue 22. */
+static int32_t next(int32_t v)
+{
+	return v < INT32_MAX ? v + 1 : INT32_MAX;
+}
+
 static void set(struct js__ctx *c, int32_t v)
 {
 	struct js_status *st = &c->js->status;
@@ -88,7 +98,7 @@ void js__attempts_resume(struct js__ctx *c)
 			seen = a;
 	}
 	if (!counted)
-		set(c, st->execution_attempts + 1);
+		set(c, next(st->execution_attempts));
 	else if (seen > st->execution_attempts)
 		set(c, seen);
 }
@@ -99,7 +109,7 @@ void js__attempts_restart(struct js__ctx *c)
 	/* KEP §3: once per whole-JobSet restart, in the status write that
 	 * counts the restart itself. */
 	if (gate(c))
-		set(c, st->has_execution_attempts ? st->execution_attempts + 1 : st->restarts);
+		set(c, st->has_execution_attempts ? next(st->execution_attempts) : st->restarts);
 }
 
 void js__attempts_annotate(const struct js__ctx *c, json_t *patch)

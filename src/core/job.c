@@ -54,6 +54,11 @@ static json_t *copy_array(const json_t *a)
 	return json_is_array(a) ? json_deep_copy(a) : NULL;
 }
 
+static json_t *copy_object(const json_t *o)
+{
+	return json_is_object(o) ? json_deep_copy(o) : NULL;
+}
+
 /* One block holding `src` and everything it points to (JSON arrays are deep
  * copies beside it). Refcount 1. */
 static struct js_obsjob *pack(const struct js_obsjob *src)
@@ -102,6 +107,9 @@ static struct js_obsjob *pack(const struct js_obsjob *src)
 	r->j.conditions = k ? cv : NULL;
 	r->j.tolerations = copy_array(src->tolerations);
 	r->j.scheduling_gates = copy_array(src->scheduling_gates);
+	r->j.node_selector = copy_object(src->node_selector);
+	r->j.containers = copy_array(src->containers);
+	r->j.init_containers = copy_array(src->init_containers);
 	return &r->j;
 }
 
@@ -187,6 +195,15 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	j.has_completions = get_i32(spec, "completions", &j.completions);
 	j.tolerations = json_object_get(pod_spec, "tolerations");
 	j.scheduling_gates = json_object_get(pod_spec, "schedulingGates");
+	if (j.has_suspend && j.suspend) {
+		/* Only a resume reads them, and only a suspended Job is resumed:
+		 * a running Job's record does not carry its containers (the
+		 * bulk of a Job), so the cache of a large running JobSet does
+		 * not grow with them. */
+		j.node_selector = json_object_get(pod_spec, "nodeSelector");
+		j.containers = json_object_get(pod_spec, "containers");
+		j.init_containers = json_object_get(pod_spec, "initContainers");
+	}
 
 	(void)get_i32(st, "active", &j.active);
 	(void)get_i32(st, "succeeded", &j.succeeded);
@@ -234,6 +251,9 @@ void js_job_unref(const struct js_obsjob *j)
 		return;
 	json_decref(r->j.tolerations);
 	json_decref(r->j.scheduling_gates);
+	json_decref(r->j.node_selector);
+	json_decref(r->j.containers);
+	json_decref(r->j.init_containers);
 	free(r);
 }
 
@@ -282,7 +302,9 @@ bool js_job_same(const struct js_obsjob *a, const struct js_obsjob *b)
 	for (size_t i = 0; i < a->n_conditions; i++)
 		if (!cond_same(&a->conditions[i], &b->conditions[i]))
 			return false;
-	return json_same(a->tolerations, b->tolerations) && json_same(a->scheduling_gates, b->scheduling_gates);
+	return json_same(a->tolerations, b->tolerations) && json_same(a->scheduling_gates, b->scheduling_gates) &&
+	       json_same(a->node_selector, b->node_selector) && json_same(a->containers, b->containers) &&
+	       json_same(a->init_containers, b->init_containers);
 }
 
 const struct js_jobcond *js_job_condition_true(const struct js_obsjob *j, const char *type)

@@ -5,15 +5,18 @@
  * The core never sees a full batch/v1 Job. A record holds only what the
  * core reads: identity (name, uid, controller owner uid), the four labels
  * the core uses, deletionTimestamp, the spec and status counters, the
- * conditions that decide a Job's outcome, and - the only part of the pod
- * template kept - its tolerations and schedulingGates, which a resume
- * unions with the JobSet's (core/suspend.c, SPEC §11.13). A record is built
+ * conditions that decide a Job's outcome, and - the only parts of the pod
+ * template kept - the placement fields and containers a resume rebuilds or
+ * merges from the JobSet's (core/suspend.c, SPEC §11.13). A record is built
  * once when a Job is observed (the controller's informer transform hook,
  * the local runtime when its Job changes, the simulator) and then borrowed:
  * the core never copies it per reconcile.
  *
  * Memory: one allocation per record (the struct, its conditions and every
- * string packed together), plus the two small JSON arrays when present.
+ * string packed together), plus deep copies of the pod template's
+ * tolerations and schedulingGates when present, and of nodeSelector,
+ * containers and initContainers for a suspended Job only (a resume needs
+ * them; the containers would be most of a running Job's record).
  *
  * Ownership and threads: a record is read-only after creation, so any
  * number of threads may read it. js_job_ref/js_job_unref count references
@@ -76,9 +79,17 @@ struct js_obsjob {
 	size_t n_conditions;
 	const struct js_jobcond *conditions;
 
-	/* spec.template.spec.{tolerations,schedulingGates} (arrays), NULL when
-	 * absent: the only parts of the pod template a resume reads. */
-	json_t *tolerations, *scheduling_gates;
+	/* spec.template.spec.{tolerations,schedulingGates} (arrays) and
+	 * nodeSelector (object), NULL when absent: a resume rebuilds them from
+	 * the JobSet's template and needs the Job's to remove stale entries
+	 * (SPEC §11.13.2). js_job_from_json keeps nodeSelector only for a
+	 * suspended Job (spec.suspend true), the only kind a resume reads. */
+	json_t *tolerations, *scheduling_gates, *node_selector;
+	/* spec.template.spec.{containers,initContainers} (arrays), NULL when
+	 * absent: a resume with KEP-1150's gate merges the template's
+	 * resources into them by container name. Like nodeSelector, kept by
+	 * js_job_from_json only for a suspended Job. */
+	json_t *containers, *init_containers;
 };
 
 /** Plain fields for js_job_build: every pointer is borrowed and copied. */
@@ -99,7 +110,7 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err);
 
 /**
  * A new record (refcount 1) holding a copy of `init->job`: strings, the
- * conditions and the two JSON arrays are copied, so the caller keeps what it
+ * conditions and the JSON values of the pod template are copied, so the caller keeps what it
  * passed. For runtimes that own their Jobs (local, sim) and for tests.
  * Returns the record (release with js_job_unref), or NULL when
  * init->job.name is NULL.

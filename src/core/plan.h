@@ -72,6 +72,8 @@ struct js_action {
 					    NULL (static) */
 	const char *fail_message;        /* its message, before ": <error>"
 					    (static; with fail_reason) */
+	const char *fail_hint;           /* what to do, after "<error>. ", or
+					    NULL (static; with fail_reason) */
 };
 
 /** An event on the JobSet (SPEC §11.7), emitted after the status write. */

@@ -81,7 +81,6 @@
 #include <stdint.h>
 
 #include "api/jobset.h"
-#include "base/buf.h"
 #include "base/common.h"
 #include "core/cleanup.h"
 #include "core/job.h"

@@ -4,10 +4,13 @@
  *
  * Resuming a Job carries the scheduling directives edited on the JobSet
  * while it was suspended (by a user or by Kueue) into the Job's pod
- * template: labels, annotations and nodeSelector are merged (the JobSet's
- * values win), tolerations and schedulingGates are unioned. Unlike upstream
- * (SPEC §16.18) the union keeps order: the Job's entries first, then the
- * new ones in template order, so the resulting object is deterministic.
+ * template: labels and annotations are merged (the JobSet's values win);
+ * nodeSelector, tolerations and schedulingGates are rebuilt from the
+ * template, keeping only the entries the JobSet itself adds at creation
+ * (exclusive placement's), so what an earlier admission put there (a Kueue
+ * flavor's selector) does not survive a re-admission to another flavor.
+ * Upstream v0.12.0 merges them instead (SPEC §16.18; its fix is the open
+ * PR #1294; docs/differences.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,15 @@
 #include "core/core_int.h"
 
 #define MSG_MAX_RESTARTS_IN_PLACE "jobset failed due to reaching max number of restarts"
+
+/* Placement entries a Job carries that are the JobSet's own, not the
+ * template's: exclusive placement's nodeSelector key and toleration
+ * (api/render.c). A rebuild keeps them, as creation adds them. */
+static bool own_toleration(const json_t *t)
+{
+	const char *k = js_json_str(t, "key");
+	return k && strcmp(k, JS_TOLERATION_NO_SCHEDULE) == 0;
+}
 
 static bool array_has(const json_t *a, const json_t *v)
 {
@@ -29,26 +41,62 @@ static bool array_has(const json_t *a, const json_t *v)
 	return false;
 }
 
-/* Ordered set union of `base` then `add`, or NULL when `add` brings nothing
- * new (so the patch leaves the field alone). New reference. */
-static json_t *union_or_null(const json_t *base, const json_t *add)
+/* The list the Job's field `have` must become: the template's `tmpl`, then
+ * the Job's own entries (`own`, may be NULL) that the template lacks. NULL
+ * when that is what the Job has (the patch leaves the field alone), JSON
+ * null when the field must go. New reference. */
+static json_t *rebuild_list(const json_t *have, const json_t *tmpl, bool (*own)(const json_t *))
 {
-	json_t *out = json_is_array(base) ? json_deep_copy(base) : json_array();
-	size_t i, before = json_array_size(out);
+	json_t *out = json_is_array(tmpl) ? json_deep_copy(tmpl) : json_array();
+	size_t i;
 	json_t *x;
-	json_array_foreach(add, i, x) {
-		if (!array_has(out, x))
+	json_array_foreach(have, i, x) {
+		if (own && own(x) && !array_has(out, x))
 			json_array_append(out, x);
 	}
-	if (json_array_size(out) == before && json_is_array(base)) {
+	size_t n_have = json_array_size(have);
+	if ((n_have == 0 && json_array_size(out) == 0) || (json_is_array(have) && json_equal(out, have))) {
 		json_decref(out);
 		return NULL;
 	}
 	if (json_array_size(out) == 0) {
 		json_decref(out);
-		return NULL;
+		return json_null();
 	}
 	return out;
+}
+
+/* The merge patch that turns the Job's nodeSelector `have` into the
+ * template's `tmpl` plus the JobSet's own namespaced-job key: stale keys
+ * set to null, or the whole field null when nothing is left. NULL when
+ * nothing changes. New reference. */
+static json_t *rebuild_selector(const json_t *have, const json_t *tmpl)
+{
+	json_t *want = json_is_object(tmpl) ? json_deep_copy(tmpl) : json_object();
+	const json_t *own = json_object_get(have, JS_NODE_SELECTOR_NAMESPACED_JOB);
+	if (own && !json_object_get(want, JS_NODE_SELECTOR_NAMESPACED_JOB))
+		json_object_set(want, JS_NODE_SELECTOR_NAMESPACED_JOB, js_json_unconst(own));
+	if (json_object_size(want) == 0) {
+		json_decref(want);
+		return json_object_size(have) > 0 ? json_null() : NULL;
+	}
+	json_t *patch = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach(want, k, v) {
+		if (!json_equal(json_object_get(have, k), v))
+			json_object_set(patch, k, v);
+	}
+	json_object_foreach(js_json_unconst(have), k, v) {
+		if (!json_object_get(want, k))
+			json_object_set_new(patch, k, json_null());
+	}
+	json_decref(want);
+	if (json_object_size(patch) == 0) {
+		json_decref(patch);
+		return NULL;
+	}
+	return patch;
 }
 
 /* Copy object member `key` of `from` into `to` when it is a non-empty
@@ -68,18 +116,20 @@ static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
 	if (!rname || !*rname)
 		return patch;
 	const json_t *tmpl = js_json_path(r->template_, "spec.template");
+	const json_t *tspec = json_object_get(tmpl, "spec");
 	json_t *meta = json_object(), *spec = json_object();
 
 	merge_map(meta, "labels", json_object_get(tmpl, "metadata"));
 	merge_map(meta, "annotations", json_object_get(tmpl, "metadata"));
-	merge_map(spec, "nodeSelector", json_object_get(tmpl, "spec"));
-	static const char *const sets[] = {"tolerations", "schedulingGates"};
-	const json_t *have[] = {j->tolerations, j->scheduling_gates};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(sets); i++) {
-		json_t *u = union_or_null(have[i], json_object_get(json_object_get(tmpl, "spec"), sets[i]));
-		if (u)
-			json_object_set_new(spec, sets[i], u);
-	}
+	json_t *sel = rebuild_selector(j->node_selector, json_object_get(tspec, "nodeSelector"));
+	if (sel)
+		json_object_set_new(spec, "nodeSelector", sel);
+	json_t *tol = rebuild_list(j->tolerations, json_object_get(tspec, "tolerations"), own_toleration);
+	if (tol)
+		json_object_set_new(spec, "tolerations", tol);
+	json_t *gates = rebuild_list(j->scheduling_gates, json_object_get(tspec, "schedulingGates"), NULL);
+	if (gates)
+		json_object_set_new(spec, "schedulingGates", gates);
 	json_t *pt = json_object();
 	if (json_object_size(meta))
 		json_object_set(pt, "metadata", meta);
@@ -93,24 +143,81 @@ static json_t *resume_patch(const struct js_obsjob *j, const struct js_rjob *r)
 	return patch;
 }
 
+/* Container `name` of template list `l`, or NULL. */
+static const json_t *container_named(const json_t *l, const char *name)
+{
+	size_t i;
+	json_t *x;
+	json_array_foreach(l, i, x) {
+		const char *n = js_json_str(x, "name");
+		if (n && strcmp(n, name) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* The Job's container list `have` with resources.requests and
+ * resources.limits of each container taken from the template container of
+ * the same name in `tmpl` (absent there: removed); resources.claims and
+ * every other field, and containers the template does not name (a sidecar
+ * a mutating webhook added), stay the Job's. NULL when that changes
+ * nothing. New reference. */
+static json_t *merge_resources(const json_t *have, const json_t *tmpl)
+{
+	if (!json_is_array(have))
+		return NULL;
+	json_t *out = json_deep_copy(have);
+	size_t i;
+	json_t *c;
+	json_array_foreach(out, i, c) {
+		const char *name = js_json_str(c, "name");
+		const json_t *t = name ? container_named(tmpl, name) : NULL;
+		if (!json_is_object(c) || !t)
+			continue;
+		const json_t *tres = json_object_get(t, "resources");
+		json_t *res = json_object_get(c, "resources");
+		if (!json_is_object(res)) {
+			res = json_object();
+			json_object_set_new(c, "resources", res);
+		}
+		static const char *const keys[] = {"requests", "limits"};
+		for (size_t k = 0; k < JS_ARRAY_SIZE(keys); k++) {
+			const json_t *v = json_object_get(tres, keys[k]);
+			if (v)
+				json_object_set_new(res, keys[k], json_deep_copy(v));
+			else
+				json_object_del(res, keys[k]);
+		}
+		if (json_object_size(res) == 0 && !json_object_get(json_array_get(have, i), "resources"))
+			json_object_del(c, "resources");
+	}
+	if (json_equal(out, have)) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* KEP-1150 "Controller Changes": with MutablePodResourcesForSuspendedJobSets
- * on, the Job's containers and init containers become the template's. A
- * merge patch replaces a list whole, and while the JobSet was suspended its
- * webhook let only resources.requests and resources.limits of a container
- * change (the set of containers, their names and resources.claims are as
- * the Job was created from), so this carries exactly the resource edits;
- * fields the API server defaulted on the Job are defaulted again. Returns
- * true when the patch carries containers. */
-static bool resume_resources(json_t *patch, const struct js_rjob *r)
+ * on, the resources edited on the template while suspended are merged into
+ * the Job's containers and init containers by container name. A merge patch
+ * replaces a list whole, so the patch carries the Job's own lists with only
+ * requests and limits changed: whatever else set the Job's containers when
+ * it was created (a mutating webhook's env or sidecar, API-server defaults)
+ * stays, and the API server sees a change of resources only. Returns true
+ * when the patch carries containers (a list that would not change is left
+ * out, so a resume without edits needs no API-server gate). */
+static bool resume_resources(json_t *patch, const struct js_obsjob *j, const struct js_rjob *r)
 {
 	static const char *const lists[] = {"containers", "initContainers"};
+	const json_t *have[] = {j->containers, j->init_containers};
 	const json_t *pod = js_json_path(r->template_, "spec.template.spec");
 	bool any = false;
 	for (size_t i = 0; i < JS_ARRAY_SIZE(lists); i++) {
-		const json_t *l = json_object_get(pod, lists[i]);
-		if (json_array_size(l) == 0)
+		json_t *l = merge_resources(have[i], json_object_get(pod, lists[i]));
+		if (!l)
 			continue;
-		json_object_set_new(js_json_path_make(patch, "spec.template.spec"), lists[i], json_deep_copy(l));
+		json_object_set_new(js_json_path_make(patch, "spec.template.spec"), lists[i], l);
 		any = true;
 	}
 	return any;
@@ -125,15 +232,15 @@ static void resume_job(struct js__ctx *c, const struct js_obsjob *j, const struc
 			       "resume: clear startTime");
 	json_t *patch = resume_patch(j, r);
 	js__attempts_annotate(c, patch); /* KEP-1282 §4 */
-	bool res = c->in->gates.mutable_pod_resources && resume_resources(patch, r);
+	bool res = c->in->gates.mutable_pod_resources && resume_resources(patch, j, r);
 	struct js_action *a = js__ctx_action(c, JS_ACTION_PATCH_JOB, j->name, patch, "resume");
 	if (res) {
 		/* KEP-1150 "Risks and Mitigations": a refusal (the API server
 		 * without MutablePodResourcesForSuspendedJobs) is announced,
-		 * not only retried. */
+		 * not only retried, with the API server's error. */
 		a->fail_reason = "FailedResourcePropagation";
-		a->fail_message = "Failed to propagate mutated resources to child Job; ensure "
-				  "MutablePodResourcesForSuspendedJobs is enabled on the API server";
+		a->fail_message = "Failed to propagate mutated resources to child Job";
+		a->fail_hint = "Ensure MutablePodResourcesForSuspendedJobs is enabled on the API server.";
 	}
 }
 

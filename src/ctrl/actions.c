@@ -5,8 +5,10 @@
  * own delete (uid precondition), and single merge patches of a Job or its
  * status. Each is counted and, when it fails, logged.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "ctrl/sync_int.h"
 
@@ -29,8 +31,11 @@ int js__actions_patch_job(struct js__body *b, const struct js_action *a)
 	struct js_write_opts wo = {.subresource = a->kind == JS_ACTION_PATCH_JOB_STATUS ? "status" : NULL};
 	int r = js_client_patch(b->c->client, &js_client_res_jobs, b->o->ns, a->name, JS_PATCH_MERGE, a->object, &wo,
 				NULL, &err);
-	if (r < 0 && r != JS_ENOTFOUND && a->fail_reason && !js__aborted(b->c))
-		js__fail_event(b->c, b->o, a, js__why(&err, r));
+	if (r < 0 && r != JS_ENOTFOUND && a->fail_reason && !js__aborted(b->c)) {
+		char *why = js_buf_format("%s: %s", a->name, js__why(&err, r));
+		js__fail_event(b->c, b->o, a, why);
+		free(why);
+	}
 	return done_one(b, a, "PATCH", r, &err);
 }
 

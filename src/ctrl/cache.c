@@ -351,7 +351,7 @@ static void pod_unref(const void *p)
 		return;
 	if (r->placement) {
 		const struct js_cache_xpod *x = &r->pub.xp;
-		const char *strs[] = {x->ns, x->name, x->uid, x->owner_uid, x->owner_name, x->index, x->node};
+		const char *strs[] = {x->ns, x->name, x->uid, x->owner_uid, x->owner_name, x->index, x->node, x->topology};
 		for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 			free((char *)(uintptr_t)strs[i]);
 		json_decref((json_t *)(uintptr_t)x->node_selector);
@@ -546,6 +546,7 @@ static const void *xpod_transform(const json_t *obj, int *ret_err)
 	x->owner_name = dup_or_null(controller_name(obj, x->owner_uid));
 	x->index = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_JOB_COMPLETION_INDEX));
 	x->node = dup_or_null(js_json_str(spec, "nodeName"));
+	x->topology = dup_or_null(js_json_str(json_object_get(md, "annotations"), JS_ANN_EXCLUSIVE_TOPOLOGY));
 	x->node_selector = json_is_object(sel) ? json_deep_copy(sel) : NULL;
 	x->succeeded = phase && strcmp(phase, "Succeeded") == 0;
 	x->terminal = x->succeeded || (phase && strcmp(phase, "Failed") == 0);
@@ -562,7 +563,7 @@ static bool xpod_same(const void *pa, const void *pb)
 	return js_str_same(a->ns, b->ns) && js_str_same(a->name, b->name) && js_str_same(a->uid, b->uid) &&
 	       js_str_same(a->owner_uid, b->owner_uid) && js_str_same(a->owner_name, b->owner_name) &&
 	       js_str_same(a->index, b->index) && js_str_same(a->node, b->node) &&
-	       json_eq(a->node_selector, b->node_selector) && a->terminal == b->terminal &&
+	       js_str_same(a->topology, b->topology) && json_eq(a->node_selector, b->node_selector) && a->terminal == b->terminal &&
 	       a->deleting == b->deleting && a->gate_at == b->gate_at;
 }
 

@@ -112,6 +112,9 @@ struct js_cache_xpod {
 	const char *index;           /* annotation batch.kubernetes.io/job-completion-index */
 	const char *node;            /* spec.nodeName */
 	const json_t *node_selector; /* spec.nodeSelector when an object, else NULL (a copy) */
+	const char *topology;        /* annotation alpha.jobset.sigs.k8s.io/exclusive-topology
+					when a string, else NULL: read only for
+					a Job no JobSet owns (ctrl/placement.c) */
 	bool terminal;               /* status.phase Succeeded or Failed */
 	bool succeeded;              /* status.phase Succeeded */
 	bool deleting;               /* metadata.deletionTimestamp set (not null) */

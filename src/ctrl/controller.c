@@ -490,6 +490,15 @@ static void on_new_leader(void *user, const char *identity)
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "leader is now '%s'", identity ? identity : "");
 }
 
+/* The Lease cannot be read or written (RBAC, a missing namespace, ...):
+ * said in the log (kube/leader.h limits the repeats), or a replica that can
+ * never lead waits in silence with /readyz answering ok. */
+static void lease_error(void *user, const char *msg)
+{
+	struct js_controller *c = user;
+	js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "leader election: %s (retrying)", msg);
+}
+
 /* A cache that cannot list or watch (a verb missing from the RBAC, ...):
  * said in the log, every time, so a controller that never becomes ready
  * says why. The informer retries with backoff (at most every 30 s). */
@@ -602,6 +611,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	js_clock_cond_init(&c->cond);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
+	c->expect = js_expect_new(NULL);
 	js__phases_new(c);
 	c->waits = js_hmap_new(NULL);
 	atomic_init(&c->abort, false);
@@ -631,6 +641,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 			.on_started = on_started,
 			.on_stopped = on_stopped,
 			.on_new_leader = on_new_leader,
+			.on_error = lease_error,
 			.user = c,
 		};
 		r = js_leader_new(c->client, &lo, &c->le);
@@ -767,6 +778,7 @@ int js_controller_free(struct js_controller *c)
 	c->metrics = js_metrics_free(c->metrics);
 	js_hmap_free(c->enqueued);
 	js_hmap_free(c->written);
+	js_expect_free(c->expect);
 	js__phases_free(c);
 	js_hmap_free(c->waits);
 	free(c->threads);

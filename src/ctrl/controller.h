@@ -60,7 +60,9 @@ struct js_controller_opts {
 	const char *lease_name;      /* required with leader_elect */
 	const char *identity;        /* required with leader_elect; also the events' reportingInstance */
 	int lease_duration_ms, renew_deadline_ms, retry_period_ms; /* 0 = 15000/10000/2000 */
-	int cache_wait_ms;           /* read-your-writes wait after a write; 0 = 3000, < 0 = none */
+	int cache_wait_ms;           /* < 0: no read-your-writes (tests); otherwise a key is not
+					reconciled again until the caches show its last pass's
+					writes, for up to 60 s (ctrl/expect.h, ctrl/rw.c) */
 	int fold_window_ms;          /* child events of one JobSet within this window fold into one
 					reconcile; 0 = reconcile at once (ctrl/config.h default) */
 	/* JS_PLACEMENT_GATES also runs the placement controller (ctrl/placement.c,

@@ -15,6 +15,7 @@
 #include "base/hmap.h"
 #include "ctrl/cache.h"
 #include "ctrl/controller.h"
+#include "ctrl/expect.h"
 #include "ctrl/metrics.h"
 #include "kube/informer.h"
 #include "kube/leader.h"
@@ -96,6 +97,8 @@ struct js_controller {
 	int alive;                   /* worker threads not yet exited */
 	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
 	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
+	struct js_expect *expect;    /* what each key wrote and the caches do not show yet
+					(ctrl/expect.h; rw.c); its own lock */
 	struct js_hmap *waits;       /* pod uid -> 1 + the js_placement_why last said (placement.c) */
 	int stop_result;             /* what the first js_controller_stop returned */
 
@@ -104,8 +107,8 @@ struct js_controller {
 
 	atomic_bool started, workers_started, stopping, stopped, lost;
 	/* Set when the stop grace period has passed: the workers' requests
-	 * (bound with js_client_bind_cancel) end with -ECANCELED and the
-	 * read-your-writes waits give up, so the workers finish promptly. */
+	 * (bound with js_client_bind_cancel) end with -ECANCELED, so the
+	 * workers finish promptly (no pass waits for a watch: rw.c). */
 	atomic_bool abort;
 };
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/codec.h"
 #include "base/buf.h"
@@ -39,7 +40,24 @@ void js__event(struct js_controller *c, struct js__observed *o, const char *type
 
 void js__fail_event(struct js_controller *c, struct js__observed *o, const struct js_action *a, const char *err)
 {
-	char *msg = js_buf_format("%s: %s", a->fail_message ? a->fail_message : a->why, err);
+	/* "<message> <Job>: <the API server's error>. <hint>", as KEP-1150's
+	 * FailedResourcePropagation reads; `err` starts with the Job's name.
+	 * An API error can be longer than a note (an invalid Job's whole
+	 * template): it is cut, at a character boundary and marked, so that
+	 * the hint after it is never lost to the recorder's cut. */
+	const char *head = a->fail_message ? a->fail_message : a->why;
+	const char *hint = a->fail_hint ? a->fail_hint : "";
+	size_t fixed = strlen(head) + 1 + (*hint ? 2 + strlen(hint) : 0) + 3;
+	size_t room = fixed < JS_RECORDER_NOTE_MAX ? JS_RECORDER_NOTE_MAX - fixed : 0;
+	size_t n = strlen(err);
+	const char *cut = "";
+	if (n > room) {
+		n = room;
+		while (n > 0 && ((unsigned char)err[n] & 0xC0) == 0x80)
+			n--; /* not inside a UTF-8 sequence */
+		cut = "...";
+	}
+	char *msg = js_buf_format("%s %.*s%s%s%s", head, (int)n, err, cut, *hint ? ". " : "", hint);
 	js__event(c, o, "Warning", a->fail_reason, msg);
 	free(msg);
 }

@@ -50,6 +50,9 @@
 /* When a resourceVersion is not a number, a LIST's pods are trusted over
  * the cache this long (the cache is seconds behind at worst). */
 #define CATCH_UP_NS (30ull * 1000000000ull)
+/* A pod this process deleted counts as marked for this long, or until the
+ * cache shows the mark: a pass in between would delete it again. */
+#define DELETED_NS (30ull * 1000000000ull)
 
 /* A pod the confirming LIST saw. */
 struct listed {
@@ -71,6 +74,9 @@ struct confirm {
 struct js__oldpods {
 	pthread_mutex_t mu;
 	struct js_hmap *confirmed; /* key -> struct confirm */
+	struct js_hmap *deleted;   /* "<namespace>/<pod>" -> uint64_t, when this
+				      process deleted it (js__oldpods_note_deleted) */
+	uint64_t swept_ns;         /* last sweep of `deleted` */
 };
 
 static void listed_free(struct confirm *k)
@@ -175,6 +181,8 @@ int js__oldpods_informer(struct js_controller *c)
 		c->oldpods = js_xcalloc(1, sizeof(*c->oldpods));
 		pthread_mutex_init(&c->oldpods->mu, NULL);
 		c->oldpods->confirmed = js_hmap_new(&by_key);
+		static const struct js_hmap_type times = {.free_value = free};
+		c->oldpods->deleted = js_hmap_new(&times);
 	}
 	return r;
 }
@@ -184,6 +192,7 @@ void js__oldpods_free(struct js_controller *c)
 	if (!c->oldpods)
 		return;
 	js_hmap_free(c->oldpods->confirmed);
+	js_hmap_free(c->oldpods->deleted);
 	pthread_mutex_destroy(&c->oldpods->mu);
 	free(c->oldpods);
 	c->oldpods = NULL;
@@ -196,6 +205,54 @@ void js__oldpods_forget(struct js_controller *c, const char *key)
 	pthread_mutex_lock(&c->oldpods->mu);
 	(void)js_hmap_del(c->oldpods->confirmed, key, NULL);
 	pthread_mutex_unlock(&c->oldpods->mu);
+}
+
+void js__oldpods_note_deleted(struct js_controller *c, const char *ns, const char *pod)
+{
+	if (!c->oldpods)
+		return;
+	char *key = js_buf_format("%s/%s", ns, pod);
+	uint64_t *at = js_xmalloc(sizeof(*at));
+	*at = js_clock_now_ns();
+	pthread_mutex_lock(&c->oldpods->mu);
+	(void)js_hmap_put(c->oldpods->deleted, key, at, NULL);
+	pthread_mutex_unlock(&c->oldpods->mu);
+	free(key);
+}
+
+/* Drop the deletions older than DELETED_NS, at most every few seconds
+ * (under the lock): the map holds what was deleted in the last 30 s. */
+static void sweep_deleted(struct js__oldpods *op, uint64_t now)
+{
+	if (now - op->swept_ns < DELETED_NS / 4)
+		return;
+	op->swept_ns = now;
+	struct js_buf old;
+	js_buf_init(&old, 0);
+	struct js_hmap_iter it = {0};
+	const char *k;
+	void *v;
+	while (js_hmap_next(op->deleted, &it, &k, &v))
+		if (now - *(uint64_t *)v >= DELETED_NS && js_buf_add(&old, k, strlen(k) + 1) < 0)
+			break; /* past the ceiling: the rest at the next sweep */
+	for (size_t at = 0; at < old.len; at += strlen(old.p + at) + 1)
+		(void)js_hmap_del(op->deleted, old.p + at, NULL);
+	js_buf_done(&old);
+}
+
+/* Deleted by this process within DELETED_NS and not yet marked in the
+ * cache (under the lock); forgets it once the cache shows the mark. */
+static bool deleted_here(struct js__oldpods *op, const char *ns, const struct js_cache_metapod *p, uint64_t now)
+{
+	if (!js_hmap_len(op->deleted))
+		return false;
+	char *key = js_buf_format("%s/%s", ns, p->name);
+	uint64_t *at = js_hmap_get(op->deleted, key);
+	bool yes = at && !p->deleting && now - *at < DELETED_NS;
+	if (at && p->deleting)
+		(void)js_hmap_del(op->deleted, key, NULL);
+	free(key);
+	return yes;
 }
 
 /* The cache has seen everything the LIST of `k` saw (under the lock). */
@@ -217,7 +274,9 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
 	in->old_pods_known = js_informer_has_synced(c->opods);
 	in->old_pods_confirmed_attempt = -1;
 	o->n_opod_recs = js_informer_by_index(c->opods, JS_CACHE_INDEX_POD_JOBSET, o->rec->key, &o->opod_recs);
+	uint64_t now = js_clock_now_ns();
 	pthread_mutex_lock(&c->oldpods->mu);
+	sweep_deleted(c->oldpods, now);
 	struct confirm *k = js_hmap_get(c->oldpods->confirmed, o->rec->key);
 	if (k && (!same_str(k->uid, js->meta.uid) || k->attempt != js->status.restarts)) {
 		(void)js_hmap_del(c->oldpods->confirmed, o->rec->key, NULL); /* another incarnation or attempt */
@@ -235,7 +294,8 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
 		enum js_cleanup_pod_kind kind = kind_of(js, p);
 		if (kind == JS_CLEANUP_POD_CURRENT || !p->name)
 			continue;
-		v[n++] = (struct js_oldpod){.name = p->name, .job_name = p->job_name, .deleting = p->deleting,
+		v[n++] = (struct js_oldpod){.name = p->name, .job_name = p->job_name,
+					   .deleting = p->deleting || deleted_here(c->oldpods, o->ns, p, now),
 					   .attempt_unknown = kind == JS_CLEANUP_POD_UNKNOWN};
 		if (seen)
 			(void)js_hmap_put(seen, p->name, (void *)(uintptr_t)1, NULL);

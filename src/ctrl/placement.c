@@ -31,8 +31,11 @@
 #define REASON_WAITING "ExclusivePlacementWaiting"
 
 /* The pod records are struct js_cache_xpod (ctrl/cache.h): any field a
- * user removed or garbled is absent there, and the topology key comes from
- * the JobSet (js_placement_topology), never from a pod. */
+ * user removed or garbled is absent there, and the topology key of a
+ * JobSet's Job comes from the JobSet (js_placement_topology), never from a
+ * pod. Only a Job that no JobSet owns (created with the JobSet labels by
+ * hand, which upstream's pod controller places too) is placed by its pods'
+ * annotation, and then only when every pod that carries one agrees. */
 static void index_job(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {
 	const char *uid = js_json_controller_uid(obj);
@@ -344,11 +347,28 @@ static int leader_node(struct js_controller *c, const char *node, const char *ke
 	return r == JS_ENOTFOUND ? 0 : r;
 }
 
+/* The topology annotation the pods of a Job no JobSet owns agree on
+ * (malloc'd), or NULL when none carries one or two differ. */
+static char *pods_topology(const void **recs, size_t n)
+{
+	const char *key = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct js_cache_xpod *p = recs[i];
+		if (!p->topology || !p->topology[0])
+			continue;
+		if (key && strcmp(key, p->topology) != 0)
+			return NULL;
+		key = p->topology;
+	}
+	return key ? js_xstrdup(key) : NULL;
+}
+
 /*
  * The topology key of the Job whose uid is `job_uid`, from its JobSet's
  * spec as the caches hold them: the Job found by a name its pods' owner
  * reference gives (and held to by uid), its JobSet by the owner uid the Job
- * record keeps. Returns 0 with *ret_key (malloc'd; NULL when the JobSet
+ * record keeps; for a Job no JobSet owns, from its pods (pods_topology).
+ * Returns 0 with *ret_key (malloc'd; NULL when the JobSet
  * names none for this Job), or JS_ENOTFOUND while the Job, its JobSet or a
  * decoded spec is not in the caches yet (or any more).
  */
@@ -371,6 +391,11 @@ static int job_topology(struct js_controller *c, const void **recs, size_t n, co
 	}
 	if (!job)
 		return JS_ENOTFOUND;
+	if (!job->owner_uid) {
+		*ret_key = pods_topology(recs, n);
+		js_informer_unref(c->jobs, job);
+		return 0;
+	}
 	const void **js_recs = NULL;
 	size_t m = job->owner_uid ? js_informer_by_index(c->jobsets, JS__CTRL_INDEX_UID, job->owner_uid, &js_recs) : 0;
 	const struct js_cache_jobset *jsr = m > 0 ? js_cache_jobset_of(js_recs[0]) : NULL;

@@ -41,12 +41,57 @@ struct run {
 	const struct js_action *acts;
 	const struct js_exec_run *run; /* creates only */
 	struct js_buf msgs;            /* "name: why; ..." of the failures */
+	const char **rvs;              /* arena: the resourceVersion each 2xx answer carried */
 };
 
-/* An existing Job named like one we create: ours iff its controller owner
- * is this JobSet's uid (#1165). Cache first, then the API. */
-static int owned_existing(struct js_controller *c, const struct js__observed *o, const char *name)
+/* Our Job `obj` (GET by name after a create met it) lacks the label our
+ * label-scoped Job cache selects on (controller.h: another user removed
+ * it), so the cache cannot show it, and without this every pass of the
+ * JobSet would create it again and wait for it in vain (issue 22).
+ * Upstream finds child Jobs by owner uid in a cache of every Job and still
+ * sees it; we own the Job, so we put the label back (docs/differences.md)
+ * with a merge patch at the resourceVersion read, which a concurrent
+ * change turns into a conflict (retried with the pass). Returns 0 with the
+ * resourceVersion the patch gave in *ret_rv (arena), or the error. */
+static int restore_label(struct js__body *b, const json_t *obj, const char **ret_rv)
 {
+	struct js_controller *c = b->c;
+	struct js__observed *o = b->o;
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *name = js_json_str(md, "name"), *rv = js_json_str(md, "resourceVersion");
+	if (!name || !rv)
+		return JS_EINVALID;
+	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+		      "jobset '%s/%s': Job %s is its own but lacks label %s, which the Job cache selects on: "
+		      "putting it back",
+		      o->ns, o->name, name, JS_LABEL_JOBSET_NAME);
+	json_t *patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "resourceVersion", rv, "labels",
+				  JS_LABEL_JOBSET_NAME, o->name);
+	json_t *got = NULL;
+	struct js_apierr err = {0};
+	int r = js_client_patch(c->client, &js_client_res_jobs, o->ns, name, JS_PATCH_MERGE, patch, NULL, &got, &err);
+	js__count(c, "PATCH", r, &err, 200);
+	json_decref(patch);
+	if (r == 0) {
+		const char *nrv = js_json_str(json_object_get(got, "metadata"), "resourceVersion");
+		*ret_rv = nrv ? js_arena_strdup(b->a, nrv) : NULL;
+	} else if (!js__aborted(c)) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': putting label %s back on Job %s: %s", o->ns,
+			      o->name, JS_LABEL_JOBSET_NAME, name, js__why(&err, r));
+	}
+	json_decref(got);
+	js_apierr_done(&err);
+	return r;
+}
+
+/* An existing Job named like one we create: ours iff its controller owner
+ * is this JobSet's uid (#1165). Cache first, then the API; one of ours the
+ * cache cannot show gets its label back (restore_label), with the
+ * resourceVersion that gave it in *ret_rv. */
+static int owned_existing(struct js__body *b, const char *name, const char **ret_rv)
+{
+	struct js_controller *c = b->c;
+	const struct js__observed *o = b->o;
 	const char *uid = o->rec->uid;
 	const struct js_obsjob *j = js_informer_get(c->jobs, o->ns, name);
 	if (j) {
@@ -65,8 +110,12 @@ static int owned_existing(struct js_controller *c, const struct js__observed *o,
 		return r;
 	const char *owner = js_owner_jobset_uid(obj);
 	bool ours = owner && uid && strcmp(owner, uid) == 0;
+	/* Labelled but not cached yet: the cache lags (the key's
+	 * expectations wait for it). */
+	if (ours && !json_object_get(js_json_path(obj, "metadata.labels"), JS_LABEL_JOBSET_NAME))
+		r = restore_label(b, obj, ret_rv);
 	json_decref(obj);
-	return ours ? 0 : JS_EEXISTS;
+	return r < 0 ? r : ours ? 0 : JS_EEXISTS;
 }
 
 static void append_err(struct js_buf *msgs, const char *name, const char *what)
@@ -137,21 +186,47 @@ static void run_answered(void *self, size_t i, const char *method, long code)
 	js__ctrl_count_request(rn->b->c, method, code);
 }
 
-/* A patch of spec.suspend that landed: the cache must show it before the
- * next pass (js__rw_wait_jobs). */
-static void note_suspend_patch(struct js__body *b, const struct js_action *a)
+/* The resourceVersion in the metadata of an answer's object (the first
+ * after "metadata": the API server writes ObjectMeta's fields in their
+ * declared order, resourceVersion before labels and annotations), without
+ * decoding the whole Job; NULL when there is none (a Status). */
+static const char *answer_rv(struct js_arena *a, const char *body, size_t len)
+{
+	static const char md[] = "\"metadata\":{", key[] = "\"resourceVersion\":\"";
+	const char *p = body ? memmem(body, len, md, sizeof md - 1) : NULL;
+	if (p)
+		p = memmem(p, len - (size_t)(p - body), key, sizeof key - 1);
+	if (!p)
+		return NULL;
+	p += sizeof key - 1;
+	size_t n = 0;
+	while (p + n < body + len && n < 32 && p[n] >= '0' && p[n] <= '9')
+		n++;
+	return n > 0 && p + n < body + len && p[n] == '"' ? js_arena_strndup(a, p, n) : NULL;
+}
+
+/* kube/batch.h ok_body: keep the resourceVersion the write was given. */
+static void run_ok_body(void *self, size_t i, const char *body, size_t len)
+{
+	struct run *rn = self;
+	rn->rvs[i] = answer_rv(rn->b->a, body, len);
+}
+
+/* A patch of spec.suspend that landed, given `rv`: the cache must show it
+ * before the next pass (rw.c). */
+static void note_suspend_patch(struct js__body *b, const struct js_action *a, const char *rv)
 {
 	const json_t *s = json_object_get(json_object_get(a->object, "spec"), "suspend");
 	if (json_is_true(s))
-		b->suspended[b->n_suspended++] = a->name;
+		js__rw_note(b, JS_EXPECT_SUSPENDED, a->name, NULL, rv);
 	else if (json_is_false(s))
-		b->resumed[b->n_resumed++] = a->name;
+		js__rw_note(b, JS_EXPECT_RESUMED, a->name, NULL, rv);
 }
 
 /* kube/batch.h finish: the AlreadyExists/NotFound rules (a Job gone before
  * its delete or patch needs nothing more: the next pass sees it gone), the
- * count, and what the caches must show before the next reconcile (waited
- * for at the end of the pass). */
+ * count, and what the caches must show before the next reconcile of the
+ * key (rw.c). */
 static int run_finish(void *self, size_t i, int r, const struct js_apierr *err)
 {
 	struct run *rn = self;
@@ -160,9 +235,12 @@ static int run_finish(void *self, size_t i, int r, const struct js_apierr *err)
 	const struct js_action *a = &rn->acts[i];
 	bool create = a->kind == JS_ACTION_CREATE_JOB;
 	if (create && r == JS_EEXISTS) {
-		r = owned_existing(c, b->o, a->name);
+		r = owned_existing(b, a->name, &rn->rvs[i]);
 		if (r == JS_EEXISTS)
 			append_err(&rn->msgs, a->name, "exists and is not controlled by this JobSet");
+		else if (r < 0)
+			append_err(&rn->msgs, a->name, r == -EAGAIN ? "exists, then was deleted: created again on a later pass"
+								: js_apierr_strerror(r));
 	} else if (!create && r == JS_ENOTFOUND) {
 		r = 0; /* already gone */
 	} else if (a->kind == JS_ACTION_DELETE_JOB && r == JS_ECONFLICT) {
@@ -172,18 +250,22 @@ static int run_finish(void *self, size_t i, int r, const struct js_apierr *err)
 	}
 	js__count_action(c, a->kind, r);
 	/* A delete of a Job we never saw has nothing to wait for. */
+	const char *uid = a->kind == JS_ACTION_DELETE_JOB ? js__observed_job_uid(b->o, a->name) : NULL;
 	if (r == 0 && create)
-		b->created[b->n_created++] = a->name;
-	else if (r == 0 && a->kind == JS_ACTION_DELETE_JOB && js__observed_job_uid(b->o, a->name))
-		b->deleted[b->n_deleted++] = a->name;
+		js__rw_note(b, JS_EXPECT_EXISTS, a->name, NULL, rn->rvs[i]);
+	else if (r == 0 && uid)
+		js__rw_note(b, JS_EXPECT_GONE, a->name, uid, rn->rvs[i]);
 	else if (r == 0 && a->kind == JS_ACTION_PATCH_JOB)
-		note_suspend_patch(b, a);
+		note_suspend_patch(b, a, rn->rvs[i]);
+	else if (r == 0 && a->kind == JS_ACTION_DELETE_POD)
+		js__oldpods_note_deleted(c, b->o->ns, a->name);
 	return r;
 }
 
 static const struct js_batch_ops run_ops = {
 	.request = run_request,
 	.answered = run_answered,
+	.ok_body = run_ok_body,
 	.finish = run_finish,
 };
 
@@ -192,7 +274,7 @@ int js__runs_apply(struct js__body *b, const struct js_action *acts, const struc
 	struct js_controller *c = b->c;
 	struct js__observed *o = b->o;
 	bool create = acts[0].kind == JS_ACTION_CREATE_JOB;
-	struct run rn = {.b = b, .acts = acts, .run = run};
+	struct run rn = {.b = b, .acts = acts, .run = run, .rvs = js_arena_calloc(b->a, n, sizeof(char *))};
 	js_buf_init(&rn.msgs, 16384);
 	size_t failed_at = SIZE_MAX;
 	int first = js_batch_run(c->client, n, IN_FLIGHT, &run_ops, &rn, &failed_at);

@@ -9,6 +9,7 @@
 
 #include "api/codec.h"
 #include "base/json.h"
+#include "base/arena.h"
 #include "ctrl/sync_int.h"
 
 /* Did the status write land although no answer said so? The write is sent
@@ -81,7 +82,11 @@ int js__status_write(struct js__body *b, const struct js_plan *plan)
 	} else {
 		const char *rv = js_json_str(json_object_get(got, "metadata"), "resourceVersion");
 		js__ctrl_note_written(c, o->rec->key, rv, want);
-		js__rw_wait_jobset_rv(c, o, rv);
+		/* The next pass of the key waits until the JobSet cache shows
+		 * this write (rw.c): a pass on the status before it would
+		 * decide again what this one did. */
+		if (rv)
+			js__rw_note(b, JS_EXPECT_STATUS, o->name, NULL, js_arena_strdup(b->a, rv));
 	}
 	json_decref(want);
 	json_decref(got);

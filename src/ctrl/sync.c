@@ -4,15 +4,16 @@
  * body of the plan executor (core/exec.h): js_exec_apply() decides the
  * order, the runs and the stop-at-first-failure; the ops table here hands
  * each action to the file that does it (ctrl/sync_int.h lists them). At the
- * end of the pass, even a failed one, the worker waits until its caches
- * show what it wrote (rw.c).
+ * end of the pass, even a failed one, what it wrote becomes the key's
+ * expectations, and the next pass of the key does nothing until the caches
+ * show them (rw.c).
  *
  * Memory: a reconcile's scratch (names, paths, bookkeeping) comes from the
  * worker's arena, reset after each reconcile (STYLE §12).
  *
  * Cancellation: every request of a worker is bound to the controller's
- * abort flag (controller.c), and the waits give up once it is set, so a
- * stop past its grace period ends a reconcile within a request's time.
+ * abort flag (controller.c), so a stop past its grace period ends a
+ * reconcile within a request's time; no pass waits for a watch.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -113,10 +114,14 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	int r = js__observe(c, arena, key, &o);
 	if (r <= 0) {
 		res->error = r < 0;
-		if (r == 0)
+		if (r == 0) {
 			js__oldpods_forget(c, key);
+			(void)js__rw_pending(c, key, NULL, res); /* gone: forget what it wrote */
+		}
 		goto out;
 	}
+	if (js__rw_pending(c, key, &o, res))
+		goto out; /* the caches do not show this key's last writes yet */
 	struct js_reconcile_input in = {
 		.jobset = o.rec->js,
 		/* the cache's records, borrowed as they are: no copy */
@@ -154,18 +159,13 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	if (plan->skipped)
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG, "jobset '%s': skipped (%s)", key, plan->skipped);
 	struct js__body b = {.c = c, .o = &o, .a = arena};
-	b.created = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.created));
-	b.deleted = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.deleted));
-	b.suspended = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.suspended));
-	b.resumed = js_arena_calloc(arena, plan->n_actions + 1, sizeof(*b.resumed));
+	b.cap_wrote = plan->n_actions + 1; /* each action writes one Job at most, plus the status */
+	b.wrote = js_arena_calloc(arena, b.cap_wrote, sizeof(*b.wrote));
 	size_t failed_at = SIZE_MAX;
 	r = js_exec_apply(&body_ops, &b, plan, &failed_at);
 	/* Read-your-writes, even after a failed pass: what was written must
-	 * show before the next reconcile of this key reads the cache. */
-	js__rw_wait_jobs(c, o.ns, b.created, b.n_created, JS__RW_EXISTS);
-	js__rw_wait_jobs(c, o.ns, b.deleted, b.n_deleted, JS__RW_GONE);
-	js__rw_wait_jobs(c, o.ns, b.suspended, b.n_suspended, JS__RW_SUSPENDED);
-	js__rw_wait_jobs(c, o.ns, b.resumed, b.n_resumed, JS__RW_RESUMED);
+	 * show before the next reconcile of this key acts (rw.c). */
+	js__rw_expect(&b, key);
 	res->error = r < 0;
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;

@@ -17,8 +17,9 @@
  *   events.c   events about the JobSet (kube/recorder.h)
  *   oldpods.c  the older attempts' pods (restart cleanup "direct"): from
  *              a metadata-only cache, confirmed once per attempt by a LIST
- *   rw.c       read-your-writes: the bounded waits until the caches show
- *              what this pass wrote
+ *   rw.c       read-your-writes: what this pass wrote becomes its key's
+ *              expectations (ctrl/expect.h), which the next pass waits
+ *              for without holding a worker
  */
 #ifndef JS_CTRL_SYNC_INT_H
 #define JS_CTRL_SYNC_INT_H
@@ -63,12 +64,13 @@ struct js__body {
 	struct js_controller *c;
 	struct js__observed *o;
 	struct js_arena *a;   /* the worker's scratch, reset after the reconcile */
-	/* Jobs this pass created and deleted (names borrowed from the plan):
-	 * the read-your-writes wait for them comes once, at the end of the
-	 * pass, so runs of creates follow each other without a watch round
-	 * trip in between. */
-	const char **created, **deleted, **suspended, **resumed;
-	size_t n_created, n_deleted, n_suspended, n_resumed;
+	/* What this pass wrote that its caches must show before the key is
+	 * reconciled again (js__rw_note; strings borrowed from the plan or the
+	 * arena): recorded as the key's expectations once, at the end of the
+	 * pass (rw.c), so runs of creates follow each other without a watch
+	 * round trip in between, and no worker waits for a watch. */
+	struct js_expect_write *wrote; /* arena, cap_wrote of them */
+	size_t n_wrote, cap_wrote;
 	bool conflict;        /* the status write met a newer resourceVersion */
 	bool has_requeue_after;
 	int64_t requeue_after;
@@ -127,7 +129,9 @@ void js__event(struct js_controller *c, struct js__observed *o, const char *type
 	       const char *msg);
 
 /* The Warning event a plan asks for when action `a` fails (plan.h
- * fail_reason, e.g. KEP-1150 FailedResourcePropagation); `err` says why. */
+ * fail_reason, e.g. KEP-1150 FailedResourcePropagation): fail_message,
+ * `err`, then fail_hint. `err` is "<object>: <why>" ("; "-separated for a
+ * batch), the API server's message included. */
 void js__fail_event(struct js_controller *c, struct js__observed *o, const struct js_action *a, const char *err);
 
 /* ---- runs.c ---- */
@@ -170,27 +174,34 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
  * nothing is remembered). */
 int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o);
 
+/* Pod `pod` of namespace `ns` was deleted by this pass (DeletePod answered):
+ * until the cache shows it marked (at most 30 s), the view says it is, so
+ * the next pass does not delete it again. No-op without the cache. */
+void js__oldpods_note_deleted(struct js_controller *c, const char *ns, const char *pod);
+
 /* Drop what is remembered of JobSet `key` (gone, finished, or not
  * restarted). No-op without the cache. */
 void js__oldpods_forget(struct js_controller *c, const char *key);
 
 /* ---- rw.c ---- */
 
-/* What the cache must show of a Job this pass wrote. */
-enum js__rw_want {
-	JS__RW_EXISTS,    /* created */
-	JS__RW_GONE,      /* deleted: absent or marked for deletion */
-	JS__RW_SUSPENDED, /* patched spec.suspend true (or gone) */
-	JS__RW_RESUMED,   /* patched spec.suspend false (or gone) */
-};
+/* Note that this pass wrote `want` of Job (or, JS_EXPECT_STATUS, JobSet)
+ * `name`: `uid` the incarnation written or NULL, `rv` the resourceVersion
+ * the answer carried or NULL. Strings must live until the pass ends. */
+void js__rw_note(struct js__body *b, enum js_expect_want want, const char *name, const char *uid, const char *rv);
 
-/* Wait (bounded by --cache-wait) until the Job cache shows `want` of every
- * Job in `names` (namespace `ns`). */
-void js__rw_wait_jobs(struct js_controller *c, const char *ns, const char *const *names, size_t n,
-		      enum js__rw_want want);
+/* At the end of a pass, even a failed one: what it wrote becomes the
+ * expectations of its key (ctrl/expect.h), which the next pass of the key
+ * waits for (js__rw_pending). */
+void js__rw_expect(struct js__body *b, const char *key);
 
-/* Wait (bounded) until the JobSet cache holds the JobSet of `o` at
- * resourceVersion `rv` (or not at all). NULL rv: no wait. */
-void js__rw_wait_jobset_rv(struct js_controller *c, const struct js__observed *o, const char *rv);
+/* Before a pass of `key` (observed in `o`): true when the caches do not
+ * show yet what an earlier pass of the key wrote - the pass must not act;
+ * *res then asks to look again within a second (the watch events of those
+ * writes queue the key sooner). A wait that ran out is logged once, with
+ * what it waited for, and the key is reconciled on the caches as they are.
+ * The JobSet gone (o NULL) drops the key's expectations. */
+bool js__rw_pending(struct js_controller *c, const char *key, const struct js__observed *o,
+		    struct js__sync_result *res);
 
 #endif

@@ -54,6 +54,8 @@ static int finish(struct js_client *c, const struct js_batch_ops *ops, void *sel
 				ops->answered(self, i, s->method, resp.code);
 			if (resp.code < 200 || resp.code > 299)
 				r = js_apierr_decode(resp.code, resp.body, resp.len, resp.retry_after_s, &err);
+			else if (ops->ok_body)
+				ops->ok_body(self, i, resp.body, resp.len);
 		} else {
 			if (ops->answered)
 				ops->answered(self, i, s->method, 0);

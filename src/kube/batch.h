@@ -44,6 +44,10 @@ struct js_batch_ops {
 	/* Optional: request `i` was answered with HTTP `code` (0: no answer,
 	 * a transport error), once per try. */
 	void (*answered)(void *self, size_t i, const char *method, long code);
+	/* Optional: the body of request `i`'s 2xx answer (`len` bytes, not
+	 * NUL-terminated, valid during the call), before its finish: e.g.
+	 * the resourceVersion the write was given. */
+	void (*ok_body)(void *self, size_t i, const char *body, size_t len);
 	/* Request `i` is done: `r` is 0 for a 2xx answer, else the error, with
 	 * `err` saying what the server (or transport) said. Returns the outcome
 	 * that counts: 0 or a negative error. Called once per request, in

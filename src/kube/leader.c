@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,8 @@ struct js_leader {
 	char *obs_holder, *obs_renew;
 	uint64_t obs_ns;
 	char *last_leader;
+	char *last_error;     /* last message given to on_error, NULL after a success */
+	uint64_t last_error_ns;
 };
 
 int js_leader_new(struct js_client *c, const struct js_leader_opts *opts, struct js_leader **ret)
@@ -94,6 +97,38 @@ static bool str_eq(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* How often an unchanged failure is reported again (opts.on_error). */
+#define ERROR_REPEAT_NS (30ull * 1000000000u)
+
+/* A request of `what` on the Lease failed with `r`/`err`: tell on_error
+ * when the failure is new, or unchanged for ERROR_REPEAT_NS. */
+static void note_error(struct js_leader *le, const char *what, int r, const struct js_apierr *err)
+{
+	if (!le->o.on_error)
+		return;
+	pthread_mutex_lock(&le->lock);
+	bool stopping = le->stop;
+	pthread_mutex_unlock(&le->lock);
+	if (stopping)
+		return;
+	char msg[512];
+	snprintf(msg, sizeof msg, "%s lease %s/%s: %s", what, le->ns, le->name,
+		 err && err->message ? err->message : js_apierr_strerror(r));
+	uint64_t now = js_clock_now_ns();
+	if (str_eq(msg, le->last_error) && now - le->last_error_ns < ERROR_REPEAT_NS)
+		return;
+	free(le->last_error);
+	le->last_error = js_xstrdup(msg);
+	le->last_error_ns = now;
+	le->o.on_error(le->o.user, msg);
+}
+
+static void note_ok(struct js_leader *le)
+{
+	free(le->last_error);
+	le->last_error = NULL;
+}
+
 /** This replica's write of the Lease (create or update) was accepted: it
  * holds it, renewed at `now` (RFC 3339 micro time). */
 static void observed_self(struct js_leader *le, const char *now)
@@ -113,19 +148,29 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	js__kutil_microtime(js__kutil_wall_ns(), now);
 	int dur_s = (le->o.lease_duration_ms + 999) / 1000;
 	json_t *lease = NULL;
-	int r = js_client_get(le->c, &js_client_res_leases, le->ns, le->name, NULL, &lease, NULL);
+	struct js_apierr err = {0};
+	int r = js_client_get(le->c, &js_client_res_leases, le->ns, le->name, NULL, &lease, &err);
 	if (r == JS_ENOTFOUND) {
 		json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1", "kind",
 					"Lease", "metadata", "name", le->name, "namespace", le->ns, "spec",
 					lease_spec(le->id, dur_s, now, now, 0));
-		r = js_client_create(le->c, &js_client_res_leases, le->ns, obj, NULL, NULL, NULL);
+		js_apierr_done(&err);
+		r = js_client_create(le->c, &js_client_res_leases, le->ns, obj, NULL, NULL, &err);
 		json_decref(obj);
-		if (r == 0)
+		if (r == 0) {
 			observed_self(le, now);
+			note_ok(le);
+		} else {
+			note_error(le, "create", r, &err);
+		}
+		js_apierr_done(&err);
 		return r == 0;
 	}
-	if (r < 0)
+	if (r < 0) {
+		note_error(le, "get", r, &err);
+		js_apierr_done(&err);
 		return false;
+	}
 	json_t *spec = json_object_get(lease, "spec");
 	const char *holder = js_json_str(spec, "holderIdentity");
 	const char *renew = js_json_str(spec, "renewTime");
@@ -149,6 +194,7 @@ static bool try_acquire_or_renew(struct js_leader *le)
 	bool mine = holder && strcmp(holder, le->id) == 0;
 	if (holder && *holder && !mine && js_sat_add_u64(le->obs_ns, their_ns) > t) {
 		json_decref(lease);
+		note_ok(le);
 		return false; /* held by someone else and not expired */
 	}
 	const char *acquire = js_json_str(spec, "acquireTime");
@@ -156,10 +202,15 @@ static bool try_acquire_or_renew(struct js_leader *le)
 				   mine ? transitions : transitions + 1);
 	json_object_set_new(lease, "spec", nspec);
 	json_object_del(json_object_get(lease, "metadata"), "managedFields");
-	r = js_client_update(le->c, &js_client_res_leases, le->ns, lease, NULL, NULL, NULL);
+	r = js_client_update(le->c, &js_client_res_leases, le->ns, lease, NULL, NULL, &err);
 	json_decref(lease);
-	if (r == 0)
+	if (r == 0) {
 		observed_self(le, now);
+		note_ok(le);
+	} else {
+		note_error(le, "update", r, &err);
+	}
+	js_apierr_done(&err);
 	return r == 0;
 }
 
@@ -298,6 +349,7 @@ int js_leader_free(struct js_leader *le)
 	free(le->obs_holder);
 	free(le->obs_renew);
 	free(le->last_leader);
+	free(le->last_error);
 	free(le);
 	return 0;
 }

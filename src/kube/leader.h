@@ -42,6 +42,14 @@ struct js_leader_opts {
 	void (*on_started)(void *user);  /* became leader */
 	void (*on_stopped)(void *user);  /* stopped leading (lost or stopped) */
 	void (*on_new_leader)(void *user, const char *identity); /* observed holder changed */
+	/* A GET, create or update of the Lease failed (RBAC, a missing
+	 * namespace, a transport error, ...), `msg` says which request and the
+	 * API server's answer. Called on the elector's thread when the failure
+	 * differs from the last one reported, and again at most every 30 s
+	 * while it stays the same (client-go logs every attempt); not for a
+	 * Lease held by another candidate, nor while stopping. Without it a
+	 * candidate that can never write its Lease waits in silence. */
+	void (*on_error)(void *user, const char *msg);
 	void *user;
 };
 

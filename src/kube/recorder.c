@@ -20,7 +20,7 @@
 #include "kube/apierr.h"
 #include "kube/kube_int.h"
 
-#define NOTE_MAX 1024
+#define NOTE_MAX JS_RECORDER_NOTE_MAX
 #define SERIES_WINDOW_NS (6ull * 60ull * 1000000000ull)
 #define SERIES_CACHE_MAX 4096
 #define QUEUE_MAX_DEFAULT 1000

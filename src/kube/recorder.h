@@ -36,6 +36,10 @@
 
 struct js_recorder;
 
+/** The longest note an Event takes (bytes; events.k8s.io/v1 validation):
+ * js_recorder_eventf cuts a longer one there. */
+#define JS_RECORDER_NOTE_MAX 1024
+
 struct js_recorder_opts {
 	const char *controller; /* reportingController, e.g. "jobset.sigs.k8s.io/jobset-controller"; required */
 	const char *instance;   /* reportingInstance, e.g. the pod name; required */

@@ -998,12 +998,14 @@ static int expect_job(struct js_sim *s, const char *line, char **tok, size_t n, 
 		ok = n > 4 && !js_json_str(json_object_get(m, "annotations"), tok[4]) &&
 		     !js_json_str(js_json_path(j, "spec.template.metadata.annotations"), tok[4]);
 	} else if (strcmp(what, "path") == 0) {
+		/* "path P absent": the Job has no field P. */
+		bool want_absent = n == 6 && strcmp(tok[5], "absent") == 0;
 		json_error_t e;
-		json_t *want = json_loads(rest_after(line, 5), JSON_DECODE_ANY, &e);
+		json_t *want = want_absent ? json_null() : json_loads(rest_after(line, 5), JSON_DECODE_ANY, &e);
 		if (!want)
 			return failf(reterr, JS_EINVALID, "bad JSON: %s", e.text);
 		json_t *have = n > 4 ? js_json_path(j, tok[4]) : NULL;
-		ok = have && json_equal(have, want);
+		ok = want_absent ? !have : have && json_equal(have, want);
 		json_decref(want);
 		if (!ok) {
 			char *t = have ? js_json_dump_sorted(have, false) : js_xstrdup("absent");

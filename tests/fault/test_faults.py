@@ -490,6 +490,15 @@ def recreate_check(run):
         if [o["uid"] for o in j["metadata"].get("ownerReferences") or []] == [old]], 60)
 
 
+def no_create_met_its_own_job(run):
+    """While the Job watch lags, the controller waits for its cache to show
+    its own creates (ctrl/expect.h) instead of creating them again: no Job
+    create of this JobSet is answered 409 AlreadyExists."""
+    creates = [e for e in audit_job_creates(run.ns, run.offset) if e[0] == run.uid]
+    again = [(e[1], e[2], e[3]) for e in creates if e[4] == 409]
+    assert not again, f"{len(again)} creates answered AlreadyExists (created again on a lagging cache): {again[:5]}"
+
+
 SCENARIOS = [
     Scenario("baseline"),
     Scenario("latency-jitter", rules=[{"name": "latency", "action": "delay", "delay_ms": 20, "jitter_ms": 100}],
@@ -519,7 +528,7 @@ SCENARIOS = [
          "limit": 1}], injected={"watch-drop": 1, "watch-410": 1}),
     Scenario("watch-stall", rules=[{"name": "watch-stall", "match": {"path": WATCH_JOBS, "watch": True},
                                     "action": "watch_stall", "after_events": 10, "stall_ms": 5000, "limit": 2}],
-             injected={"watch-stall": 1}),
+             injected={"watch-stall": 1}, check=no_create_met_its_own_job),
     Scenario("create-reset-stream", rules=[{"name": "create-reset", "match": {"method": ["POST"], "path": JOBS},
                                             "action": "reset", "reset": "stream", "every": 30, "limit": 6}],
              injected={"create-reset": 6}),

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kube/client.h"
+
 #define MAX_CONNS 64
 
 struct fakeapi {
@@ -51,6 +53,17 @@ bool fakeapi_wait_count(pthread_mutex_t *mu, pthread_cond_t *cond, const int *wh
 	bool ok = *what >= want;
 	pthread_mutex_unlock(mu);
 	return ok;
+}
+
+struct js_client *fakeapi_client(const struct fakeapi *f)
+{
+	struct js_kubeconfig kc = {.server = (char *)(uintptr_t)fakeapi_server(f),
+				   .insecure = true,
+				   .token = (char *)(uintptr_t) "t"};
+	struct js_client_opts co = {.qps = -1};
+	struct js_client *c = NULL;
+	assert_int_equal(js_client_new(&kc, &co, &c), 0);
+	return c;
 }
 
 json_t *fakeapi_status(int code, const char *reason)

@@ -58,6 +58,13 @@ const char *fakeapi_server(const struct fakeapi *f);
  * join the threads, free. NULL is a no-op. */
 void fakeapi_stop(struct fakeapi *f);
 
+struct js_client;
+
+/** A client of the fixture as the kube tests use it (insecure TLS, a
+ * token, no client-side rate limit); caller frees with js_client_free.
+ * Fails the test when it cannot be made. */
+struct js_client *fakeapi_client(const struct fakeapi *f);
+
 /** A Kubernetes Status object of `code` and `reason` (caller owns). */
 json_t *fakeapi_status(int code, const char *reason);
 

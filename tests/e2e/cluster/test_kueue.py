@@ -309,13 +309,17 @@ def pool_flavor(name, pool, taint_key=None):
     return f
 
 
-def assert_pods_on_pool(kube, ns, name, pool, toleration_key, count):
+def assert_pods_on_pool(kube, ns, name, pool, toleration_key, count, stale=None):
+    """`count` pods of `name` succeeded on `pool` with its selector and
+    toleration; with `stale`, a toleration key no pod may carry (the other
+    flavor's, from an earlier admission)."""
     pods = [p for p in kube.list("pods", ns, f"jobset.sigs.k8s.io/jobset-name={name}")
             if p.get("status", {}).get("phase") == "Succeeded"]
     assert len(pods) == count, [(p["metadata"]["name"], p.get("status", {}).get("phase")) for p in pods]
     for p in pods:
-        assert p["spec"]["nodeSelector"].get("cloud.google.com/gke-nodepool") == pool, p["spec"]
+        assert p["spec"]["nodeSelector"] == {"cloud.google.com/gke-nodepool": pool}, p["spec"]
         assert {"key": toleration_key, "operator": "Exists", "effect": "NoSchedule"} in p["spec"]["tolerations"]
+        assert not [t for t in p["spec"]["tolerations"] if t.get("key") == stale], p["spec"]["tolerations"]
         node = kube.get("node", p["spec"]["nodeName"], "default")
         assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == pool, (p["metadata"]["name"], node)
 
@@ -325,7 +329,10 @@ def test_flavor_node_selector_and_tolerations_reach_pods(kube, env):
     admitted for the first time (its Jobs are created then, from the
     template Kueue edited: differences.md), and of a JobSet preempted on one
     flavor and re-admitted on another, whose existing suspended Jobs we
-    patch on resume (as upstream: template values merged into the Jobs')."""
+    patch on resume. That patch rebuilds nodeSelector and tolerations from
+    the template, so the re-admitted pods carry only the second flavor's
+    (issue 24; upstream v0.12.0 merges and keeps the first flavor's
+    toleration too: differences.md §16.18)."""
     ns = env.namespace(f"kueue-flavor-{env.id}")
     f0 = pool_flavor(f"pool0-{env.id}", "pool-0", "jobset-test/pool0")
     f1 = pool_flavor(f"pool1-{env.id}", "pool-1", "jobset-test/pool1")
@@ -357,10 +364,11 @@ def test_flavor_node_selector_and_tolerations_reach_pods(kube, env):
     assert {j["metadata"]["name"]: j["metadata"]["uid"] for j in jobs} == jobs0
     for j in jobs:
         pt = j["spec"]["template"]["spec"]
-        assert pt["nodeSelector"].get("cloud.google.com/gke-nodepool") == "pool-1", pt
+        assert pt["nodeSelector"] == {"cloud.google.com/gke-nodepool": "pool-1"}, pt
+        assert pt["tolerations"] == f1["spec"]["tolerations"], pt
     w = workload_of(kube, ns, "js-move")
     assert [f["flavors"]["cpu"] for f in w["status"]["admission"]["podSetAssignments"]] == [f1["metadata"]["name"]]
-    assert_pods_on_pool(kube, ns, "js-move", "pool-1", "jobset-test/pool1", 2)
+    assert_pods_on_pool(kube, ns, "js-move", "pool-1", "jobset-test/pool1", 2, stale="jobset-test/pool0")
     assert_pods_on_pool(kube, ns, "js-pool0", "pool-0", "jobset-test/pool0", 2)
 
 

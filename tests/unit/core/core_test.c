@@ -10,7 +10,13 @@
 #include "base/time.h"
 #include "core/job.h"
 #include "core/reconcile.h"
+#include "base/json.h"
 #include "support/testutil.h"
+
+static bool json_same_or_null(const json_t *a, const json_t *b)
+{
+	return a == b || (a && b && json_equal(a, b));
+}
 
 static struct js_jobset *load(const char *patch)
 {
@@ -93,6 +99,18 @@ static void test_job_decode(void **state)
 	assert_string_equal(o->conditions[0].reason, "R");
 	assert_non_null(o->tolerations);
 	assert_null(o->scheduling_gates);
+	assert_int_equal(json_array_size(o->containers), 1); /* KEP-1150: a resume merges into them */
+	assert_null(o->init_containers);
+	assert_null(o->node_selector);
+	/* A running Job's record leaves them out: only a suspended one is
+	 * resumed. */
+	json_t *running = json_deep_copy(j);
+	json_object_set_new(json_object_get(running, "spec"), "suspend", json_false());
+	json_object_set_new(js_json_path(running, "spec.template.spec"), "nodeSelector", json_pack("{s:s}", "a", "b"));
+	struct js_obsjob *r = js_job_from_json(running, NULL);
+	assert_true(r && !r->containers && !r->node_selector && r->tolerations);
+	js_job_unref(r);
+	json_decref(running);
 	assert_non_null(js_job_condition_true(o, "Failed"));
 	assert_null(js_job_condition_true(o, "Complete"));
 
@@ -135,6 +153,7 @@ static void test_job_decode(void **state)
 		{.type = NULL, .status = "True"},
 	};
 	json_t *tol = json_pack("[{s:s}]", "key", "other");
+	json_t *sel = json_pack("{s:s}", "flavor", "b");
 	static const struct {
 		const char *what;
 		bool same;
@@ -146,7 +165,8 @@ static void test_job_decode(void **state)
 		{"succeeded", false}, {"failed", false}, {"ready", false}, {"terminating presence", false},
 		{"start time", false}, {"reason", false}, {"type", false}, {"status", false}, {"message", false},
 		{"transition time presence", false}, {"no conditions", false}, {"condition without type dropped", false},
-		{"tolerations", false}, {"tolerations absent", false}, {"scheduling gates", false}, {"unchanged", true},
+		{"tolerations", false}, {"tolerations absent", false}, {"scheduling gates", false},
+		{"node selector", false}, {"containers", false}, {"init containers", false}, {"unchanged", true},
 	};
 	for (size_t f = 0; f < sizeof(rows) / sizeof(rows[0]); f++) {
 		struct js_obsjob_init in = {.job = *o};
@@ -182,6 +202,9 @@ static void test_job_decode(void **state)
 		case 27: x->tolerations = tol; break;
 		case 28: x->tolerations = NULL; break;
 		case 29: x->scheduling_gates = tol; break;
+		case 30: x->node_selector = sel; break; /* issue 24: a resume reads them */
+		case 31: x->containers = tol; break;
+		case 32: x->init_containers = tol; break;
 		default: break;
 		}
 		struct js_obsjob *y = js_job_build(&in);
@@ -190,6 +213,7 @@ static void test_job_decode(void **state)
 		js_job_unref(y);
 	}
 	json_decref(tol);
+	json_decref(sel);
 	js_job_unref(o);
 	json_decref(j);
 	assert_string_equal(js_reconcile_action_kind_name(JS_ACTION__COUNT), "?");
@@ -246,20 +270,41 @@ static void test_reconcile_table(void **state)
 		 {{.name = "x", .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "gone", .job_index = "0",
 		   .n_conditions = 1, .conditions = failed_cond}},
 		 1, {.restart_job = true}, {0}, NULL, "cannot restart", NULL, NULL, NULL},
-		{"resume: tolerations the Job has already are not added again",
+		{"resume (issue 24): tolerations are rebuilt from the template, a stale one goes",
 		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
 		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
 		   .suspend = true}},
 		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"k\"},{\"key\":\"j\"}]",
-		 "{\"spec\":{\"suspend\":false}}"},
-		{"resume: new tolerations are appended after the Job's",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}]}}}}"},
+		{"resume: the template's tolerations replace the Job's",
 		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
 		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
 		   .suspend = true}},
 		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"j\"}]",
-		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"j\"},{\"key\":\"k\"}]}}}}"},
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}]}}}}"},
+		{"resume: tolerations that are the template's already are not sent",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"k\"}]",
+		 "{\"spec\":{\"suspend\":false}}"},
+		{"resume: exclusive placement's toleration stays after the template's",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"}],\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"alpha.jobset.sigs.k8s.io/no-schedule\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"},{\"key\":\"j\"}]",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"k\"},{\"key\":\"alpha.jobset.sigs.k8s.io/no-schedule\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}}}"},
+		{"resume: a template without tolerations clears the Job's",
+		 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":"
+		 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[]}}}}}]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true}},
+		 1, {0}, {0}, "CreateService:test-js PatchJob:" A0, NULL, NULL, "[{\"key\":\"j\"}]",
+		 "{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{\"tolerations\":null}}}}"},
 		{"Job counts: completions below parallelism, suspended, active", NULL,
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_parallelism = true,
 		   .parallelism = 4, .has_completions = true, .completions = 2, .succeeded = 1, .has_ready = true, .ready = 1,
@@ -364,6 +409,119 @@ static void test_reconcile_table(void **state)
 		       "\"lastTransitionTime\":\"2023-11-14T22:00:00Z\"}"
 #define B0 "test-js-replicated-job-b-0"
 
+/* KEP-1150 "Controller Changes" (mergeContainerResources in its test plan):
+ * on resume the template's resources.requests and resources.limits go into
+ * the Job's containers of the same name; resources.claims, the Job's other
+ * fields (a webhook's env) and containers the template does not name (a
+ * webhook's sidecar) stay the Job's; nothing changes, nothing is sent. The
+ * template here is replicated-job-a of fix-a with the resources of `tmpl`. */
+static void test_kep_1150_merge(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *tmpl_containers, *tmpl_init; /* JSON, of the JobSet's template */
+		const char *job_containers, *job_init;   /* JSON, of the Job; NULL: absent */
+		struct js_gates gates;
+		const char *want_containers, *want_init; /* in the patch; NULL: not sent */
+	} rows[] = {
+		{"requests and limits by name; the Job's env, claims and sidecar stay",
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"memory\":\"1Gi\"}}}]",
+		 NULL,
+		 "[{\"name\":\"main\",\"image\":\"i\",\"env\":[{\"name\":\"INJECTED\",\"value\":\"1\"}],"
+		 "\"resources\":{\"requests\":{\"cpu\":\"1\"},\"claims\":[{\"name\":\"gpu\"}]}},"
+		 "{\"name\":\"sidecar\",\"image\":\"proxy\"}]",
+		 NULL, {.mutable_pod_resources = true},
+		 "[{\"name\":\"main\",\"image\":\"i\",\"env\":[{\"name\":\"INJECTED\",\"value\":\"1\"}],"
+		 "\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"memory\":\"1Gi\"},\"claims\":[{\"name\":\"gpu\"}]}},"
+		 "{\"name\":\"sidecar\",\"image\":\"proxy\"}]",
+		 NULL},
+		{"limits removed from the template are removed from the Job",
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]", NULL,
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"1\"}}}]",
+		 NULL, {.mutable_pod_resources = true},
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]", NULL},
+		{"init containers by name; an injected init container stays",
+		 "[{\"name\":\"main\",\"image\":\"i\"}]",
+		 "[{\"name\":\"init\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]",
+		 "[{\"name\":\"main\",\"image\":\"i\"}]",
+		 "[{\"name\":\"istio-init\",\"image\":\"p\"},{\"name\":\"init\",\"image\":\"i\"}]",
+		 {.mutable_pod_resources = true}, NULL,
+		 "[{\"name\":\"istio-init\",\"image\":\"p\"},{\"name\":\"init\",\"image\":\"i\","
+		 "\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]"},
+		{"the same resources: nothing sent, no API-server gate needed",
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]", NULL,
+		 "[{\"name\":\"main\",\"image\":\"i\",\"env\":[],\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]", NULL,
+		 {.mutable_pod_resources = true}, NULL, NULL},
+		{"a template container the Job lacks is not added",
+		 "[{\"name\":\"other\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"5\"}}}]", NULL,
+		 "[{\"name\":\"main\",\"image\":\"i\"}]", NULL, {.mutable_pod_resources = true}, NULL, NULL},
+		{"a Job without containers: nothing sent",
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"5\"}}}]", NULL,
+		 NULL, NULL, {.mutable_pod_resources = true}, NULL, NULL},
+		{"gate off: nothing sent",
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]", NULL,
+		 "[{\"name\":\"main\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]", NULL,
+		 {0}, NULL, NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char patch[2048];
+		snprintf(patch, sizeof(patch),
+			 "{\"spec\":{\"replicatedJobs\":[{\"name\":\"replicated-job-a\",\"replicas\":1,\"template\":{"
+			 "\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":%s%s%s}}}}}]},"
+			 "\"status\":{\"conditions\":[" SUSPENDED_TRUE "]}}",
+			 rows[i].tmpl_containers, rows[i].tmpl_init ? ",\"initContainers\":" : "",
+			 rows[i].tmpl_init ? rows[i].tmpl_init : "");
+		struct js_jobset *js = load(patch);
+		assert_non_null(js);
+		json_t *jc = rows[i].job_containers ? json_loads(rows[i].job_containers, 0, NULL) : NULL;
+		json_t *ji = rows[i].job_init ? json_loads(rows[i].job_init, 0, NULL) : NULL;
+		struct js_obsjob_init init = {.job = {.name = A0, .owner_uid = OWN, .restart_attempt = "0",
+						      .rjob_name = "replicated-job-a", .has_suspend = true, .suspend = true,
+						      .containers = jc, .init_containers = ji}};
+		const struct js_obsjob *job = js_job_build(&init);
+		json_decref(jc);
+		json_decref(ji);
+		struct js_reconcile_input in = {.jobset = js, .jobs = &job, .n_jobs = 1, .gates = rows[i].gates,
+						 .now = 1700000000};
+		struct js_plan *p = NULL;
+		char *err = NULL;
+		if (js_reconcile_run(&in, &p, &err) != 0)
+			fail_msg("%s: %s", rows[i].name, err ? err : "-");
+		const struct js_action *last = NULL;
+		for (size_t k = 0; k < p->n_actions; k++)
+			if (p->actions[k].kind == JS_ACTION_PATCH_JOB && strcmp(p->actions[k].name, A0) == 0)
+				last = &p->actions[k];
+		assert_non_null(last);
+		const json_t *pod = js_json_path(last->object, "spec.template.spec");
+		const char *want[] = {rows[i].want_containers, rows[i].want_init};
+		const char *key[] = {"containers", "initContainers"};
+		bool sent = false;
+		for (size_t k = 0; k < 2; k++) {
+			const json_t *have = json_object_get(pod, key[k]);
+			json_t *w = want[k] ? json_loads(want[k], 0, NULL) : NULL;
+			if (!json_same_or_null(have, w)) {
+				char *t = have ? json_dumps(have, JSON_SORT_KEYS) : NULL;
+				fail_msg("%s: %s %s, want %s", rows[i].name, key[k], t ? t : "absent", want[k] ? want[k] : "absent");
+			}
+			sent |= have != NULL;
+			json_decref(w);
+		}
+		/* KEP-1150 "Risks and Mitigations": only a patch that carries
+		 * resources announces a refusal, with the API server's error
+		 * between the message and the hint (ctrl/events.c). */
+		assert_true(sent == (last->fail_reason != NULL));
+		if (sent) {
+			assert_string_equal(last->fail_reason, "FailedResourcePropagation");
+			assert_non_null(strstr(last->fail_hint, "MutablePodResourcesForSuspendedJobs"));
+		}
+		free(err);
+		js_reconcile_plan_free(p);
+		js_job_unref(job);
+		js_jobset_free(js);
+	}
+}
+
 static void test_kep_table(void **state)
 {
 	static const struct {
@@ -419,6 +577,16 @@ static void test_kep_table(void **state)
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .n_conditions = 1,
 		   .conditions = failed_cond}},
 		 1, {0}, 5, NULL, -1, NULL, NULL, NULL},
+		{"issue 22: executionAttempts at 2147483647 (a status patch) and a restart: stays, does not wrap",
+		 "{\"spec\":{\"failurePolicy\":{\"maxRestarts\":3}},\"status\":{\"executionAttempts\":2147483647}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .n_conditions = 1,
+		   .conditions = failed_cond}},
+		 1, {.execution_attempts = true}, INT32_MAX, NULL, -1, NULL, NULL, NULL},
+		{"issue 22: executionAttempts at 2147483647 and a resume: stays, does not wrap",
+		 "{\"status\":{\"executionAttempts\":2147483647,\"conditions\":[" SUSPENDED_TRUE "]}}",
+		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
+		   .suspend = true, .execution_attempt = "2147483647"}},
+		 1, {.execution_attempts = true}, INT32_MAX, NULL, -1, NULL, "-", "2147483647"},
 		{"KEP-1150: a resume carrying resources names FailedResourcePropagation",
 		 "{\"status\":{\"conditions\":[" SUSPENDED_TRUE "]}}",
 		 {{.name = A0, .owner_uid = OWN, .restart_attempt = "0", .rjob_name = "replicated-job-a", .has_suspend = true,
@@ -452,11 +620,14 @@ static void test_kep_table(void **state)
 		 1, {0}, -1, "2023-11-14T22:00:00Z", -1, NULL, NULL, NULL},
 	};
 	(void)state;
+	json_t *other = json_pack("[{s:s,s:s,s:{s:{s:s}}}]", "name", "test-container", "image", "busybox:latest",
+				  "resources", "requests", "cpu", "9");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct js_jobset *js = load(rows[i].patch);
 		const struct js_obsjob *jobs[2];
 		for (size_t k = 0; k < rows[i].n_jobs; k++) {
 			struct js_obsjob_init init = {.job = rows[i].jobs[k]};
+			init.job.containers = other; /* requests the template does not have */
 			jobs[k] = js_job_build(&init);
 		}
 		struct js_reconcile_input in = {.jobset = js, .jobs = jobs, .n_jobs = rows[i].n_jobs, .gates = rows[i].gates,
@@ -508,6 +679,7 @@ static void test_kep_table(void **state)
 			js_job_unref(jobs[k]);
 		js_jobset_free(js);
 	}
+	json_decref(other);
 	/* KEP-1282: the annotation is part of a record's identity, so a
 	 * resumed Job's new value wakes the JobSet. */
 	struct js_obsjob_init x = {.job = {.name = "j", .execution_attempt = "1"}}, y = x;
@@ -593,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_job_decode),
 		cmocka_unit_test(test_reconcile_table),
 		cmocka_unit_test(test_kep_table),
+		cmocka_unit_test(test_kep_1150_merge),
 		cmocka_unit_test(test_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

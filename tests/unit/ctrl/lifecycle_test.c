@@ -236,13 +236,7 @@ static void on_log(void *user, int level, const char *msg)
 
 static struct js_client *client_for(const struct fake *f)
 {
-	struct js_kubeconfig kc = {.server = (char *)(uintptr_t)fakeapi_server(f->api),
-				   .insecure = true,
-				   .token = (char *)(uintptr_t) "t"};
-	struct js_client_opts co = {.qps = -1};
-	struct js_client *c = NULL;
-	assert_int_equal(js_client_new(&kc, &co, &c), 0);
-	return c;
+	return fakeapi_client(f->api);
 }
 
 struct lcase {

@@ -63,6 +63,7 @@ struct state {
 	int built[MAX_N];         /* client: request() calls per index */
 	size_t finished;          /* finish calls */
 	long answers_429, answers_2xx, answers_other;
+	long ok_bodies;           /* ok_body calls, each with its own request's answer */
 	char failure[256];        /* first violation seen in a callback */
 };
 
@@ -129,6 +130,17 @@ static void b_answered(void *self, size_t i, const char *method, long code)
 		s->answers_other++;
 }
 
+/* The 2xx answer's body is {"i": <its index>}. */
+static void b_ok_body(void *self, size_t i, const char *body, size_t len)
+{
+	struct state *s = self;
+	char want[32];
+	int n = snprintf(want, sizeof want, "{\"i\":%zu}", i);
+	if (len != (size_t)n || memcmp(body, want, len) != 0)
+		violation(s, "another body given for: answer", i);
+	s->ok_bodies++;
+}
+
 static int b_finish(void *self, size_t i, int r, const struct js_apierr *err)
 {
 	struct state *s = self;
@@ -142,18 +154,14 @@ static int b_finish(void *self, size_t i, int r, const struct js_apierr *err)
 	return r;
 }
 
-static const struct js_batch_ops ops = {.request = b_request, .answered = b_answered, .finish = b_finish};
+static const struct js_batch_ops ops = {
+	.request = b_request, .answered = b_answered, .ok_body = b_ok_body, .finish = b_finish};
 
 static void run_case(const struct bcase *k)
 {
 	struct state s = {.k = k, .mu = PTHREAD_MUTEX_INITIALIZER};
 	struct fakeapi *api = fakeapi_start(serve, &s);
-	struct js_kubeconfig kc = {.server = (char *)(uintptr_t)fakeapi_server(api),
-				   .insecure = true,
-				   .token = (char *)(uintptr_t) "t"};
-	struct js_client_opts co = {.qps = -1};
-	struct js_client *c = NULL;
-	assert_int_equal(js_client_new(&kc, &co, &c), 0);
+	struct js_client *c = fakeapi_client(api);
 
 	size_t failed_at = 0;
 	int r = js_batch_run(c, k->n, k->window, &ops, &s, &failed_at);
@@ -176,6 +184,8 @@ static void run_case(const struct bcase *k)
 	if (s.answers_429 != want_429 || s.answers_2xx + s.answers_other != sent)
 		fail_msg("%s: answers 429 %ld, others %ld; want %ld and %ld", k->name, s.answers_429,
 			 s.answers_2xx + s.answers_other, want_429, sent);
+	if (s.ok_bodies != s.answers_2xx)
+		fail_msg("%s: %ld bodies of 2xx answers given, want %ld", k->name, s.ok_bodies, s.answers_2xx);
 	js_client_free(c);
 	fakeapi_stop(api);
 }

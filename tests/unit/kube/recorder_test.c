@@ -107,11 +107,7 @@ static void setup(struct fixture *f, bool hold, size_t queue_max)
 	pthread_cond_init(&f->s.cond, NULL);
 	f->s.hold = hold;
 	f->api = fakeapi_start(serve, &f->s);
-	struct js_kubeconfig kc = {.server = (char *)(uintptr_t)fakeapi_server(f->api),
-				   .insecure = true,
-				   .token = (char *)(uintptr_t) "t"};
-	struct js_client_opts co = {.qps = -1};
-	assert_int_equal(js_client_new(&kc, &co, &f->c), 0);
+	f->c = fakeapi_client(f->api);
 	struct js_recorder_opts ro = {.controller = "test",
 				      .instance = "test-0",
 				      .queue_max = queue_max,
