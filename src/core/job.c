@@ -195,9 +195,15 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	j.has_completions = get_i32(spec, "completions", &j.completions);
 	j.tolerations = json_object_get(pod_spec, "tolerations");
 	j.scheduling_gates = json_object_get(pod_spec, "schedulingGates");
-	j.node_selector = json_object_get(pod_spec, "nodeSelector");
-	j.containers = json_object_get(pod_spec, "containers");
-	j.init_containers = json_object_get(pod_spec, "initContainers");
+	if (j.has_suspend && j.suspend) {
+		/* Only a resume reads them, and only a suspended Job is resumed:
+		 * a running Job's record does not carry its containers (the
+		 * bulk of a Job), so the cache of a large running JobSet does
+		 * not grow with them. */
+		j.node_selector = json_object_get(pod_spec, "nodeSelector");
+		j.containers = json_object_get(pod_spec, "containers");
+		j.init_containers = json_object_get(pod_spec, "initContainers");
+	}
 
 	(void)get_i32(st, "active", &j.active);
 	(void)get_i32(st, "succeeded", &j.succeeded);

@@ -14,9 +14,9 @@
  *
  * Memory: one allocation per record (the struct, its conditions and every
  * string packed together), plus deep copies of the pod template's
- * tolerations, schedulingGates, nodeSelector, containers and initContainers
- * when present (the containers are what a record mostly weighs: a resume
- * needs them, KEP-1150).
+ * tolerations and schedulingGates when present, and of nodeSelector,
+ * containers and initContainers for a suspended Job only (a resume needs
+ * them; the containers would be most of a running Job's record).
  *
  * Ownership and threads: a record is read-only after creation, so any
  * number of threads may read it. js_job_ref/js_job_unref count references
@@ -82,11 +82,13 @@ struct js_obsjob {
 	/* spec.template.spec.{tolerations,schedulingGates} (arrays) and
 	 * nodeSelector (object), NULL when absent: a resume rebuilds them from
 	 * the JobSet's template and needs the Job's to remove stale entries
-	 * (SPEC §11.13.2). */
+	 * (SPEC §11.13.2). js_job_from_json keeps nodeSelector only for a
+	 * suspended Job (spec.suspend true), the only kind a resume reads. */
 	json_t *tolerations, *scheduling_gates, *node_selector;
 	/* spec.template.spec.{containers,initContainers} (arrays), NULL when
 	 * absent: a resume with KEP-1150's gate merges the template's
-	 * resources into them by container name. */
+	 * resources into them by container name. Like nodeSelector, kept by
+	 * js_job_from_json only for a suspended Job. */
 	json_t *containers, *init_containers;
 };
 

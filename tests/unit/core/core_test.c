@@ -102,6 +102,15 @@ static void test_job_decode(void **state)
 	assert_int_equal(json_array_size(o->containers), 1); /* KEP-1150: a resume merges into them */
 	assert_null(o->init_containers);
 	assert_null(o->node_selector);
+	/* A running Job's record leaves them out: only a suspended one is
+	 * resumed. */
+	json_t *running = json_deep_copy(j);
+	json_object_set_new(json_object_get(running, "spec"), "suspend", json_false());
+	json_object_set_new(js_json_path(running, "spec.template.spec"), "nodeSelector", json_pack("{s:s}", "a", "b"));
+	struct js_obsjob *r = js_job_from_json(running, NULL);
+	assert_true(r && !r->containers && !r->node_selector && r->tolerations);
+	js_job_unref(r);
+	json_decref(running);
 	assert_non_null(js_job_condition_true(o, "Failed"));
 	assert_null(js_job_condition_true(o, "Complete"));
 
