@@ -114,6 +114,9 @@ struct js_rjob_status *js__rjob_status(struct js__ctx *c, const char *name);
 
 /** Sort owned Jobs into buckets (SPEC §11.3). JS_EINVALID on bad labels. */
 int js__status_classify(struct js__ctx *c);
+/* Raise status.restarts of the pass's copy to the highest restart-attempt
+ * label of the owned Jobs when someone wrote a lower number (status.c). */
+void js__status_restore_restarts(struct js__ctx *c);
 
 /** Recompute replicatedJobsStatus (SPEC §11.4), marking dirty on change. */
 void js__status_compute(struct js__ctx *c);

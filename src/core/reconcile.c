@@ -270,6 +270,7 @@ static int run_steps(struct js__ctx *c)
 		return js__status_finished(js) ? js__finish_ttl(c) : 0;
 	}
 	index_jobs(c);
+	js__status_restore_restarts(c);
 	r = js__status_classify(c); /* R4 */
 	if (r < 0)
 		return r;

@@ -65,6 +65,33 @@ static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
 	return att < target ? 1 : 0;
 }
 
+/*
+ * The Jobs of an attempt are created only after the status write that
+ * started it landed (a restart pass stops at the failure policy), so an
+ * owned Job whose restart-attempt label is above status.restarts means that
+ * someone else wrote the counter back (issue 22, tests/chaos "jobset-
+ * restarts-rewound"). Taken at its word, the running Jobs would be deleted
+ * as an older attempt and their names made again under the lower one while
+ * their pods still run: two attempts on one hostname. The labels win; the
+ * status write of this pass puts the counter back.
+ */
+void js__status_restore_restarts(struct js__ctx *c)
+{
+	const char *uid = c->js->meta.uid;
+	int32_t top = c->js->status.restarts;
+	for (size_t i = 0; uid && i < c->in->n_jobs; i++) {
+		const struct js_obsjob *j = c->in->jobs[i];
+		int32_t attempt;
+		if (j->owner_uid && strcmp(uid, j->owner_uid) == 0 && js__parse_i32(j->restart_attempt, &attempt) &&
+		    attempt > top)
+			top = attempt;
+	}
+	if (top == c->js->status.restarts)
+		return;
+	c->js->status.restarts = top;
+	c->dirty = true;
+}
+
 int js__status_classify(struct js__ctx *c)
 {
 	const char *uid = c->js->meta.uid;
