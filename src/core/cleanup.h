@@ -55,9 +55,15 @@
  *    no second pod of a hostname exists; a Job that fails under it is
  *    recreated through a whole-JobSet restart under the rules above.
  *  - A finished JobSet creates nothing, so it needs no old pods.
+ * Labels edited by users: the controller's cache keeps a pod's Job name
+ * and restart attempt from its first sight (ctrl/cache.c), so a pod of an
+ * older attempt relabelled as the current one still holds its name.
  * Not covered: pods of one attempt replaced by the Job controller (its
  * podReplacementPolicy decides), pods whose labels a user rewrote to pass
- * for another JobSet, and a pod create the Job controller had in flight
+ * for another JobSet or before the controller first saw them, pods whose
+ * jobset-name label a user removed (they leave the label-scoped cache as
+ * if deleted, and their names are created while they still run; upstream's
+ * Foreground deletion waits for them by ownerReference), and a pod create the Job controller had in flight
  * when its Job was deleted that lands after the confirming LIST: the
  * garbage collector deletes that orphan, and the cache holds its name once
  * it has seen it.

@@ -443,9 +443,18 @@ static const char *put_str(char **at, const char *s)
 	return d;
 }
 
-static const void *metapod_transform(const json_t *obj, int *ret_err)
+/* A pod's record. `prev` is the record of this pod the cache holds now
+ * (NULL at first sight): its Job name and restart attempt are kept from
+ * first sight. The Job controller sets those labels when it creates the pod
+ * and never changes them; anyone allowed to edit pods can, and a pod of an
+ * older attempt relabelled as the current one would otherwise stop holding
+ * its hostname while it still runs (core/cleanup.h; issue 22, found trying
+ * it: a new pod of the hostname started beside the old one in its grace
+ * period). */
+static const void *metapod_transform_from(const json_t *obj, const void *prev, int *ret_err)
 {
 	(void)ret_err;
+	const struct js_cache_metapod *was = prev;
 	const json_t *md = json_object_get(obj, "metadata");
 	const json_t *lb = json_object_get(md, "labels");
 	const char *ns = js_json_str(md, "namespace");
@@ -453,9 +462,13 @@ static const void *metapod_transform(const json_t *obj, int *ret_err)
 	const char *job = js_json_str(lb, "batch.kubernetes.io/job-name");
 	if (!job)
 		job = js_json_str(lb, "job-name");
+	const char *attempt = js_json_str(lb, JS_LABEL_RESTART_ATTEMPT);
+	if (was) {
+		job = was->job_name;
+		attempt = was->attempt;
+	}
 	char *key = ns && js && *js ? js_buf_format("%s/%s", ns, js) : NULL;
-	const char *strs[] = {key, js_json_str(lb, JS_LABEL_JOBSET_UID), js_json_str(md, "name"), job,
-			      js_json_str(lb, JS_LABEL_RESTART_ATTEMPT)};
+	const char *strs[] = {key, js_json_str(lb, JS_LABEL_JOBSET_UID), js_json_str(md, "name"), job, attempt};
 	size_t len = 0;
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		len += strs[i] ? strlen(strs[i]) + 1 : 0;
@@ -470,6 +483,11 @@ static const void *metapod_transform(const json_t *obj, int *ret_err)
 	r->pub.deleting = js_json_str(md, "deletionTimestamp") != NULL;
 	free(key);
 	return r;
+}
+
+static const void *metapod_transform(const json_t *obj, int *ret_err)
+{
+	return metapod_transform_from(obj, NULL, ret_err);
 }
 
 static const void *metapod_ref(const void *p)
@@ -495,6 +513,7 @@ static bool metapod_same(const void *pa, const void *pb)
 
 const struct js_store_type js_cache_metapod_type = {
 	.transform = metapod_transform,
+	.transform_from = metapod_transform_from,
 	.ref = metapod_ref,
 	.unref = metapod_unref,
 	.same = metapod_same,

@@ -327,6 +327,52 @@ static void test_metapod_records(void **state)
 	}
 }
 
+/* Issue 22: a pod's restart attempt and Job name are those of its first
+ * sight in the cache. A user who relabels a pod of an older attempt as the
+ * current one (or as another Job's) does not make it stop holding its
+ * hostname; the rest of the record follows the pod. A pod gone from the
+ * cache and seen again is seen afresh. Through the store, as the informer
+ * writes it. */
+static void test_metapod_labels_kept_from_first_sight(void **state)
+{
+	(void)state;
+#define MRV(rv) ",\"resourceVersion\":\"" rv "\""
+	static const struct {
+		const char *json;
+		bool delete_first;         /* delete the stored pod before this write */
+		const char *job, *attempt; /* the record after the write */
+		bool deleting;
+	} steps[] = {
+		{META(MRV("1") MLABELS(MJS MJOB MATT("0"))), false, "js-w-0", "0", false},
+		{META(MRV("2") MLABELS(MJS ",\"batch.kubernetes.io/job-name\":\"js-w-9\"" MATT("1"))), false, "js-w-0", "0",
+		 false},
+		{META(MRV("3") MLABELS(MJS) ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\""), false, "js-w-0", "0", true},
+		{META(MRV("4") MLABELS(MJS MJOB MATT("1"))), true, "js-w-0", "1", false},
+	};
+#undef MRV
+	struct js_store *st = js_store_new(&js_cache_metapod_type);
+	for (size_t i = 0; i < JS_ARRAY_SIZE(steps); i++) {
+		struct js_store_change ch;
+		if (steps[i].delete_first) {
+			js_store_delete(st, "ns/p", &ch);
+			js_store_change_done(st, &ch);
+		}
+		json_t *o = json_loads(steps[i].json, 0, NULL);
+		assert_non_null(o);
+		assert_int_equal(js_store_upsert(st, o, &ch), 0);
+		js_store_change_done(st, &ch);
+		json_decref(o);
+		const struct js_cache_metapod *r = js_store_get(st, "ns/p");
+		assert_non_null(r);
+		if (!streq_or_null(r->job_name, steps[i].job) || !streq_or_null(r->attempt, steps[i].attempt) ||
+		    r->deleting != steps[i].deleting)
+			fail_msg("step %zu: job %s attempt %s deleting %d, want %s %s %d", i,
+				 r->job_name ? r->job_name : "(null)", r->attempt ? r->attempt : "(null)", r->deleting,
+				 steps[i].job, steps[i].attempt, steps[i].deleting);
+	}
+	js_store_free(st);
+}
+
 /* Records are shared by the informer's thread and the workers, and the
  * last holder frees: every type's unref from many threads at once. Checked
  * by ThreadSanitizer in the tsan tier (the free must happen after every
@@ -446,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_child_records),
 		cmocka_unit_test(test_pod_records),
 		cmocka_unit_test(test_metapod_records),
+		cmocka_unit_test(test_metapod_labels_kept_from_first_sight),
 		cmocka_unit_test(test_shared_unref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
