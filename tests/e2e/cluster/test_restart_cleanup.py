@@ -191,10 +191,10 @@ class HostWatch(PodWatch):
             key, att, name = self.first[uid]
             for other in self.live:
                 okey, oatt, oname = self.first[other]
-                if okey == key and oatt != att:
-                    self.overlaps.append(f"{key[2]}: {name} (attempt {att[0]}) and {oname} (attempt {oatt[0]})")
+                found = f"{key[2]}: {name} (attempt {att[0]}) and {oname} (attempt {oatt[0]})"
+                if okey == key and oatt != att and found not in self.overlaps:
+                    self.overlaps.append(found)  # once per pair, not per update
             self.live[uid] = True
-
 
 
 def test_old_pod_without_jobset_label_still_holds_its_hostname(kube, ctl, ns):
