@@ -58,12 +58,15 @@
  * Labels edited by users: the controller's cache keeps a pod's Job name
  * and restart attempt from its first sight (ctrl/cache.c), so a pod of an
  * older attempt relabelled as the current one still holds its name.
+ * A pod whose jobset-name label a user removed leaves the controller's
+ * label-scoped cache as if deleted: the controller holds every old pod that
+ * leaves that cache until a GET confirms it gone or terminal
+ * (ctrl/holdpods.h), so its name stays held while it runs.
  * Not covered: pods of one attempt replaced by the Job controller (its
  * podReplacementPolicy decides), pods whose labels a user rewrote to pass
- * for another JobSet or before the controller first saw them, pods whose
- * jobset-name label a user removed (they leave the label-scoped cache as
- * if deleted, and their names are created while they still run; upstream's
- * Foreground deletion waits for them by ownerReference), and a pod create the Job controller had in flight
+ * for another JobSet or before the controller first saw them, pods that
+ * left the controller's cache beyond its bound of held pods (logged), and a
+ * pod create the Job controller had in flight
  * when its Job was deleted that lands after the confirming LIST: the
  * garbage collector deletes that orphan, and the cache holds its name once
  * it has seen it.

@@ -25,6 +25,22 @@
  * is passed as js_reconcile_input.old_pods_confirmed_attempt. The record of
  * it is dropped when the JobSet is gone, finished, or no longer restarted.
  *
+ * A pod can also leave the cache while it still runs: a user who removes its
+ * jobset-name label takes it out of the label-scoped watch, which the API
+ * server reports as a delete - carrying the pod's previous state, labels
+ * included, so it cannot be told from a real delete or a turn to a terminal
+ * phase (and a metadata-only object has no phase). So every pod of an older
+ * attempt that leaves the cache while its JobSet needs its old pods is held
+ * (ctrl/holdpods.h) with the Job name and attempt the cache recorded at
+ * first sight, counted as an old pod by its JobSet's passes, and a GET of it
+ * confirms its end: NotFound, another uid, Succeeded or Failed (nearly
+ * always at the first check, the pass after it went). A GET is made only
+ * when its Job name is not held anyway by an old pod still cached, at most
+ * CHECKS_PER_PASS a pass, with backoff for a pod that still runs. Cost: at
+ * most one GET per old pod and restart, the count of the DeletePods this
+ * mode already sends. Upstream's Foreground deletion waits for such a pod
+ * by ownerReference; this keeps its hostname held meanwhile.
+ *
  * Threading: the informer's handlers run on its thread; the confirmations
  * are shared by the workers under their own lock (a key is in one worker at
  * a time, but the map is shared).
@@ -42,6 +58,7 @@
 #include "base/json.h"
 #include "base/parse.h"
 #include "core/cleanup.h"
+#include "ctrl/holdpods.h"
 #include "ctrl/owner.h"
 #include "ctrl/sync_int.h"
 
@@ -53,6 +70,8 @@
 /* A pod this process deleted counts as marked for this long, or until the
  * cache shows the mark: a pass in between would delete it again. */
 #define DELETED_NS (30ull * 1000000000ull)
+/* GETs of held pods one pass makes at most (the rest wait for the next). */
+#define CHECKS_PER_PASS 64
 
 /* A pod the confirming LIST saw. */
 struct listed {
@@ -77,6 +96,7 @@ struct js__oldpods {
 	struct js_hmap *deleted;   /* "<namespace>/<pod>" -> uint64_t, when this
 				      process deleted it (js__oldpods_note_deleted) */
 	uint64_t swept_ns;         /* last sweep of `deleted` */
+	struct js_holdpods *held;  /* pods that left the cache but may still run (own lock) */
 };
 
 static void listed_free(struct confirm *k)
@@ -124,9 +144,29 @@ static enum js_cleanup_pod_kind kind_of(const struct js_jobset *js, const struct
 
 /* ---- the cache's event handlers ---- */
 
+/* Hold pod `p` of JobSet `js` (key p->jobset_key), last seen as `obj` (may
+ * be NULL), until a GET confirms its end. */
+static void hold(struct js_controller *c, const struct js_jobset *js, const struct js_cache_metapod *p,
+		 const json_t *obj)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	struct js_holdpod h = {.name = p->name, .uid = js_json_str(md, "uid"), .job_name = p->job_name,
+			       .attempt = p->attempt,
+			       .deleting = p->deleting || js_json_str(md, "deletionTimestamp")};
+	if (!js_holdpods_add(c->oldpods->held, p->jobset_key, js->meta.uid, &h, js_clock_now_ns()))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR,
+			      "pod '%s' of jobset '%s' left the cache of JobSet pods while it may still run, and %zu "
+			      "such pods are held already: its hostname is not held",
+			      p->name ? p->name : "", p->jobset_key, js_holdpods_count(c->oldpods->held));
+}
+
 /* Enqueue the pod's JobSet when the pod is of an older attempt of it: its
- * going may free a name; its arrival is a pod to delete. */
-static void op_event(struct js_controller *c, const struct js_cache_metapod *p)
+ * going may free a name; its arrival is a pod to delete. Its going (`gone`,
+ * last seen as `obj`, NULL when unknown) holds it first while the JobSet
+ * needs its old pods: the delete does not say whether the pod ended or left
+ * the label selection (the API server reports that as a delete carrying the
+ * pod's previous state, labels included). */
+static void op_event(struct js_controller *c, const struct js_cache_metapod *p, bool gone, const json_t *obj)
 {
 	char *ns = NULL, *name = NULL;
 	if (!p->jobset_key || js_owner_split_key(p->jobset_key, &ns, &name) < 0)
@@ -135,6 +175,9 @@ static void op_event(struct js_controller *c, const struct js_cache_metapod *p)
 	free(ns);
 	free(name);
 	bool old = rec && rec->js && kind_of(rec->js, p) != JS_CLEANUP_POD_CURRENT;
+	if (old && gone &&
+	    js_cleanup_wants_old_pods(rec->js, c->o.cleanup_direct))
+		hold(c, rec->js, p, obj);
 	js_informer_unref(c->jobsets, rec);
 	if (old)
 		js__ctrl_enqueue(c, p->jobset_key, true, "pods");
@@ -143,14 +186,13 @@ static void op_event(struct js_controller *c, const struct js_cache_metapod *p)
 static void op_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	op_event(user, rec);
+	op_event(user, rec, false, NULL);
 }
 
 static void op_delete(void *user, const void *rec, const json_t *obj, bool unknown)
 {
-	(void)obj;
 	(void)unknown;
-	op_event(user, rec);
+	op_event(user, rec, true, obj);
 }
 
 static void op_cache_error(void *user, const char *verb, int err, const char *msg)
@@ -183,6 +225,7 @@ int js__oldpods_informer(struct js_controller *c)
 		c->oldpods->confirmed = js_hmap_new(&by_key);
 		static const struct js_hmap_type times = {.free_value = free};
 		c->oldpods->deleted = js_hmap_new(&times);
+		c->oldpods->held = js_holdpods_new(NULL);
 	}
 	return r;
 }
@@ -193,6 +236,7 @@ void js__oldpods_free(struct js_controller *c)
 		return;
 	js_hmap_free(c->oldpods->confirmed);
 	js_hmap_free(c->oldpods->deleted);
+	js_holdpods_free(c->oldpods->held);
 	pthread_mutex_destroy(&c->oldpods->mu);
 	free(c->oldpods);
 	c->oldpods = NULL;
@@ -205,6 +249,7 @@ void js__oldpods_forget(struct js_controller *c, const char *key)
 	pthread_mutex_lock(&c->oldpods->mu);
 	(void)js_hmap_del(c->oldpods->confirmed, key, NULL);
 	pthread_mutex_unlock(&c->oldpods->mu);
+	js_holdpods_forget(c->oldpods->held, key);
 }
 
 void js__oldpods_note_deleted(struct js_controller *c, const char *ns, const char *pod)
@@ -242,14 +287,14 @@ static void sweep_deleted(struct js__oldpods *op, uint64_t now)
 
 /* Deleted by this process within DELETED_NS and not yet marked in the
  * cache (under the lock); forgets it once the cache shows the mark. */
-static bool deleted_here(struct js__oldpods *op, const char *ns, const struct js_cache_metapod *p, uint64_t now)
+static bool deleted_here(struct js__oldpods *op, const char *ns, const char *pod, bool deleting, uint64_t now)
 {
 	if (!js_hmap_len(op->deleted))
 		return false;
-	char *key = js_buf_format("%s/%s", ns, p->name);
+	char *key = js_buf_format("%s/%s", ns, pod);
 	uint64_t *at = js_hmap_get(op->deleted, key);
-	bool yes = at && !p->deleting && now - *at < DELETED_NS;
-	if (at && p->deleting)
+	bool yes = at && !deleting && now - *at < DELETED_NS;
+	if (at && deleting)
 		(void)js_hmap_del(op->deleted, key, NULL);
 	free(key);
 	return yes;
@@ -266,6 +311,64 @@ static bool caught_up(struct js_controller *c, const struct confirm *k)
 	return js_clock_now_ns() - k->at_ns >= CATCH_UP_NS;
 }
 
+/* What a GET of held pod `p` found. */
+static enum js_holdpods_seen check_one(struct js_controller *c, const char *ns, const struct js_holdpod *p)
+{
+	json_t *pod = NULL;
+	struct js_apierr err = {0};
+	int r = js_client_get(c->client, &js_client_res_pods, ns, p->name, NULL, &pod, &err);
+	js__count(c, "GET", r, &err, 200);
+	enum js_holdpods_seen seen = JS_HOLDPODS_ERROR;
+	if (r == JS_ENOTFOUND) {
+		seen = JS_HOLDPODS_GONE;
+	} else if (r < 0) {
+		if (!js__aborted(c))
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "pod '%s/%s' of an older attempt: GET: %s (retrying)", ns,
+				      p->name, js__why(&err, r));
+	} else {
+		const json_t *md = json_object_get(pod, "metadata");
+		const char *uid = js_json_str(md, "uid");
+		const char *phase = js_json_str(json_object_get(pod, "status"), "phase");
+		if ((p->uid && !same_str(uid, p->uid)) || same_str(phase, "Succeeded") || same_str(phase, "Failed"))
+			seen = JS_HOLDPODS_GONE;
+		else
+			seen = js_json_str(md, "deletionTimestamp") ? JS_HOLDPODS_MARKED : JS_HOLDPODS_RUNNING;
+	}
+	js_apierr_done(&err);
+	json_decref(pod);
+	return seen;
+}
+
+/* The held pods of `o`'s JobSet, after a GET of those due (CHECKS_PER_PASS
+ * at most); those the cache sees again (`cached`, by name) are no longer
+ * held. A pod whose Job name a cached old pod holds anyway (`busy`) is not
+ * checked yet: its check could free nothing. Sets o->n_held and
+ * o->held_wait_s. */
+static size_t held_pods(struct js_controller *c, struct js_arena *a, struct js__observed *o, struct js_hmap *cached,
+			struct js_hmap *busy, struct js_holdpod **ret)
+{
+	const struct js_jobset *js = o->rec->js;
+	struct js_holdpods *h = c->oldpods->held;
+	struct js_holdpod *v;
+	uint64_t wait;
+	size_t n = js_holdpods_list(h, o->rec->key, js->meta.uid, a, &v, js_clock_now_ns(), &wait);
+	size_t checks = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (js_hmap_has(cached, v[i].name))
+			js_holdpods_drop(h, o->rec->key, v[i].name);
+		else if (v[i].due && !(v[i].job_name && js_hmap_has(busy, v[i].job_name)) && checks++ < CHECKS_PER_PASS &&
+			 !js__aborted(c))
+			js_holdpods_checked(h, o->rec->key, v[i].name, check_one(c, o->ns, &v[i]), js_clock_now_ns());
+	}
+	if (n)
+		n = js_holdpods_list(h, o->rec->key, js->meta.uid, a, &v, js_clock_now_ns(), &wait);
+	/* seconds, rounded up; a pass that left checks due comes back at once */
+	o->n_held = n;
+	o->held_wait_s = !n || wait == 0 ? 0 : (int64_t)((wait + 999999999ull) / 1000000000ull);
+	*ret = v;
+	return n;
+}
+
 void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
 			 struct js_reconcile_input *in)
 {
@@ -274,6 +377,18 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
 	in->old_pods_known = js_informer_has_synced(c->opods);
 	in->old_pods_confirmed_attempt = -1;
 	o->n_opod_recs = js_informer_by_index(c->opods, JS_CACHE_INDEX_POD_JOBSET, o->rec->key, &o->opod_recs);
+	static const struct js_hmap_type borrowed = {.borrow_keys = true};
+	struct js_hmap *seen = js_hmap_new(&borrowed), *busy = js_hmap_new(&borrowed);
+	for (size_t i = 0; i < o->n_opod_recs; i++) {
+		const struct js_cache_metapod *p = o->opod_recs[i];
+		if (p->name)
+			(void)js_hmap_put(seen, p->name, (void *)(uintptr_t)1, NULL);
+		if (p->job_name && kind_of(js, p) != JS_CLEANUP_POD_CURRENT)
+			(void)js_hmap_put(busy, p->job_name, (void *)(uintptr_t)1, NULL);
+	}
+	struct js_holdpod *held;
+	size_t n_held = held_pods(c, a, o, seen, busy, &held);
+	js_hmap_free(busy);
 	uint64_t now = js_clock_now_ns();
 	pthread_mutex_lock(&c->oldpods->mu);
 	sweep_deleted(c->oldpods, now);
@@ -285,20 +400,28 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
 	if (k && k->pods && caught_up(c, k))
 		listed_free(k);
 	size_t n_listed = k ? k->n : 0;
-	struct js_oldpod *v = js_arena_calloc(a, o->n_opod_recs + n_listed + 1, sizeof(*v));
+	struct js_oldpod *v = js_arena_calloc(a, o->n_opod_recs + n_listed + n_held + 1, sizeof(*v));
 	size_t n = 0;
-	static const struct js_hmap_type borrowed = {.borrow_keys = true};
-	struct js_hmap *seen = n_listed ? js_hmap_new(&borrowed) : NULL;
 	for (size_t i = 0; i < o->n_opod_recs; i++) {
 		const struct js_cache_metapod *p = o->opod_recs[i];
 		enum js_cleanup_pod_kind kind = kind_of(js, p);
 		if (kind == JS_CLEANUP_POD_CURRENT || !p->name)
 			continue;
 		v[n++] = (struct js_oldpod){.name = p->name, .job_name = p->job_name,
-					   .deleting = p->deleting || deleted_here(c->oldpods, o->ns, p, now),
+					   .deleting = p->deleting || deleted_here(c->oldpods, o->ns, p->name, p->deleting, now),
 					   .attempt_unknown = kind == JS_CLEANUP_POD_UNKNOWN};
-		if (seen)
-			(void)js_hmap_put(seen, p->name, (void *)(uintptr_t)1, NULL);
+	}
+	/* Held pods: out of the cache, maybe still running (the cache's pods
+	 * are not among them). */
+	for (size_t i = 0; i < n_held; i++) {
+		const struct js_holdpod *p = &held[i];
+		enum js_cleanup_pod_kind kind = js_cleanup_classify_pod(js, p->attempt);
+		if (kind == JS_CLEANUP_POD_CURRENT || js_hmap_has(seen, p->name))
+			continue;
+		v[n++] = (struct js_oldpod){.name = p->name, .job_name = p->job_name,
+					   .deleting = p->deleting || deleted_here(c->oldpods, o->ns, p->name, p->deleting, now),
+					   .attempt_unknown = kind == JS_CLEANUP_POD_UNKNOWN};
+		(void)js_hmap_put(seen, p->name, (void *)(uintptr_t)1, NULL);
 	}
 	/* What the LIST saw and the cache not yet (copied: the entry may be
 	 * freed by the next pass while this one still runs). */

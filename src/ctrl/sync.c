@@ -170,6 +170,12 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	res->conflict = b.conflict;
 	res->has_requeue_after = b.has_requeue_after;
 	res->requeue_after = b.requeue_after;
+	/* A pod held out of the pod cache (oldpods.c) is confirmed gone by a
+	 * GET, not by an event: come back when its check is due. */
+	if (o.n_held && (!res->has_requeue_after || res->requeue_after > o.held_wait_s)) {
+		res->has_requeue_after = true;
+		res->requeue_after = o.held_wait_s;
+	}
 	/* Once per attempt, before its first create: a LIST confirms what the
 	 * cache says, then the key is reconciled again at once. */
 	if (r == 0 && plan->confirm_old_pods && c->opods) {

@@ -51,6 +51,8 @@ struct js__observed {
 	size_t n_ipods;
 	const void **opod_recs;            /* restart cleanup: its pod metadata records, one reference each */
 	size_t n_opod_recs;
+	size_t n_held;                     /* restart cleanup: pods held out of that cache (oldpods.c) */
+	int64_t held_wait_s;               /* with n_held: seconds until a check of one is due */
 	bool workload_exists;              /* KEP-969 */
 	const char **podgroups;            /* arena; not being deleted */
 	size_t n_podgroups;
@@ -163,7 +165,9 @@ int js__status_write(struct js__body *b, const struct js_plan *plan);
 /* Fill the old-pod fields of `in` (core/reconcile.h, core/cleanup.h) for
  * the observed JobSet: its pods of older (or unknown) attempts from the
  * cache (records referenced in o->opod_recs), plus what its confirming LIST
- * saw that the cache has not yet, and the attempt that LIST confirmed.
+ * saw that the cache has not yet, and the attempt that LIST confirmed; plus
+ * the pods held since they left the cache while they may still run, each
+ * first checked by a GET when due (sets o->n_held, o->held_wait_s).
  * Scratch from `a`. Call only with c->opods. */
 void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
 			 struct js_reconcile_input *in);

@@ -7,13 +7,18 @@ at once, in the modes where it once broke with the default
 - a JobSet suspended in the middle of its restart (a queue preempting it),
   then resumed while the old pods are still in their grace period;
 - BlockingRecreate, where no pod of the new attempt may run while any pod of
-  the old one does, whatever its hostname.
+  the old one does, whatever its hostname;
+- an old pod in its grace period from which a user removed the jobset-name
+  label, so it left the controller's label-scoped pod cache (and the
+  session's label-scoped pod watch) while it still ran.
 
 The old pods linger: kwok stops a deleted pod only after its
 `jobset-test/stop-after` (a process that runs on into its grace period,
 hack/cluster.d/kwok.yaml). The hostname check is the session's pod watch
 (hostnames.py, conftest's autouse `cluster_invariants`), read here too so the
-test names what it found; the BlockingRecreate check is a watch of its own.
+test names what it found; the BlockingRecreate check is a watch of its own,
+and so is the unlabelled pod's check (HostWatch: all pods of the namespace,
+no label selector, each pod keyed by what it was at first sight).
 """
 import json
 import threading
@@ -42,35 +47,17 @@ def overlaps(w, t0, ns):
     return [hostnames.describe(v) for v in w.check.since(t0) if v["key"][0] == ns]
 
 
-class AttemptWatch:
-    """A watch of one namespace's JobSet pods that records every moment when
-    pods of two restart attempts of one JobSet occupy their hostnames at
-    once (BlockingRecreate's promise; hostnames.occupies)."""
+class PodWatch:
+    """A list-watch of pods at `path` on a thread of its own; a subclass
+    says what a pod's state means (_put) and keeps `live`, a dict by uid
+    that a delete or a relist clears."""
 
-    def __init__(self, ns):
+    def __init__(self, path):
         self.lock = threading.Lock()
-        self.live = {}     # uid -> (jobset uid or name, restart-attempt)
-        self.first = {}    # uid -> (jobset, attempt) at first sight
-        self.mixed = []
         self.stop = threading.Event()
         self.synced = threading.Event()
-        path = f"/api/v1/namespaces/{ns}/pods?labelSelector={JS}jobset-name"
         self.thread = threading.Thread(target=kapi.list_watch, args=(path, self._list, self._event, self.stop),
                                        daemon=True)
-
-    def _put(self, pod):
-        md = pod.get("metadata") or {}
-        uid = md.get("uid")
-        lb = md.get("labels") or {}
-        self.first.setdefault(uid, (lb.get(JS + "jobset-uid") or lb.get(JS + "jobset-name"),
-                                    hostnames.attempt(pod)[0]))
-        self.live.pop(uid, None)
-        if hostnames.occupies(pod):
-            self.live[uid] = self.first[uid]
-            js = self.first[uid][0]
-            attempts = {a for j, a in self.live.values() if j == js}
-            if len(attempts) > 1:
-                self.mixed.append((md.get("name"), sorted(attempts)))
 
     def _list(self, items, rv):
         with self.lock:
@@ -93,6 +80,33 @@ class AttemptWatch:
 
     def __exit__(self, *exc):
         self.stop.set()
+
+
+class AttemptWatch(PodWatch):
+    """A watch of one namespace's JobSet pods that records every moment when
+    pods of two restart attempts of one JobSet occupy their hostnames at
+    once (BlockingRecreate's promise; hostnames.occupies)."""
+
+    def __init__(self, ns):
+        super().__init__(f"/api/v1/namespaces/{ns}/pods?labelSelector={JS}jobset-name")
+        self.live = {}     # uid -> (jobset uid or name, restart-attempt)
+        self.first = {}    # uid -> (jobset, attempt) at first sight
+        self.mixed = []
+
+    def _put(self, pod):
+        md = pod.get("metadata") or {}
+        uid = md.get("uid")
+        lb = md.get("labels") or {}
+        self.first.setdefault(uid, (lb.get(JS + "jobset-uid") or lb.get(JS + "jobset-name"),
+                                    hostnames.attempt(pod)[0]))
+        self.live.pop(uid, None)
+        if hostnames.occupies(pod):
+            self.live[uid] = self.first[uid]
+            js = self.first[uid][0]
+            attempts = {a for j, a in self.live.values() if j == js}
+            if len(attempts) > 1:
+                self.mixed.append((md.get("name"), sorted(attempts)))
+
 
 
 def test_suspend_mid_restart_keeps_one_pod_per_hostname(kube, ctl, ns):
@@ -150,3 +164,67 @@ def test_blocking_recreate_waits_for_every_old_pod(kube, ctl, ns):
     assert not mixed, f"pods of two attempts ran at once: {mixed}"
     found = overlaps(w, t0, ns)
     assert not found, "\n".join(found)
+
+
+class HostWatch(PodWatch):
+    """A watch of every pod of one namespace (no label selector: a pod whose
+    labels someone removed stays in view) that records each moment two pods
+    of one hostname from different restart attempts occupy it at once. A
+    pod's hostname key and attempt are taken at its first sight."""
+
+    def __init__(self, ns):
+        super().__init__(f"/api/v1/namespaces/{ns}/pods")
+        self.first = {}    # uid -> (hostname key, attempt, name)
+        self.live = {}     # uid -> True while it occupies its hostname
+        self.overlaps = []
+
+    def _put(self, pod):
+        md = pod.get("metadata") or {}
+        uid = md.get("uid")
+        if uid not in self.first:
+            key = hostnames.hostname_key(pod)
+            if key is None:
+                return  # never a JobSet pod in this watch's view
+            self.first[uid] = (key, hostnames.attempt(pod), md.get("name"))
+        self.live.pop(uid, None)
+        if hostnames.occupies(pod):
+            key, att, name = self.first[uid]
+            for other in self.live:
+                okey, oatt, oname = self.first[other]
+                found = f"{key[2]}: {name} (attempt {att[0]}) and {oname} (attempt {oatt[0]})"
+                if okey == key and oatt != att and found not in self.overlaps:
+                    self.overlaps.append(found)  # once per pair, not per update
+            self.live[uid] = True
+
+
+def test_old_pod_without_jobset_label_still_holds_its_hostname(kube, ctl, ns):
+    """A restart deletes the old pods, which run on for 25 s; a user removes
+    the jobset-name label from one of them while it runs. It leaves the
+    controller's label-scoped pod cache as if deleted, but its hostname is
+    held until it is gone: no pod of the new attempt of that hostname runs
+    beside it (a watch of all the namespace's pods; the session's watch is
+    label-scoped and misses it). Before the fix, a-0 of attempt 1 started
+    about a second after the label went, 20 s before the old pod stopped."""
+    name = "js-unl"
+    with HostWatch(ns) as hw:
+        kube.create(jobset(name, [rjob("a", 1, annotations=LINGER), rjob("b", 1, annotations=LINGER)],
+                           failurePolicy={"maxRestarts": 2}), ns)
+        wait_for("2 pods of attempt 0 running", lambda: len(running(pods(kube, ns, name, 0))) == 2, 90)
+        kube.run("annotate", "jobsets.jobset.x-k8s.io", name, "-n", ns, f"{JS}restart-request=0")
+        wait_for("the old pods marked for deletion, still running",
+                 lambda: (lambda ps: len(ps) == 2 and all(p["metadata"].get("deletionTimestamp") for p in ps)
+                          and len(running(ps)) == 2)(pods(kube, ns, name, 0)), 60)
+        old = next(p for p in pods(kube, ns, name, 0)
+                   if p["metadata"]["labels"].get(f"{JS}replicatedjob-name") == "a")
+        old_name = old["metadata"]["name"]
+        kube.run("label", "pod", old_name, "-n", ns, f"{JS}jobset-name-")
+        unlabelled_at = time.monotonic()
+        # The label went within the old pod's grace period: else the test means nothing.
+        assert "Running" == ((kube.get("pods", old_name, ns) or {}).get("status") or {}).get("phase"), \
+            "the old pod stopped before its label was removed"
+        wait_for("2 pods of attempt 1 running", lambda: len(running(pods(kube, ns, name, 1))) == 2, 120)
+        assert time.monotonic() - unlabelled_at < 120
+        with hw.lock:
+            found = list(hw.overlaps)
+    assert not found, "pods of one hostname from two attempts ran at once:\n" + "\n".join(found)
+    assert kube.jobset(name, ns)["status"]["restarts"] == 1

@@ -369,6 +369,7 @@ static void test_metapod_labels_kept_from_first_sight(void **state)
 			fail_msg("step %zu: job %s attempt %s deleting %d, want %s %s %d", i,
 				 r->job_name ? r->job_name : "(null)", r->attempt ? r->attempt : "(null)", r->deleting,
 				 steps[i].job, steps[i].attempt, steps[i].deleting);
+		js_store_unref(st, r); /* js_store_get gave a reference */
 	}
 	js_store_free(st);
 }
