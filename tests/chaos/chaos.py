@@ -698,14 +698,35 @@ class Adversary:
     # -- healing
 
     def heal(self):
-        """Undo what only the adversary can: its finalizers, and suspended
-        JobSets (other than the claims shape) are resumed."""
+        """Undo what only the adversary can: its finalizers, suspended
+        JobSets (other than the claims shape) are resumed, and a Job it gave
+        the largest backoffLimit gets one its failures already exceed."""
         self.heal_finalizers()
+        self.heal_backoff()
         for o in self.objects("jobsets"):
             if o["spec"].get("suspend") and not o["spec"].get("volumeClaimPolicies"):
                 self.api.request("PATCH", self.path("jobsets", o["metadata"]["name"]), {"spec": {"suspend": False}},
                                  "application/merge-patch+json")
         self.cache.clear()
+
+    def heal_backoff(self):
+        """A Job whose pods always fail, given backoffLimit 2^31-1, is
+        retried by the Job controller for ever with its pod backoff (10 s
+        doubling to 6 min): nothing any JobSet controller does ends it, so
+        the settle bound would measure the Job controller. The limit goes
+        back below the failures seen (failed > backoffLimit fails the Job at
+        once; no failure yet: 0), as a user would undo such an edit (CI seed
+        993656309: restart-44-a-0, 5 failures, no condition after 240 s)."""
+        self.cache.pop("jobs", None)
+        for o in self.objects("jobs"):
+            st = o.get("status") or {}
+            done = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                       for c in st.get("conditions") or [])
+            if o["spec"].get("backoffLimit") == 2**31 - 1 and not done and not o["metadata"].get("deletionTimestamp"):
+                self.api.request("PATCH", self.path("jobs", o["metadata"]["name"]),
+                                 {"spec": {"backoffLimit": max(0, (st.get("failed") or 0) - 1)}},
+                                 "application/merge-patch+json")
+        self.cache.pop("jobs", None)
 
     def heal_finalizers(self):
         """Remove the adversary's finalizer from every object that has it."""
