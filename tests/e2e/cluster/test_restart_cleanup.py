@@ -109,6 +109,18 @@ class AttemptWatch(PodWatch):
 
 
 
+def request_restart(kube, ns, name, n, marked=True):
+    """Wait until the `n` pods of attempt 0 run, ask for a restart, and (with
+    `marked`) wait until every old pod is marked for deletion yet still runs
+    (the lingering grace period the tests need)."""
+    wait_for(f"{n} pods of attempt 0 running", lambda: len(running(pods(kube, ns, name, 0))) == n, 90)
+    kube.run("annotate", "jobsets.jobset.x-k8s.io", name, "-n", ns, f"{JS}restart-request=0")
+    if marked:
+        wait_for("the old pods marked for deletion, still running",
+                 lambda: (lambda ps: len(ps) == n and all(p["metadata"].get("deletionTimestamp") for p in ps)
+                          and len(running(ps)) == n)(pods(kube, ns, name, 0)), 60)
+
+
 def test_suspend_mid_restart_keeps_one_pod_per_hostname(kube, ctl, ns):
     """A JobSet restarts (old pods deleted, each running on for 20 s), is
     suspended at once (RestartingJobSet=False, JobSetSuspended) and resumed
@@ -121,11 +133,7 @@ def test_suspend_mid_restart_keeps_one_pod_per_hostname(kube, ctl, ns):
     name = "js-sus"
     kube.create(jobset(name, [rjob("a", 1, annotations=LINGER), rjob("b", 2, annotations=LINGER)],
                        failurePolicy={"maxRestarts": 3}), ns)
-    wait_for("3 pods of attempt 0 running", lambda: len(running(pods(kube, ns, name, 0))) == 3, 90)
-    kube.run("annotate", "jobsets.jobset.x-k8s.io", name, "-n", ns, f"{JS}restart-request=0")
-    wait_for("the old pods marked for deletion, still running",
-             lambda: (lambda ps: len(ps) == 3 and all(p["metadata"].get("deletionTimestamp") for p in ps)
-                      and len(running(ps)) == 3)(pods(kube, ns, name, 0)), 60)
+    request_restart(kube, ns, name, 3)
     deleted_at = time.monotonic()
     kube.run("patch", "jobsets.jobset.x-k8s.io", name, "-n", ns, "--type=merge", "-p",
              json.dumps({"spec": {"suspend": True}}))
@@ -155,8 +163,7 @@ def test_blocking_recreate_waits_for_every_old_pod(kube, ctl, ns):
         kube.create(jobset(name, [rjob("a", 1, annotations={"jobset-test/run-for": "1h"}),
                                   rjob("b", 2, annotations=LINGER)],
                            failurePolicy={"maxRestarts": 2, "restartStrategy": "BlockingRecreate"}), ns)
-        wait_for("3 pods of attempt 0 running", lambda: len(running(pods(kube, ns, name, 0))) == 3, 90)
-        kube.run("annotate", "jobsets.jobset.x-k8s.io", name, "-n", ns, f"{JS}restart-request=0")
+        request_restart(kube, ns, name, 3, marked=False)
         wait_for("3 pods of attempt 1 running", lambda: len(running(pods(kube, ns, name, 1))) == 3, 120)
         assert kube.jobset(name, ns)["status"]["restarts"] == 1
         with aw.lock:
@@ -209,11 +216,7 @@ def test_old_pod_without_jobset_label_still_holds_its_hostname(kube, ctl, ns):
     with HostWatch(ns) as hw:
         kube.create(jobset(name, [rjob("a", 1, annotations=LINGER), rjob("b", 1, annotations=LINGER)],
                            failurePolicy={"maxRestarts": 2}), ns)
-        wait_for("2 pods of attempt 0 running", lambda: len(running(pods(kube, ns, name, 0))) == 2, 90)
-        kube.run("annotate", "jobsets.jobset.x-k8s.io", name, "-n", ns, f"{JS}restart-request=0")
-        wait_for("the old pods marked for deletion, still running",
-                 lambda: (lambda ps: len(ps) == 2 and all(p["metadata"].get("deletionTimestamp") for p in ps)
-                          and len(running(ps)) == 2)(pods(kube, ns, name, 0)), 60)
+        request_restart(kube, ns, name, 2)
         old = next(p for p in pods(kube, ns, name, 0)
                    if p["metadata"]["labels"].get(f"{JS}replicatedjob-name") == "a")
         old_name = old["metadata"]["name"]
