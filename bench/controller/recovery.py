@@ -44,6 +44,7 @@ Each run writes DIR/<variant>-<rep>.json: the steps (seconds after t0), the
 load average at t0, the nodes used, and the raw per-pod first-seen times.
 """
 import argparse
+import calendar
 import glob
 import json
 import os
@@ -427,6 +428,7 @@ def one_run(api, ctl, variant, rep, out, cluster_dir):
         if not ok:
             drop_namespace(api, ns)
     res = analyse(variant, objs, gone, first, old_pods, old_jobs, t0, marks_of(marks, 1))
+    res["pods"] = pod_trace(objs, gone, first, old_pods, t0)
     res.update({"variant": variant, "rep": rep, "namespace": ns, "load_at_failure": load, "nodes": nodes,
                 "controller_switch_s": round(switch_s, 1), "attempt0_up_s": round(t_up - t_create, 2),
                 "go_to_exit_s": round(t0 - t_go, 3), "t0": t0})
@@ -499,6 +501,91 @@ def analyse(variant, objs, gone, first, old_pods, old_jobs, t0, marks1):
     return {"total_s": round(total - t0, 2), "steps": out}
 
 
+def pod_trace(objs, gone, first, old_pods, t0):
+    """Per pod: its key, attempt, node, when the watch first saw each state
+    and when it went (s after t0), and its containers' own times as the
+    kubelet wrote them (RFC 3339, whole seconds): what a step's time is
+    made of."""
+    out = []
+    for uid, p in objs["pod"].items():
+        sts = sorted({st for (k, u, st) in first if k == "pod" and u == uid})
+        cs = []
+        for c in (p.get("status") or {}).get("containerStatuses") or []:
+            cs.append({"restartCount": c.get("restartCount"), "state": c.get("state"),
+                       "lastState": c.get("lastState")})
+        out.append({"key": pod_key(p), "old": uid in old_pods, "attempt": attempt_label(p),
+                    "node": (p.get("spec") or {}).get("nodeName"),
+                    "first": {st: round(first[("pod", uid, st)] - t0, 2) for st in sts},
+                    "gone": round(gone["pod"][uid] - t0, 2) if uid in gone["pod"] else None,
+                    "containers": cs})
+    return out
+
+
+def epoch(rfc3339):
+    """Seconds since the epoch of a Kubernetes timestamp (2026-12-02T11:52:06Z)."""
+    return calendar.timegm(time.strptime(rfc3339, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def pod_spans(runs):
+    """Medians over runs of the per-pod spans that say who holds a step:
+    (name, {variant: median seconds})."""
+    def span(p, a, b):
+        f = p["first"]
+        if a in f and (b in f or (b == "gone" and p.get("gone") is not None)):
+            return (p["gone"] if b == "gone" else f[b]) - f[a]
+        return None
+
+    defs = [("old pod: marked for deletion → stopped (kubelet: SIGTERM, the 2 s handler, status)",
+             lambda p: p["old"] and span(p, "deleting", "terminal")),
+            ("old pod: stopped → object gone (kubelet's final status, the API server)",
+             lambda p: p["old"] and span(p, "terminal", "gone")),
+            ("new pod: created → scheduled (scheduler)", lambda p: not p["old"] and span(p, "seen", "scheduled")),
+            ("new pod: scheduled → Running (kubelet, containerd)",
+             lambda p: not p["old"] and span(p, "scheduled", "running")),
+            ("in place: container stopped → running again (kubelet)",
+             lambda p: p["old"] and span(p, "container-stopped", "running-r1"))]
+    def kubelet_restart(p):
+        # The kubelet's own times of a container restarted in place (whole seconds).
+        for c in p["containers"]:
+            fin = ((c.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+            st = ((c.get("state") or {}).get("running") or {}).get("startedAt")
+            if fin and st:
+                return epoch(st) - epoch(fin)
+        return None
+
+    def agent_exit(p, r):
+        # previousInPlaceRestartAttempt 0 seen -> the container exited, by
+        # the kubelet's clock (whole seconds; not the failed pod's own)
+        prev = r["steps"].get("previous_attempt_0")
+        if p["key"] == "a-0-0" or prev is None:
+            return None
+        for c in p["containers"]:
+            fin = ((c.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+            if fin:
+                return epoch(fin) - r["t0"] - prev
+        return None
+
+    defs += [("in place: its container exited → started again (kubelet's own times, whole seconds)",
+              lambda p: p["old"] and kubelet_restart(p)),
+             ("in place: `previousInPlaceRestartAttempt` 0 → the container exited (agent; kubelet's "
+              "time, whole seconds)", None)]
+    out = []
+    for name, fn in defs:
+        row = {}
+        for v in VARIANTS:
+            if fn is None:
+                vals = [x for r in runs if r["variant"] == v for p in r.get("pods", []) if p["old"]
+                        for x in [agent_exit(p, r)] if x is not None]
+            else:
+                vals = [x for r in runs if r["variant"] == v for p in r.get("pods", []) for x in [fn(p)]
+                        if x is not None and x is not False]
+            if vals:
+                row[v] = (statistics.median(vals), max(vals))
+        if row:
+            out.append((name, row))
+    return out
+
+
 # ------------------------------------------------------------------ report
 
 STEP_NAMES = {
@@ -560,6 +647,14 @@ def report(dirs):
                 cells.append("–")
         if anyv:
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    spans = pod_spans(runs)
+    if spans:
+        shown = [v for v in VARIANTS if by[v]]
+        lines += ["", "Per pod (median / max over every pod of every run, s):", "",
+                  "| span | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
+        for name, row in spans:
+            lines.append(f"| {name} | " + " | ".join(
+                f"{row[v][0]:.2f} / {row[v][1]:.2f}" if v in row else "–" for v in shown) + " |")
     return "\n".join(lines)
 
 
