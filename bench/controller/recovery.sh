@@ -26,8 +26,9 @@
 # per run, command.txt (command, machine, load, commit), summary.md (the
 # table recovery.py report prints), cluster-up.log.
 #
-# Time on 2 shared cores: cluster and images ~2 min; each run 1 - 3 min
-# (32 pods started twice, a controller rollout when the variant changes).
+# Time on 2 shared cores at load ~30 (measured 2026-12-02): cluster, images
+# and deploy/ ~1 min; each run ~1.2 min (32 pods started twice, a controller
+# rollout when the variant changes); --reps 3 of the four variants ~15 min.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
