@@ -308,6 +308,8 @@ void js__status_set_completed(struct js__ctx *c)
 		c->plan->metric_completed++;
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetCompleted",
 				       "jobset completed successfully", "Normal");
+	(void)js__status_set_condition(c, JS_COND_JOB_BLOCKED, false, "JobSetCompleted",
+				       "jobset completed successfully", "Normal");
 	if (!str_eq(c->js->status.terminal_state, "Completed")) {
 		set_str(&c->js->status.terminal_state, "Completed");
 		c->dirty = true;
@@ -319,6 +321,7 @@ void js__status_set_failed(struct js__ctx *c, const char *reason, const char *me
 	if (js__status_set_condition(c, JS_COND_FAILED, true, reason, message, "Warning"))
 		c->plan->metric_failed++;
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetFailed", "jobset failed", "Normal");
+	(void)js__status_set_condition(c, JS_COND_JOB_BLOCKED, false, "JobSetFailed", "jobset failed", "Normal");
 	if (!str_eq(c->js->status.terminal_state, "Failed")) {
 		set_str(&c->js->status.terminal_state, "Failed");
 		c->dirty = true;
