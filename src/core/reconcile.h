@@ -153,6 +153,14 @@ struct js_reconcile_input {
 					       keeps in old_pods until its
 					       cache has them; any other
 					       value: not confirmed */
+	/* The highest jobset.sigs.k8s.io/restart-attempt label among the
+	 * JobSet's pods that are neither Succeeded nor Failed and carry its
+	 * jobset-uid label (each pod's labels as the runtime first saw them);
+	 * 0 when there is none or the runtime does not know. A status.restarts
+	 * someone wrote back below it is restored to it (core/status.c), so
+	 * no Job is made under a lower attempt while such a pod runs, even
+	 * when no Job of that attempt is left (core/cleanup.h). */
+	int32_t pods_top_attempt;
 	/* The JobSet's failure-policy patterns compiled (core/policy.h),
 	 * borrowed: a runtime that caches JobSets compiles them once per
 	 * generation. NULL: the core compiles them itself, once per pass, when
