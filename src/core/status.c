@@ -78,6 +78,9 @@ static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
  * when every Job of the attempt was deleted as well: no Job label is left,
  * but the Jobs' pods run until they end, and at restarts 0 nothing else
  * would hold their names (the old pods are only read once restarted).
+ * What the runtime saw the counter at (in->restarts_seen) covers a rewind
+ * between a restart's status write and its first new Job, when neither a
+ * Job nor a pod of the new attempt exists yet.
  */
 void js__status_restore_restarts(struct js__ctx *c)
 {
@@ -85,6 +88,8 @@ void js__status_restore_restarts(struct js__ctx *c)
 	int32_t top = c->js->status.restarts;
 	if (c->in->pods_top_attempt > top)
 		top = c->in->pods_top_attempt;
+	if (c->in->restarts_seen > top)
+		top = c->in->restarts_seen;
 	for (size_t i = 0; uid && i < c->in->n_jobs; i++) {
 		const struct js_obsjob *j = c->in->jobs[i];
 		int32_t attempt;

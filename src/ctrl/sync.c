@@ -147,6 +147,7 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	 * pod cache, reused below. */
 	if (c->opods)
 		in.pods_top_attempt = js__oldpods_top_attempt(c, &o);
+	in.restarts_seen = js__ctrl_restarts_seen(c, key, o.rec->js->meta.uid);
 	/* Restart cleanup (core/cleanup.h): the old pods when the core needs
 	 * them, from their cache (oldpods.c). */
 	if (c->opods && js_cleanup_wants_old_pods(o.rec->js, c->o.cleanup_direct))

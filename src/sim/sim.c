@@ -48,6 +48,7 @@ struct js_sim {
 	} pods[64];
 	char *pod_strs[128];
 	size_t n_pods;
+	int32_t restarts_seen; /* the script's restarts-seen: js_reconcile_input.restarts_seen */
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -350,6 +351,7 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 	for (size_t i = 0; i < s->n_pods; i++)
 		if (s->pods[i].attempt > in->pods_top_attempt)
 			in->pods_top_attempt = s->pods[i].attempt;
+	in->restarts_seen = s->restarts_seen;
 	/* As the controller does: the old pods only when the core asks. */
 	if (!js_cleanup_wants_old_pods(s->js, s->cleanup_direct))
 		return;
@@ -1236,6 +1238,9 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 		return set_old_pods(s, tok, n, reterr);
 	} else if (strcmp(c, "pods") == 0) {
 		return set_pods(s, tok, n, reterr);
+	} else if (strcmp(c, "restarts-seen") == 0) {
+		if (n != 2 || !parse_i32(tok[1], &s->restarts_seen) || s->restarts_seen < 0)
+			return failf(reterr, JS_EINVALID, "usage: restarts-seen N");
 	} else if (strcmp(c, "gates") == 0) {
 		/* The controller restarted with other --feature-gates. */
 		struct js_gates g = s->gates;

@@ -35,6 +35,9 @@
  *                                    its uid): the highest goes to
  *                                    js_reconcile_input.pods_top_attempt;
  *                                    not passed as old pods (old-pods)
+ *   restarts-seen N                  js_reconcile_input.restarts_seen: the
+ *                                    highest status.restarts the runtime's
+ *                                    watch delivered (default 0, unknown)
  *   old-pods-source list|cache       a quorum LIST each pass (default), or
  *                                    a watch cache that misses the
  *                                    `lagging` pods until the core asks
