@@ -63,14 +63,23 @@ enum js_container_pull js_container_pull_from_string(const char *s)
 	return JS_CONTAINER_PULL__INVALID;
 }
 
+/* A pod the runtime holds: made, or being removed. Its address is taken
+ * until the removal is over (the infra container holds it until `pod rm`
+ * has torn its network down), so no other pod may be given it before. */
+struct rpod {
+	char *name;
+	char *ip;
+	pid_t rm_pid; /* its `pod rm` under way, or 0 while it is in use */
+};
+
 struct js_container {
 	enum js_container_runtime rt;
 	char *path;
 	char *network;
 	uint32_t base;
-	char **pods; /* pods made and not yet released */
+	struct rpod *pods; /* pods made, and those being removed */
 	size_t n_pods;
-	pid_t *helpers; /* removals started and not waited for */
+	pid_t *helpers; /* other commands started and not yet reaped */
 	size_t n_helpers;
 };
 
@@ -179,15 +188,60 @@ static int run_ok(char *const *argv, const char *what, char **ret_err)
 	return JS_EINVALID;
 }
 
-/** Start the client and leave it: the runner's loop reaps it, or
- * js_container_free waits for it. */
-static void run_detached(struct js_container *c, char *const *argv)
+/** Start the client and leave it: the runner's loop reaps it and says so
+ * (js_container_reaped), or js_container_free waits for it. Returns its
+ * pid, or 0 when it could not be started. */
+static pid_t run_detached(struct js_container *c, char *const *argv, bool track)
 {
 	pid_t pid;
 	if (spawn(argv, NULL, false, &pid) < 0)
-		return; /* removal is best effort: the run's label finds what is left */
-	c->helpers = js_xrealloc(c->helpers, (c->n_helpers + 1) * sizeof(*c->helpers));
-	c->helpers[c->n_helpers++] = pid;
+		return 0; /* removal is best effort: the run's label finds what is left */
+	if (track) {
+		c->helpers = js_xrealloc(c->helpers, (c->n_helpers + 1) * sizeof(*c->helpers));
+		c->helpers[c->n_helpers++] = pid;
+	}
+	return pid;
+}
+
+static void rpod_drop(struct js_container *c, size_t i)
+{
+	free(c->pods[i].name);
+	free(c->pods[i].ip);
+	c->pods[i] = c->pods[--c->n_pods];
+}
+
+bool js_container_reaped(struct js_container *c, pid_t pid)
+{
+	for (size_t i = 0; c && i < c->n_pods; i++) {
+		if (c->pods[i].rm_pid == pid) {
+			rpod_drop(c, i);
+			return true;
+		}
+	}
+	for (size_t i = 0; c && i < c->n_helpers; i++) {
+		if (c->helpers[i] == pid) {
+			c->helpers[i] = c->helpers[--c->n_helpers];
+			return true;
+		}
+	}
+	return false;
+}
+
+bool js_container_ip_busy(const struct js_container *c, const char *ip)
+{
+	for (size_t i = 0; i < c->n_pods; i++) {
+		if (strcmp(c->pods[i].ip, ip) == 0)
+			return true;
+	}
+	return false;
+}
+
+size_t js_container_n_removing(const struct js_container *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; c && i < c->n_pods; i++)
+		n += c->pods[i].rm_pid > 0;
+	return n;
 }
 
 /* ---- images ---- */
@@ -307,22 +361,32 @@ struct js_container *js_container_free(struct js_container *c)
 {
 	if (!c)
 		return NULL;
-	/* Removals under way finish first: a pod being removed still holds
-	 * the network. The runner's loop may have reaped some (ECHILD). */
+	/* Commands under way finish first: a pod being removed still holds
+	 * the network. Only those the runner's loop has not reaped are
+	 * waited for (a reaped pid may be another process's by now). */
 	for (size_t i = 0; i < c->n_helpers; i++) {
 		while (waitpid(c->helpers[i], NULL, 0) < 0 && errno == EINTR) {
 		}
 	}
 	free(c->helpers);
-	if (c->n_pods && c->rt == JS_CONTAINER_PODMAN) {
+	for (size_t i = 0; i < c->n_pods; i++) {
+		while (c->pods[i].rm_pid > 0 && waitpid(c->pods[i].rm_pid, NULL, 0) < 0 && errno == EINTR) {
+		}
+	}
+	size_t n_live = 0;
+	for (size_t i = 0; i < c->n_pods; i++)
+		n_live += c->pods[i].rm_pid == 0;
+	if (n_live && c->rt == JS_CONTAINER_PODMAN) {
 		char **argv = NULL;
 		size_t n = 0;
 		static const char *const head[] = {"pod", "rm", "-f", "--ignore"};
 		push(&argv, &n, js_xstrdup(c->path));
 		for (size_t i = 0; i < 4; i++)
 			push(&argv, &n, js_xstrdup(head[i]));
-		for (size_t i = 0; i < c->n_pods; i++)
-			push(&argv, &n, js_xstrdup(c->pods[i]));
+		for (size_t i = 0; i < c->n_pods; i++) {
+			if (c->pods[i].rm_pid == 0)
+				push(&argv, &n, js_xstrdup(c->pods[i].name));
+		}
 		(void)run(argv, NULL, false);
 		js_container_argv_free(argv);
 	}
@@ -331,8 +395,8 @@ struct js_container *js_container_free(struct js_container *c)
 		char *argv[] = {c->path, (char *)"network", (char *)"rm", (char *)"-f", c->network, NULL};
 		(void)run(argv, NULL, false);
 	}
-	for (size_t i = 0; i < c->n_pods; i++)
-		free(c->pods[i]);
+	while (c->n_pods)
+		rpod_drop(c, 0);
 	free(c->pods);
 	free(c->network);
 	free(c->path);
@@ -379,21 +443,29 @@ int js_container_pod_new(struct js_container *c, const char *name, const char *h
 		r = run_ok(start, what, ret_err);
 	free(what);
 	free(label);
-	/* Recorded even half made: js_container_free removes it. */
+	if (r < 0) {
+		/* A pod half made is removed now, so that making it again (the
+		 * caller retries) finds its name free; it is kept for
+		 * js_container_free only if even that fails. */
+		char *rm[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", unc(name), NULL};
+		if (run(rm, NULL, false) == 0)
+			return r;
+	}
 	c->pods = js_xrealloc(c->pods, (c->n_pods + 1) * sizeof(*c->pods));
-	c->pods[c->n_pods++] = js_xstrdup(name);
+	c->pods[c->n_pods++] = (struct rpod){.name = js_xstrdup(name), .ip = js_xstrdup(ip)};
 	return r;
 }
 
 void js_container_pod_release(struct js_container *c, const char *name)
 {
 	for (size_t i = 0; i < c->n_pods; i++) {
-		if (strcmp(c->pods[i], name) != 0)
+		if (c->pods[i].rm_pid != 0 || strcmp(c->pods[i].name, name) != 0)
 			continue;
-		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i], NULL};
-		run_detached(c, argv);
-		free(c->pods[i]);
-		c->pods[i] = c->pods[--c->n_pods];
+		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i].name, NULL};
+		/* Its address stays taken until the removal is reaped. */
+		c->pods[i].rm_pid = run_detached(c, argv, false);
+		if (c->pods[i].rm_pid <= 0)
+			rpod_drop(c, i); /* nothing under way: the end of the run removes it by label */
 		return;
 	}
 }
@@ -401,7 +473,7 @@ void js_container_pod_release(struct js_container *c, const char *name)
 void js_container_kill(struct js_container *c, const char *name)
 {
 	char *argv[] = {c->path, (char *)"kill", (char *)"--signal", (char *)"KILL", unc(name), NULL};
-	run_detached(c, argv);
+	(void)run_detached(c, argv, true);
 }
 
 /* ---- a container's argv ---- */

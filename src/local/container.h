@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "api/jobset.h"
 #include "base/common.h"
@@ -105,13 +106,32 @@ const char *js_container_path(const struct js_container *c);
 /**
  * Make pod `name` with address `ip` and `hostname` (podman: a podman pod;
  * docker: nothing to make). Waits. Returns 0, or JS_EINVALID with *ret_err
- * (caller frees) holding the client's message.
+ * (caller frees) holding the client's message; a pod half made is removed
+ * again, so the caller may retry with the same name. A failure is the
+ * runtime's, never the workload's: the caller retries (pod.c).
  */
 JS_WARN_UNUSED int js_container_pod_new(struct js_container *c, const char *name, const char *hostname,
 					const char *ip, char **ret_err);
 
-/** Remove pod `name` and its containers, without waiting. */
+/** Remove pod `name` and its containers, without waiting. Its address
+ * stays taken (js_container_ip_busy) until the removal's process is
+ * reaped (js_container_reaped). */
 void js_container_pod_release(struct js_container *c, const char *name);
+
+/**
+ * Whether address `ip` (dotted) is still held by a pod of this run: one in
+ * use, or one whose removal has not finished. A new pod at the same
+ * position must not be made before (the runtime's IPAM would refuse the
+ * address); the runner's loop is woken by the removal's exit (SIGCHLD).
+ */
+bool js_container_ip_busy(const struct js_container *c, const char *ip);
+
+/** Removals under way (something that will wake the loop). NULL: 0. */
+size_t js_container_n_removing(const struct js_container *c);
+
+/** The runner's loop reaped `pid`: true when it was one of `c`'s commands
+ * (a removal ends: its address is free). NULL `c`: false. */
+bool js_container_reaped(struct js_container *c, pid_t pid);
 
 /** Kill container `name` at once (SIGKILL), without waiting. */
 void js_container_kill(struct js_container *c, const char *name);

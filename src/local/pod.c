@@ -89,6 +89,8 @@ struct js_pod {
 	struct js_volumes_pod *vols;
 	const char *const *gpus; /* borrowed from js_pod_init during js_pod_new */
 	bool runtime_pod;        /* container mode: the runtime's pod exists */
+	int32_t sandbox_failures;   /* ... attempts to make it that failed */
+	int64_t sandbox_retry_at_ms; /* ... the next attempt after one, or -1 */
 	bool in_place;           /* in-place restart (pod.h) */
 	bool restarting;         /* ... containers being killed for it */
 	bool held;               /* ... waiting at the barrier */
@@ -441,6 +443,7 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 	pod->tmpl = json_incref(js_json_unconst(init->tmpl));
 	pod->created_wall_ms = wall_ms();
 	pod->kill_at_ms = -1;
+	pod->sandbox_retry_at_ms = -1;
 	const json_t *spec = json_object_get(init->tmpl, "spec");
 	const char *rp = js_json_str(spec, "restartPolicy");
 	pod->on_failure = rp && strcmp(rp, "OnFailure") == 0;
@@ -673,16 +676,10 @@ static void spawn_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 
 /** Container mode (local/container.h): the container is the runtime's
  * client in the foreground, in no namespace of ours (the runtime makes
- * them); the pod is made at its first container's start. */
+ * them); the pod was made before its first container (make_sandbox). */
 static void start_container(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
 {
 	char *err = NULL;
-	if (!pod->runtime_pod && js_container_pod_new(host->ctrt, pod->name, pod->hostname, pod->ip, &err) < 0) {
-		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': %s", c->name, err));
-		free(err);
-		return;
-	}
-	pod->runtime_pod = true;
 	struct js_volumes_binds b;
 	if (js_volumes_ctr_binds(pod->vols, c->json, &b, &err) < 0) {
 		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': mount: %s", c->name, err));
@@ -869,6 +866,43 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 
 static bool step_in_place(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool *changed);
 
+/**
+ * Container mode: make the runtime's pod (its sandbox) before any of its
+ * containers starts, as the kubelet does. Not before its address is free:
+ * an older pod at the same position may still hold it, being stopped or
+ * removed (the runtime's IPAM would refuse it), and the pod waits, pending,
+ * until that removal is reaped. A sandbox the runtime fails to make is the
+ * runtime's failure, not the workload's: the pod stays pending and the
+ * attempt is repeated after the usual back-off (Warning
+ * FailedCreatePodSandBox, as the kubelet reports it), never counted as a
+ * container's failure. Returns true when the pod's containers may start.
+ */
+static bool make_sandbox(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
+{
+	if (pod->runtime_pod)
+		return true;
+	if (js_container_ip_busy(host->ctrt, pod->ip))
+		return false; /* woken when the removal holding it is reaped */
+	if (pod->sandbox_retry_at_ms >= 0 && now_ms < pod->sandbox_retry_at_ms)
+		return false; /* js_pod_wake has the deadline */
+	char *err = NULL;
+	if (js_container_pod_new(host->ctrt, pod->name, pod->hostname, pod->ip, &err) == 0) {
+		pod->runtime_pod = true;
+		pod->sandbox_retry_at_ms = -1;
+		return true;
+	}
+	int64_t delay = restart_delay(host, pod->sandbox_failures++);
+	pod->sandbox_retry_at_ms = js_sat_add(now_ms, delay);
+	if (host->on_note) {
+		char *msg = js_buf_format("failed to create the pod sandbox (attempt %d, retrying in %lld ms): %s",
+					  pod->sandbox_failures, (long long)delay, err);
+		host->on_note(host->note_ctx, pod, "Warning", "FailedCreatePodSandBox", msg);
+		free(msg);
+	}
+	free(err);
+	return false;
+}
+
 static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
 {
 	bool changed = false;
@@ -894,6 +928,8 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	 * sandbox is not ready): nothing can start. The runner goes on with
 	 * other pods and is woken when it is ready (local/net.h). */
 	if (pod->phase == JS_JOBCTL_PENDING && pod->net && js_net_pod_pending(pod->net))
+		return false;
+	if (pod->phase == JS_JOBCTL_PENDING && host->ctrt && !make_sandbox(pod, host, now_ms))
 		return false;
 	if (pod->in_place && step_in_place(pod, host, now_ms, &changed))
 		return changed;
@@ -1124,6 +1160,9 @@ int64_t js_pod_wake(const struct js_pod *pod)
 		if (r >= 0 && !pod->stopping && (w < 0 || r < w))
 			w = r;
 	}
+	int64_t s = pod->sandbox_retry_at_ms;
+	if (s >= 0 && !pod->stopping && !pod->runtime_pod && (w < 0 || s < w))
+		w = s;
 	return w;
 }
 

@@ -160,3 +160,73 @@ def test_images_are_never_pulled_without_consent(run, image):
     assert r.rc == 2 and "podman pull failed" in r.stderr, r.stderr
     r = run(jobset(rjob("w", spec)), "--runtime", "rkt")
     assert r.rc == 2 and "--runtime takes process, podman or docker" in r.stderr
+
+
+def attempt_spec(image, code, linger_ms):
+    """A pod that fails (code != 0) or lingers after SIGTERM in restart
+    attempt 0, and succeeds at once in any later attempt."""
+    env = [{"name": "ATTEMPT", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}}}]
+    return pod_spec([{"name": "c", "image": image, "env": env,
+                      "args": ["attempt", "$(ATTEMPT)", str(code), str(linger_ms)]}],
+                    terminationGracePeriodSeconds=30)
+
+
+@pytest.fixture
+def slow_pod_rm(tmp_path, monkeypatch):
+    """A `podman` first on PATH that takes 2 s longer to remove a pod, as a
+    loaded machine may: the old pod then holds its address for a while
+    after its last container is gone, every time (fault injection, not a
+    wait)."""
+    real = shutil.which("podman")
+    d = tmp_path / "slow-bin"
+    d.mkdir()
+    (d / "podman").write_text(f'#!/bin/sh\n[ "$1 $2" = "pod rm" ] && sleep 2\nexec {real} "$@"\n')
+    (d / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+
+
+def test_whole_set_restart_waits_for_the_old_pods_addresses(run, image, slow_pod_rm):
+    """Issue 24 item 7: a restart once the failing pod is gone, while the
+    other two still stop (1.5 s after their SIGTERM). The new pod at each
+    position gets the address its old pod held only once the old pod (and
+    its infra container, which holds the address) is removed: no IPAM
+    error, no second restart, which maxRestarts 1 would refuse."""
+    js = jobset(rjob("fail", attempt_spec(image, 1, 0)), rjob("linger", attempt_spec(image, 0, 1500), completions=2),
+                failurePolicy={"maxRestarts": 1})
+    r = run(js, "--runtime", "podman", timeout=180)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert r.status["restarts"] == 1, r.events()
+    assert r.condition("Completed"), r.status
+    # It waited for the address: no attempt to make the pod failed.
+    assert "already allocated" not in r.events() and "FailedCreatePodSandBox" not in r.events(), r.events()
+    for pod in ("ct-linger-0-0", "ct-linger-0-1", "ct-fail-0-0"):
+        assert "attempt 1: done" in r.logs(pod, "c").splitlines(), r.events()
+    assert leftovers(r.dir) == []
+
+
+def test_a_runtime_error_making_a_pod_is_retried_not_counted(run, image, tmp_path, monkeypatch):
+    """Issue 24 item 7: the runtime failing to make a pod (here the first
+    `podman pod start`, as an IPAM error would) is the runtime's error, not
+    the workload's: the pod stays pending and is made again after the
+    back-off (Warning FailedCreatePodSandBox); with backoffLimit 0 and no
+    restarts allowed, the JobSet still completes."""
+    real = shutil.which("podman")
+    d = tmp_path / "flaky-bin"
+    d.mkdir()
+    once = tmp_path / "failed-once"
+    (d / "podman").write_text(
+        f'#!/bin/sh\nif [ "$1 $2" = "pod start" ] && [ ! -e {once} ]; then\n'
+        f'  : > {once}; echo "Error: IPAM error: injected" >&2; exit 125\nfi\nexec {real} "$@"\n')
+    (d / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+    r = run(jobset(rjob("w", pod_spec([{"name": "c", "image": image, "args": ["exit", "0"]}]))),
+            "--runtime", "podman", "--backoff-ms", "100", timeout=120)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert once.exists()
+    assert "Warning FailedCreatePodSandBox pod/ct-w-0-0-" in r.events(), r.events()
+    assert "IPAM error: injected" in r.events()
+    assert r.status.get("restarts", 0) == 0 and r.condition("Completed"), r.status
+    pods = [p for p in r.pods if p["metadata"]["name"].startswith("ct-w-0-0")]
+    assert [p["status"]["phase"] for p in pods] == ["Succeeded"], pods
+    assert leftovers(r.dir) == []
