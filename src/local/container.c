@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +25,9 @@
 /* Second octets tried for the run's /16: 10.244.0.0/16 to 10.253.0.0/16. */
 #define CONTAINER_NET_FIRST 244
 #define CONTAINER_NET_LAST 253
+/* Rounds of the leftovers' removal after a runner died: a command the
+ * runner had started (a pod being made) may add one after a round. */
+#define CONTAINER_REAP_ROUNDS 3
 
 extern char **environ;
 
@@ -81,6 +86,8 @@ struct js_container {
 	size_t n_pods;
 	pid_t *helpers; /* other commands started and not yet reaped */
 	size_t n_helpers;
+	pid_t reaper;   /* the reaper (below), or 0 */
+	int reaper_fd;  /* the write end of its pipe, or -1 */
 };
 
 /* ---- running the client ---- */
@@ -224,6 +231,10 @@ bool js_container_reaped(struct js_container *c, pid_t pid)
 			return true;
 		}
 	}
+	if (c && c->reaper == pid) {
+		c->reaper = 0; /* killed by someone: the run's label still finds all */
+		return true;
+	}
 	return false;
 }
 
@@ -305,12 +316,186 @@ int js_container_images(enum js_container_runtime rt, enum js_container_pull pul
 	return 0;
 }
 
+/* ---- what a run leaves, found by its label ---- */
+
+/** The ids `RUNTIME <what...> --filter label=io.jobset.run=NETWORK` lists,
+ * pushed onto *v. Returns how many, or -errno / JS_EINVALID when the client
+ * could not be started or failed. */
+static int list_ids(enum js_container_runtime rt, const char *network, const char *const *what, size_t n_what,
+		    char ***v, size_t *n)
+{
+	char **argv = NULL;
+	size_t na = 0;
+	push(&argv, &na, js_xstrdup(runtime_names[rt]));
+	for (size_t i = 0; i < n_what; i++)
+		push(&argv, &na, js_xstrdup(what[i]));
+	push(&argv, &na, js_xstrdup("--filter"));
+	push(&argv, &na, js_buf_format("label=" JS_CONTAINER_LABEL "=%s", network));
+	struct js_buf out;
+	js_buf_init(&out, CONTAINER_OUT_MAX);
+	int r = run(argv, &out, false);
+	js_container_argv_free(argv);
+	int found = 0;
+	if (r == 0) {
+		const char *s = js_buf_str(&out);
+		while (*s) {
+			size_t len = strcspn(s, "\n");
+			if (len) {
+				push(v, n, js_xstrndup(s, len));
+				found++;
+			}
+			s += len + (s[len] == '\n');
+		}
+	}
+	js_buf_done(&out);
+	return r < 0 ? r : r > 0 ? JS_EINVALID : found;
+}
+
+int js_container_leftovers(enum js_container_runtime rt, const char *network, struct js_container_left *ret)
+{
+	static const char *const pods[] = {"pod", "ps", "-q"}, *const ctrs[] = {"ps", "-aq"},
+				 *const nets[] = {"network", "ls", "-q"};
+	*ret = (struct js_container_left){0};
+	int r = 0;
+	if (rt == JS_CONTAINER_PODMAN)
+		r = list_ids(rt, network, pods, 3, &ret->pods, &ret->n_pods);
+	if (r >= 0)
+		r = list_ids(rt, network, ctrs, 2, &ret->containers, &ret->n_containers);
+	if (r >= 0)
+		r = list_ids(rt, network, nets, 3, &ret->networks, &ret->n_networks);
+	if (r < 0) {
+		js_container_left_done(ret);
+		return r;
+	}
+	return 0;
+}
+
+void js_container_left_done(struct js_container_left *l)
+{
+	js_container_argv_free(l->pods);
+	js_container_argv_free(l->containers);
+	js_container_argv_free(l->networks);
+	*l = (struct js_container_left){0};
+}
+
+/** `RUNTIME <head...> ids...`, waited for. */
+static void remove_ids(enum js_container_runtime rt, const char *const *head, size_t n_head, char *const *ids,
+		       size_t n_ids)
+{
+	if (!n_ids)
+		return;
+	char **argv = NULL;
+	size_t n = 0;
+	push(&argv, &n, js_xstrdup(runtime_names[rt]));
+	for (size_t i = 0; i < n_head; i++)
+		push(&argv, &n, js_xstrdup(head[i]));
+	for (size_t i = 0; i < n_ids; i++)
+		push(&argv, &n, js_xstrdup(ids[i]));
+	(void)run(argv, NULL, false);
+	js_container_argv_free(argv);
+}
+
+int js_container_remove_leftovers(enum js_container_runtime rt, const char *network, struct js_container_left *ret)
+{
+	/* No grace: the pods' processes in process mode die with their runner
+	 * at once too (PDEATHSIG). Pods first, with their containers; then
+	 * containers outside pods (docker); then the network. */
+	static const char *const pod_rm[] = {"pod", "rm", "-f", "-t", "0", "--ignore"},
+				 *const podman_rm[] = {"rm", "-f", "-t", "0", "--ignore"}, *const docker_rm[] = {"rm", "-f"},
+				 *const podman_net_rm[] = {"network", "rm", "-f", "-t", "0"},
+				 *const docker_net_rm[] = {"network", "rm", "-f"};
+	int r = js_container_leftovers(rt, network, ret);
+	if (r < 0)
+		return r;
+	bool podman = rt == JS_CONTAINER_PODMAN;
+	remove_ids(rt, pod_rm, JS_ARRAY_SIZE(pod_rm), ret->pods, ret->n_pods);
+	if (podman)
+		remove_ids(rt, podman_rm, JS_ARRAY_SIZE(podman_rm), ret->containers, ret->n_containers);
+	else
+		remove_ids(rt, docker_rm, JS_ARRAY_SIZE(docker_rm), ret->containers, ret->n_containers);
+	if (podman)
+		remove_ids(rt, podman_net_rm, JS_ARRAY_SIZE(podman_net_rm), ret->networks, ret->n_networks);
+	else
+		remove_ids(rt, docker_net_rm, JS_ARRAY_SIZE(docker_net_rm), ret->networks, ret->n_networks);
+	return 0;
+}
+
+/**
+ * The reaper: a child of the runner, forked when the network is made, that
+ * outlives it. It holds the read end of a pipe whose only writer is the
+ * runner (close-on-exec, so no other child keeps it). The runner writes
+ * one byte when it has removed everything itself (js_container_free); when
+ * the pipe ends without it, the runner died (SIGKILL, a crash) and the
+ * reaper removes what the run's label finds, then exits. In its own session
+ * (a Ctrl-C at the terminal is not for it), with no fd of the runner's but
+ * the pipe: the runner's lock (runner.lock) must read free once the runner
+ * is gone, and a pipe of the runner's output must end with the runner.
+ * Forked, not exec'd: at this point of the run the runner has no thread
+ * (the network and pods come after), and glibc's fork keeps malloc usable
+ * in the child.
+ */
+static _Noreturn void reaper_main(enum js_container_runtime rt, const char *network, int fd)
+{
+	(void)setsid();
+	sigset_t none;
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGHUP, SIG_IGN);
+	(void)signal(SIGPIPE, SIG_IGN);
+	(void)prctl(PR_SET_NAME, "jobset-reaper");
+	int null = open("/dev/null", O_RDWR);
+	for (int i = 0; null >= 0 && i < 3; i++)
+		(void)dup2(null, i);
+	if (dup2(fd, 3) < 0)
+		_exit(1);
+	(void)close_range(4, ~0U, 0);
+	char b;
+	ssize_t n;
+	while ((n = read(3, &b, 1)) < 0 && errno == EINTR) {
+	}
+	if (n == 1)
+		_exit(0); /* the runner removed everything */
+	for (int i = 0; i < CONTAINER_REAP_ROUNDS; i++) {
+		struct js_container_left left;
+		if (js_container_remove_leftovers(rt, network, &left) < 0)
+			break;
+		size_t found = left.n_pods + left.n_containers + left.n_networks;
+		js_container_left_done(&left);
+		if (!found)
+			break;
+	}
+	_exit(0);
+}
+
+/** Start the reaper for `c` (its network is made). Best effort: without
+ * it (no fork) the run goes on as before, its leftovers found by label by
+ * `jobset ps` and removed by `jobset down`. */
+static void start_reaper(struct js_container *c)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	fflush(NULL); /* nothing buffered is written twice */
+	pid_t pid = fork();
+	if (pid == 0)
+		reaper_main(c->rt, c->network, p[0]);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return;
+	}
+	c->reaper = pid;
+	c->reaper_fd = p[1];
+}
+
 /* ---- the run's network and pods ---- */
 
 int js_container_new(enum js_container_runtime rt, struct js_container **ret, char **ret_err)
 {
 	struct js_container *c = js_xcalloc(1, sizeof(*c));
 	c->rt = rt;
+	c->reaper_fd = -1;
 	c->path = js_xstrdup(runtime_names[rt]);
 	struct js_buf err;
 	js_buf_init(&err, CONTAINER_OUT_MAX);
@@ -353,6 +538,7 @@ int js_container_new(enum js_container_runtime rt, struct js_container **ret, ch
 		return JS_EINVALID;
 	}
 	js_buf_done(&err);
+	start_reaper(c);
 	*ret = c;
 	return 0;
 }
@@ -394,6 +580,15 @@ struct js_container *js_container_free(struct js_container *c)
 		/* -f: also what is still attached (docker: the containers). */
 		char *argv[] = {c->path, (char *)"network", (char *)"rm", (char *)"-f", c->network, NULL};
 		(void)run(argv, NULL, false);
+	}
+	if (c->reaper_fd >= 0) {
+		/* Everything is removed: the reaper has nothing to do. */
+		char done = 'x';
+		while (write(c->reaper_fd, &done, 1) < 0 && errno == EINTR) {
+		}
+		close(c->reaper_fd);
+	}
+	while (c->reaper > 0 && waitpid(c->reaper, NULL, 0) < 0 && errno == EINTR) {
 	}
 	while (c->n_pods)
 		rpod_drop(c, 0);

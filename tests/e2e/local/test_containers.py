@@ -6,11 +6,14 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+
+from conftest import wait_for
 
 HERE = Path(__file__).resolve().parent
 
@@ -230,3 +233,89 @@ def test_a_runtime_error_making_a_pod_is_retried_not_counted(run, image, tmp_pat
     pods = [p for p in r.pods if p["metadata"]["name"].startswith("ct-w-0-0")]
     assert [p["status"]["phase"] for p in pods] == ["Succeeded"], pods
     assert leftovers(r.dir) == []
+
+
+def of_run(network):
+    """Pods, containers (any state) and networks of podman labelled as the
+    run's whose network is `network`."""
+    out = []
+    for what in (["pod", "ps", "-q"], ["ps", "-aq"], ["network", "ls", "-q"]):
+        r = subprocess.run(["podman", *what, "--filter", f"label=io.jobset.run={network}"], capture_output=True,
+                           text=True, check=True)
+        out += r.stdout.split()
+    return out
+
+
+def running(network):
+    """The run's running containers, not the pods' infra containers."""
+    r = subprocess.run(["podman", "ps", "--format", "{{.Names}}", "--filter", f"label=io.jobset.run={network}"],
+                       capture_output=True, text=True, check=True)
+    return [n for n in r.stdout.split() if not n.endswith("-infra")]
+
+
+def detached(jobset_bin, tmp_path, manifest_text):
+    """Start `jobset run --detach` in container mode. Returns the run
+    directory, a reader of its state.json, and the run's network once the
+    state names it."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(manifest_text)
+    run_dir = tmp_path / "run"
+    subprocess.run([str(jobset_bin), "run", "--detach", "--runtime", "podman", "--run-dir", str(run_dir),
+                    str(manifest)], check=True, capture_output=True, text=True, timeout=60)
+
+    def state():
+        try:
+            return json.loads((run_dir / "state.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    network = wait_for(lambda: state().get("runner", {}).get("containers", {}).get("network"), timeout=60,
+                       what="the run's network in state.json")
+    return run_dir, state, network
+
+
+def test_a_runner_killed_with_sigkill_leaves_no_containers(jobset_bin, image, tmp_path):
+    """Issue 24 item 8: the runner's reaper, a process that outlives it,
+    removes every pod, container and network of the run once the runner
+    dies without doing so itself; `jobset ps` says nothing is left, and
+    `jobset down` has nothing to do."""
+    spec = pod_spec([{"name": "c", "image": image, "args": ["term"]}], terminationGracePeriodSeconds=30)
+    run_dir, state, network = detached(jobset_bin, tmp_path, jobset(rjob("w", spec, completions=2)))
+    try:
+        wait_for(lambda: len(running(network)) == 2, timeout=60, what="both containers running")
+        os.kill(state()["runner"]["pid"], signal.SIGKILL)
+        wait_for(lambda: of_run(network) == [], timeout=30, what="no pod, container or network of the run")
+        ps = subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert ps.returncode == 0, ps.stderr
+        assert "(the runner died)" in ps.stdout, ps.stdout
+        assert f"containers: nothing of this run is left in podman (network {network})" in ps.stdout, ps.stdout
+        down = subprocess.run([str(jobset_bin), "down", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert down.returncode == 0 and "removed" not in down.stdout, down.stdout + down.stderr
+    finally:
+        subprocess.run(["podman", "network", "rm", "-f", "-t", "0", network], capture_output=True)
+
+
+def test_down_removes_what_a_killed_runner_left(jobset_bin, image, tmp_path):
+    """When even the reaper is gone (killed with its runner), `jobset ps`
+    lists what the run left and `jobset down` removes it."""
+    spec = pod_spec([{"name": "c", "image": image, "args": ["term"]}], terminationGracePeriodSeconds=30)
+    run_dir, state, network = detached(jobset_bin, tmp_path, jobset(rjob("w", spec)))
+    try:
+        wait_for(lambda: running(network), timeout=60, what="the container running")
+        pid = state()["runner"]["pid"]
+        reapers = [int(p) for p in subprocess.run(["pgrep", "-P", str(pid), "-x", "jobset-reaper"],
+                                                  capture_output=True, text=True).stdout.split()]
+        assert len(reapers) == 1, reapers
+        os.kill(reapers[0], signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True,
+                                        text=True).stdout.count("(the runner died)"), what="the runner gone")
+        ps = subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert f"left by the runner in podman: 1 pod, 2 containers, 1 network (network {network})" in ps.stdout, \
+            ps.stdout
+        down = subprocess.run([str(jobset_bin), "down", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert "removed what the runner left in podman: 1 pod, 2 containers, 1 network" in down.stdout, down.stdout
+        assert of_run(network) == []
+    finally:
+        subprocess.run(["podman", "network", "rm", "-f", "-t", "0", network], capture_output=True)
