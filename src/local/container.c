@@ -686,6 +686,8 @@ char **js_container_argv(enum js_container_runtime rt, const char *network, cons
 	push(&v, &n, js_buf_format("--label=" JS_CONTAINER_LABEL "=%s", run_label));
 	if (rt == JS_CONTAINER_PODMAN) {
 		push(&v, &n, js_buf_format("--pod=%s", r->pod));
+		if (r->pidfile)
+			push(&v, &n, js_buf_format("--pidfile=%s", r->pidfile));
 	} else {
 		/* docker has no pods: the network, hostname and address per
 		 * container. */

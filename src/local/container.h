@@ -199,6 +199,8 @@ struct js_container_run {
 	const struct js_mounts_spec *mounts;
 	size_t n_mounts;
 	const char *const *gpus;   /* CDI device ids, NULL-terminated, or NULL */
+	const char *pidfile;       /* podman: --pidfile (written once the
+				      container runs), or NULL */
 };
 
 /** The client's argv for `r` on runtime `rt`, network `network`, with the

@@ -45,6 +45,10 @@ struct ctr {
 	size_t n_cmd;    /* argv[0..n_cmd) is `command`, the rest `args` */
 	char **gpus;     /* its GPU ids (NULL-terminated), or NULL */
 	char *runtime_name; /* container mode: its name for the runtime */
+	char *pidfile;   /* ... podman: where it writes the container's pid once
+			    the container runs, or NULL */
+	int32_t create_failures;   /* ... runs the runtime failed to create */
+	int64_t create_retry_at_ms; /* ... the next try after one, or -1 */
 	struct js_mounts *mounts; /* its volume mounts, planned at each start */
 	enum js_pod_ctr_state state;
 	pid_t pid;
@@ -362,6 +366,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	ret->out_fd = -1;
 	ret->exec_fd = -1;
 	ret->restart_at_ms = -1;
+	ret->create_retry_at_ms = -1;
 	return 0;
 }
 
@@ -486,6 +491,7 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 		js_mounts_free(c->mounts);
 		free_strv(c->gpus);
 		free(c->runtime_name);
+		free(c->pidfile);
 		free(c->partial);
 		free(c->image);
 		free(c->message);
@@ -689,7 +695,21 @@ static void start_container(struct js_pod *pod, struct ctr *c, const struct js_p
 	if (!c->path)
 		c->path = resolve(js_container_path(host->ctrt), host->path_env);
 	free(c->runtime_name);
-	c->runtime_name = js_buf_format("%s-%s-%d", pod->name, c->name, c->restarts);
+	/* A new name for each try after the runtime failed to create one: a
+	 * half-made container may still hold the previous name. */
+	c->runtime_name = c->create_failures ? js_buf_format("%s-%s-%d-%d", pod->name, c->name, c->restarts, c->create_failures)
+					     : js_buf_format("%s-%s-%d", pod->name, c->name, c->restarts);
+	free(c->pidfile);
+	c->pidfile = NULL;
+	if (host->run_dir && js_container_kind(host->ctrt) == JS_CONTAINER_PODMAN) {
+		char *dir = js_buf_format("%s/containers", host->run_dir);
+		if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+			c->pidfile = js_buf_format("%s/%s.pid", dir, c->runtime_name);
+			(void)unlink(c->pidfile); /* an earlier try's */
+		}
+		free(dir);
+	}
+	c->create_retry_at_ms = -1;
 	size_t n_argv = 0;
 	while (c->argv && c->argv[n_argv])
 		n_argv++;
@@ -700,7 +720,7 @@ static void start_container(struct js_pod *pod, struct ctr *c, const struct js_p
 		.hosts_file = pod->hosts_file, .image = c->image ? c->image : "", .command = c->n_cmd ? c->argv : NULL,
 		.n_command = c->n_cmd, .args = c->argv ? c->argv + c->n_cmd : NULL, .n_args = n_argv - c->n_cmd,
 		.env = c->envp, .working_dir = c->cwd, .mounts = b.specs, .n_mounts = b.n,
-		.gpus = (const char *const *)c->gpus,
+		.gpus = (const char *const *)c->gpus, .pidfile = c->pidfile,
 	};
 	char **argv = js_container_argv(js_container_kind(host->ctrt), js_container_network(host->ctrt),
 					js_container_network(host->ctrt), &r);
@@ -773,6 +793,39 @@ static void signal_ctr(struct ctr *c, const struct js_pod_host *host, int sig)
 		(void)js_sandbox_kill(c->pid, host->ctrt ? JS_SANDBOX_NONE : host->mode, sig);
 }
 
+/* podman's exit status for its own errors (podman-run(1)). */
+#define POD_RUNTIME_ERROR_CODE 125
+
+/** Whether a container's client exited with the runtime's own error before
+ * the container ran: podman writes the pidfile once the container's process
+ * exists, so 125 without it is podman's failure (creating the container,
+ * the OCI runtime), and 125 with it the workload's own exit code. */
+static bool never_ran(const struct js_pod *pod, const struct ctr *c)
+{
+	return c->pidfile && !pod->stopping && !c->killed && c->sig == 0 && c->exit_code == POD_RUNTIME_ERROR_CODE &&
+	       access(c->pidfile, F_OK) != 0 && errno == ENOENT;
+}
+
+/** The runtime failed to create container `c`: the runtime's error, not
+ * the workload's, so it counts for nothing (no restart, no failure); the
+ * container waits and is started again after the back-off, as the kubelet
+ * retries a container it could not create (CreateContainerError). */
+static void create_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
+{
+	int64_t delay = restart_delay(host, c->create_failures++);
+	c->state = JS_POD_CTR_WAITING;
+	c->exit_code = 0;
+	c->create_retry_at_ms = js_sat_add(now_ms, delay);
+	if (host->on_note) {
+		char *msg = js_buf_format("container %s: %s could not create it (exit code %d before the container "
+					  "ran; its message is in the container's log); attempt %d, retrying in %lld ms",
+					  c->name, js_container_path(host->ctrt), POD_RUNTIME_ERROR_CODE,
+					  c->create_failures, (long long)delay);
+		host->on_note(host->note_ctx, pod, "Warning", "CreateContainerError", msg);
+		free(msg);
+	}
+}
+
 bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, int status, int64_t now_ms)
 {
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
@@ -795,7 +848,8 @@ bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, 
 		c->sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		c->finished_wall_ms = wall_ms();
 		close_output(pod, c, host);
-		(void)now_ms;
+		if (never_ran(pod, c))
+			create_failed(pod, c, host, now_ms);
 		return true;
 	}
 	return false;
@@ -832,6 +886,8 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 	bool changed = false;
 	while (pod->next_init < pod->n_init) {
 		struct ctr *c = &pod->ctrs[pod->next_init];
+		if (c->state == JS_POD_CTR_WAITING && c->create_retry_at_ms > now_ms)
+			return changed; /* js_pod_wake has the deadline */
 		if (c->state == JS_POD_CTR_WAITING) {
 			start_ctr(pod, c, host, now_ms);
 			changed = true;
@@ -933,6 +989,15 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		return false;
 	if (pod->in_place && step_in_place(pod, host, now_ms, &changed))
 		return changed;
+	/* Containers the runtime failed to create, due again (init containers:
+	 * step_init). */
+	for (size_t i = pod->n_init; pod->initialized && i < pod->n_ctrs; i++) {
+		struct ctr *c = &pod->ctrs[i];
+		if (c->state == JS_POD_CTR_WAITING && c->create_retry_at_ms >= 0 && now_ms >= c->create_retry_at_ms) {
+			start_ctr(pod, c, host, now_ms);
+			changed = true;
+		}
+	}
 	/* Restarts that are due. */
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		struct ctr *c = &pod->ctrs[i];
@@ -1158,6 +1223,11 @@ int64_t js_pod_wake(const struct js_pod *pod)
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		int64_t r = pod->ctrs[i].restart_at_ms;
 		if (r >= 0 && !pod->stopping && (w < 0 || r < w))
+			w = r;
+	}
+	for (size_t i = 0; !pod->stopping && i < pod->n_ctrs; i++) {
+		int64_t r = pod->ctrs[i].create_retry_at_ms;
+		if (r >= 0 && pod->ctrs[i].state == JS_POD_CTR_WAITING && (w < 0 || r < w))
 			w = r;
 	}
 	int64_t s = pod->sandbox_retry_at_ms;

@@ -175,18 +175,35 @@ def attempt_spec(image, code, linger_ms):
                     terminationGracePeriodSeconds=30)
 
 
+def podman_wrapper(tmp_path, monkeypatch, prelude):
+    """Put first on PATH a `podman` that runs the shell `prelude` (fault
+    injection), then the real podman."""
+    real = shutil.which("podman")
+    d = tmp_path / "podman-bin"
+    d.mkdir()
+    (d / "podman").write_text(f'#!/bin/sh\n{prelude}\nexec {real} "$@"\n')
+    (d / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+
+
+def fail_once(tmp_path, monkeypatch, command):
+    """podman fails `command` (its first two words) once, with exit code
+    125 and an error of its own, as if its IPAM or OCI runtime failed.
+    Returns the file that says it did."""
+    once = tmp_path / "failed-once"
+    podman_wrapper(tmp_path, monkeypatch,
+                   f'if [ "$1 $2" = "{command}" ] && [ ! -e {once} ]; then\n'
+                   f'  : > {once}; echo "Error: IPAM error: injected" >&2; exit 125\nfi')
+    return once
+
+
 @pytest.fixture
 def slow_pod_rm(tmp_path, monkeypatch):
     """A `podman` first on PATH that takes 2 s longer to remove a pod, as a
     loaded machine may: the old pod then holds its address for a while
     after its last container is gone, every time (fault injection, not a
     wait)."""
-    real = shutil.which("podman")
-    d = tmp_path / "slow-bin"
-    d.mkdir()
-    (d / "podman").write_text(f'#!/bin/sh\n[ "$1 $2" = "pod rm" ] && sleep 2\nexec {real} "$@"\n')
-    (d / "podman").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+    podman_wrapper(tmp_path, monkeypatch, '[ "$1 $2" = "pod rm" ] && sleep 2')
 
 
 def test_whole_set_restart_waits_for_the_old_pods_addresses(run, image, slow_pod_rm):
@@ -214,15 +231,7 @@ def test_a_runtime_error_making_a_pod_is_retried_not_counted(run, image, tmp_pat
     the workload's: the pod stays pending and is made again after the
     back-off (Warning FailedCreatePodSandBox); with backoffLimit 0 and no
     restarts allowed, the JobSet still completes."""
-    real = shutil.which("podman")
-    d = tmp_path / "flaky-bin"
-    d.mkdir()
-    once = tmp_path / "failed-once"
-    (d / "podman").write_text(
-        f'#!/bin/sh\nif [ "$1 $2" = "pod start" ] && [ ! -e {once} ]; then\n'
-        f'  : > {once}; echo "Error: IPAM error: injected" >&2; exit 125\nfi\nexec {real} "$@"\n')
-    (d / "podman").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+    once = fail_once(tmp_path, monkeypatch, "pod start")
     r = run(jobset(rjob("w", pod_spec([{"name": "c", "image": image, "args": ["exit", "0"]}]))),
             "--runtime", "podman", "--backoff-ms", "100", timeout=120)
     assert r.rc == 0, r.stdout + r.stderr + r.events()
@@ -232,6 +241,32 @@ def test_a_runtime_error_making_a_pod_is_retried_not_counted(run, image, tmp_pat
     assert r.status.get("restarts", 0) == 0 and r.condition("Completed"), r.status
     pods = [p for p in r.pods if p["metadata"]["name"].startswith("ct-w-0-0")]
     assert [p["status"]["phase"] for p in pods] == ["Succeeded"], pods
+    assert leftovers(r.dir) == []
+
+
+def test_a_runtime_error_creating_a_container_is_retried_not_counted(run, image, tmp_path, monkeypatch):
+    """Issue 24 item 7: `podman run` exiting 125 before the container ran
+    (no pidfile: podman's own error) is retried after the back-off (Warning
+    CreateContainerError), not counted: backoffLimit 0 still completes."""
+    once = fail_once(tmp_path, monkeypatch, "run --rm")
+    spec = pod_spec([{"name": "c", "image": image, "args": ["exit", "0"]}],
+                    initContainers=[{"name": "i", "image": image, "args": ["exit", "0"]}])
+    r = run(jobset(rjob("w", spec)), "--runtime", "podman", "--backoff-ms", "100", timeout=120)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert once.exists()
+    assert "Warning CreateContainerError pod/ct-w-0-0-" in r.events(), r.events()
+    assert r.pod("ct-w-0-0")["status"]["phase"] == "Succeeded", r.events()
+    assert leftovers(r.dir) == []
+
+
+def test_exit_code_125_of_a_container_that_ran_is_its_own(run, image):
+    """The runtime's error code, 125, from a container that ran (podman
+    wrote its pidfile) is the workload's exit code, a failure as any."""
+    r = run(jobset(rjob("x", pod_spec([{"name": "c", "image": image, "args": ["exit", "125"]}]))),
+            "--runtime", "podman", timeout=120)
+    assert r.rc == 1, r.stdout + r.stderr + r.events()
+    assert "Warning Failed pod/ct-x-0-0-" in r.events() and "c: exit code 125" in r.events(), r.events()
+    assert "CreateContainerError" not in r.events()
     assert leftovers(r.dir) == []
 
 
