@@ -67,18 +67,29 @@ static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
 
 /*
  * The Jobs of an attempt are created only after the status write that
- * started it landed (a restart pass stops at the failure policy), so an
- * owned Job whose restart-attempt label is above status.restarts means that
- * someone else wrote the counter back (issue 22, tests/chaos "jobset-
- * restarts-rewound"). Taken at its word, the running Jobs would be deleted
- * as an older attempt and their names made again under the lower one while
- * their pods still run: two attempts on one hostname. The labels win; the
- * status write of this pass puts the counter back.
+ * started it landed (a restart pass stops at the failure policy), and their
+ * pods after them, so an owned Job or a running pod of the JobSet whose
+ * restart-attempt label is above status.restarts means that someone else
+ * wrote the counter back (issue 22, tests/chaos "jobset-restarts-rewound").
+ * Taken at its word, the running Jobs would be deleted as an older attempt
+ * and their names made again under the lower one while their pods still
+ * run: two attempts on one hostname. The labels win; the status write of
+ * this pass puts the counter back. The pods (in->pods_top_attempt) matter
+ * when every Job of the attempt was deleted as well: no Job label is left,
+ * but the Jobs' pods run until they end, and at restarts 0 nothing else
+ * would hold their names (the old pods are only read once restarted).
+ * What the runtime saw the counter at (in->restarts_seen) covers a rewind
+ * between a restart's status write and its first new Job, when neither a
+ * Job nor a pod of the new attempt exists yet.
  */
 void js__status_restore_restarts(struct js__ctx *c)
 {
 	const char *uid = c->js->meta.uid;
 	int32_t top = c->js->status.restarts;
+	if (c->in->pods_top_attempt > top)
+		top = c->in->pods_top_attempt;
+	if (c->in->restarts_seen > top)
+		top = c->in->restarts_seen;
 	for (size_t i = 0; uid && i < c->in->n_jobs; i++) {
 		const struct js_obsjob *j = c->in->jobs[i];
 		int32_t attempt;

@@ -97,6 +97,8 @@ struct js_controller {
 	int alive;                   /* worker threads not yet exited */
 	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
 	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
+	struct js_hmap *restarts_seen; /* key -> the highest status.restarts of its
+					  incarnation the watch delivered (controller.c) */
 	struct js_expect *expect;    /* what each key wrote and the caches do not show yet
 					(ctrl/expect.h; rw.c); its own lock */
 	struct js_hmap *waits;       /* pod uid -> 1 + the js_placement_why last said (placement.c) */
@@ -206,5 +208,11 @@ void js__phases_refresh(struct js_controller *c);
  * event of that write does not start another pass (ctrl/cache.h).
  * controller.c. */
 void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status);
+
+/* The highest status.restarts any version of JobSet `key` ("ns/name") of
+ * uid `uid` carried as the JobSet watch delivered it since this process
+ * started (every version, also one the cache replaced before a pass read
+ * it); 0 when unknown: js_reconcile_input.restarts_seen. Takes c->mu. */
+int32_t js__ctrl_restarts_seen(struct js_controller *c, const char *key, const char *uid);
 
 #endif

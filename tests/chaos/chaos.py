@@ -109,20 +109,25 @@ KNOWN_BUGS = {
     # why (found by this driver, seed 1; docs/reliability.md "Chaos").
     "job-orphaned": False,
     # status.restarts of a JobSet written back to a lower number by someone
-    # else: the controller takes the attempt from it, so a Job deleted
-    # meanwhile is made again under the lower attempt while a pod of the
-    # higher one still runs, two attempts on one hostname (found by this
-    # driver, seed 20261202; docs/reliability.md "Chaos"). Raising it is
-    # always made (the controller then restarts, or fails the JobSet at
-    # 2^31-1).
-    "jobset-restarts-rewound": False,
+    # else: the controller took the attempt from it, so a Job deleted
+    # meanwhile was made again under the lower attempt while a pod of the
+    # higher one still ran, two attempts on one hostname (found by this
+    # driver, seed 20261202; docs/reliability.md "Chaos"). Fixed: the
+    # counter is restored from the highest restart-attempt label among the
+    # JobSet's Jobs and its running pods, and the highest count the
+    # controller's watch delivered (core/status.c; chaos-restarts-rewound.scn,
+    # chaos-restarts-rewound-no-jobs.scn).
+    # Raising it is always made (the controller then restarts, or fails the
+    # JobSet at 2^31-1).
+    "jobset-restarts-rewound": True,
     # the finished (Succeeded) leader pod of an exclusive Job deleted, then
-    # a follower retried: the new follower waits behind its gate for a
+    # a follower retried: the new follower waited behind its gate for a
     # leader that will never exist again (index 0 is done), and the JobSet
-    # never finishes (upstream's webhook refuses such a follower for ever
+    # never finished (upstream's webhook refuses such a follower for ever
     # too; found by this driver, seed 20261205; docs/reliability.md
-    # "Chaos").
-    "finished-leader-deleted": False,
+    # "Chaos"). Fixed: with no leader pod, the domain is the one the Job's
+    # placed followers agree on (core/placement.h).
+    "finished-leader-deleted": True,
 }
 
 
