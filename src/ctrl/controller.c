@@ -302,10 +302,15 @@ static char *jobset_key_by_uid(struct js_controller *c, const char *uid)
 }
 
 /* A Job's JobSet: from its JSON when the event carries one, else (a delete
- * inferred by a relist) from the owner uid its record kept. */
+ * inferred by a relist) from the owner uid its record kept. A Job no
+ * JobSet controls enqueues the JobSet its jobset-name label names, whose
+ * Job of that name it holds (JS__CTRL_INDEX_UNOWNED): that JobSet must see
+ * it go, or be controlled again, to proceed. */
 static void enqueue_job_owner(struct js_controller *c, const struct js_obsjob *j, const json_t *obj)
 {
 	char *key = obj ? js_owner_jobset_key(obj) : jobset_key_by_uid(c, j->owner_uid);
+	if (!key && obj)
+		key = js_owner_label_key(obj);
 	js__ctrl_enqueue(c, key, true, "jobs");
 	free(key);
 }
@@ -367,6 +372,14 @@ static void index_owner(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 	const char *uid = js_owner_jobset_uid(obj);
 	if (uid)
 		emit(ctx, uid);
+}
+
+static void index_unowned(const json_t *obj, js_store_emit_fn *emit, void *ctx)
+{
+	char *key = js_owner_unowned_key(obj);
+	if (key)
+		emit(ctx, key);
+	free(key);
 }
 
 static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)
@@ -610,6 +623,8 @@ static int make_informers(struct js_controller *c)
 		r = make_informer(c, &js_client_res_jobs, &js_cache_job_type, JS_LABEL_JOBSET_NAME, &jh, c, &c->jobs);
 	if (r == 0)
 		r = js_informer_add_index(c->jobs, JS__CTRL_INDEX_OWNER, index_owner);
+	if (r == 0)
+		r = js_informer_add_index(c->jobs, JS__CTRL_INDEX_UNOWNED, index_unowned);
 	if (r == 0)
 		r = make_informer(c, &js_client_res_services, &js_cache_service_type, JS_LABEL_JOBSET_NAME, &ch,
 				  &c->service_events, &c->services);

@@ -1267,6 +1267,21 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 		now_str(s, t);
 		if (!s->js->meta.deletion_timestamp)
 			s->js->meta.deletion_timestamp = js_xstrdup(t);
+	} else if (strcmp(c, "patch-job") == 0) {
+		/* Another user's edit of a Job's metadata or status (labels,
+		 * ownerReferences): a JSON merge patch (RFC 7386). */
+		json_error_t e;
+		json_t *patch = n >= 3 ? json_loads(rest_after(line, 2), 0, &e) : NULL;
+		if (!json_is_object(patch)) {
+			json_decref(patch);
+			return failf(reterr, JS_EINVALID, "usage: patch-job JOB {merge patch}");
+		}
+		r = select_jobs(s, tok[1], false, sel, &ns, reterr);
+		for (size_t i = 0; r == 0 && i < ns; i++)
+			js_json_merge_patch(sel[i], patch);
+		json_decref(patch);
+		if (r < 0)
+			return r;
 	} else if (strcmp(c, "add-job") == 0) {
 		json_error_t e;
 		json_t *j = json_loads(rest_after(line, 1), 0, &e);

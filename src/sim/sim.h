@@ -46,6 +46,8 @@
  *   gates Name=true|false,...        change feature gates (a controller
  *                                    restarted with other flags)
  *   delete-service | add-job {Job JSON} | delete-jobset
+ *   patch-job JOB {merge patch}      another user edits a Job (labels,
+ *                                    ownerReferences)
  *   expect ...                       see js_sim_exec() in sim.c
  *
  * Pure: no I/O, no clock (time only moves with `advance`). Not thread-safe.
