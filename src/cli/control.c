@@ -85,10 +85,13 @@ int js_cli_down(int argc, char **argv)
 	if ((rc = js_cli_runinfo_open("down", dir, &ri)) != 0)
 		return rc;
 	if (!ri.live) {
-		/* As `docker compose down` on nothing: not an error. */
+		/* As `docker compose down` on nothing: not an error. A runner
+		 * that died leaves containers behind only if its reaper died
+		 * too (local/container.h): what is left goes now. */
 		printf("no runner is live in %s\n", ri.dir);
+		rc = js_cli_runinfo_leftovers(&ri, true);
 		js_cli_runinfo_done(&ri);
-		return JS_EXIT_OK;
+		return rc == 0 ? JS_EXIT_OK : JS_EXIT_INVALID;
 	}
 	if (send_line(&ri, "down") < 0) {
 		js_cli_runinfo_done(&ri);

@@ -137,6 +137,7 @@ int js_cli_ps(int argc, char **argv)
 		return JS_EXIT_OK;
 	}
 	print_header(&ri);
+	(void)js_cli_runinfo_leftovers(&ri, false); /* a line when the runner died */
 	size_t w = 4, i;
 	json_t *p;
 	json_array_foreach(pods, i, p)

@@ -19,6 +19,7 @@
 #include "base/parse.h"
 #include "cli/cli.h"
 #include "cli/manifest.h"
+#include "local/container.h"
 #include "local/jobctl.h"
 #include "local/podjson.h"
 #include "local/rundir.h"
@@ -203,6 +204,48 @@ bool js_cli_runinfo_final(const struct js_cli_runinfo *ri)
 bool js_cli_runinfo_stale(const struct js_cli_runinfo *ri)
 {
 	return !ri->live && !js_cli_runinfo_final(ri);
+}
+
+/** "2 pods, 3 containers, 1 network" into buf. */
+static const char *left_text(const struct js_container_left *l, char *buf, size_t n)
+{
+	snprintf(buf, n, "%zu pod%s, %zu container%s, %zu network%s", l->n_pods, l->n_pods == 1 ? "" : "s",
+		 l->n_containers, l->n_containers == 1 ? "" : "s", l->n_networks, l->n_networks == 1 ? "" : "s");
+	return buf;
+}
+
+int js_cli_runinfo_leftovers(const struct js_cli_runinfo *ri, bool remove)
+{
+	const json_t *ct = js_json_path(ri->state, "runner.containers");
+	enum js_container_runtime rt = js_container_runtime_from_string(js_json_str(ct, "runtime"));
+	const char *net = js_json_str(ct, "network");
+	if (!js_cli_runinfo_stale(ri) || rt <= JS_CONTAINER_PROCESS || !net)
+		return 0;
+	struct js_container_left before = {0}, left;
+	char a[128], b[128];
+	int r = remove ? js_container_remove_leftovers(rt, net, &before) : 0;
+	if (r >= 0)
+		r = js_container_leftovers(rt, net, &left);
+	if (r < 0) {
+		fprintf(stderr, "jobset %s: cannot ask %s what the run left (label " JS_CONTAINER_LABEL "=%s): %s\n",
+			ri->cmd, js_container_runtime_to_string(rt), net, js_strerror(r));
+		js_container_left_done(&before);
+		return -1;
+	}
+	size_t n_left = left.n_pods + left.n_containers + left.n_networks;
+	size_t n_before = before.n_pods + before.n_containers + before.n_networks;
+	if (remove && n_before)
+		printf("removed what the runner left in %s: %s (network %s)\n", js_container_runtime_to_string(rt),
+		       left_text(&before, a, sizeof(a)), net);
+	if (n_left)
+		printf("left by the runner in %s: %s (network %s)%s\n", js_container_runtime_to_string(rt),
+		       left_text(&left, b, sizeof(b)), net, remove ? "" : "; `jobset down` removes them");
+	else if (!remove || !n_before)
+		printf("containers: nothing of this run is left in %s (network %s)\n", js_container_runtime_to_string(rt),
+		       net);
+	js_container_left_done(&before);
+	js_container_left_done(&left);
+	return n_left ? 1 : 0;
 }
 
 const json_t *js_cli_runinfo_pod(const struct js_cli_runinfo *ri, const char *query)

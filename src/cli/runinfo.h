@@ -87,6 +87,17 @@ bool js_cli_runinfo_final(const struct js_cli_runinfo *ri);
  * known, as of pods on a lost node. */
 bool js_cli_runinfo_stale(const struct js_cli_runinfo *ri);
 
+/**
+ * Container mode (runner.containers in the state): what the runtime still
+ * holds of a run whose runner died (js_cli_runinfo_stale), found by the
+ * run's label; with `remove` (`jobset down`) removed first. Prints one line
+ * on stdout saying what is left (or was removed, and what is still left).
+ * Returns 0 when nothing is left or the run is not such a run, 1 when
+ * something is left, -1 when the runtime could not be asked (printed on
+ * stderr).
+ */
+int js_cli_runinfo_leftovers(const struct js_cli_runinfo *ri, bool remove);
+
 /** A pod's STATUS as `kubectl get pods` words it (Running, Completed,
  * Error, Init:0/1, CrashLoopBackOff, ContainerCreating, Terminating), plus Stopped and Evicted
  * for pods the local runtime stopped. Written into buf (n bytes). */

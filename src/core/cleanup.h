@@ -55,6 +55,13 @@
  *    no second pod of a hostname exists; a Job that fails under it is
  *    recreated through a whole-JobSet restart under the rules above.
  *  - A finished JobSet creates nothing, so it needs no old pods.
+ * A status.restarts someone wrote back to a lower number is restored first
+ * (core/status.c): from the highest restart-attempt label among the
+ * JobSet's Jobs and, when the runtime passes it, among its running pods
+ * (js_reconcile_input.pods_top_attempt), and from the highest count the
+ * runtime saw (restarts_seen), so no name is made under the lower attempt
+ * while a pod of the higher one runs, even with every Job of that attempt
+ * gone (at restarts 0 the old pods are not read at all).
  * Labels edited by users: the controller's cache keeps a pod's Job name
  * and restart attempt from its first sight (ctrl/cache.c), so a pod of an
  * older attempt relabelled as the current one still holds its name.

@@ -29,6 +29,10 @@
 #define JS_COND_RESTARTING "RestartingJobSet"
 #define JS_COND_SP_IN_PROGRESS "StartupPolicyInProgress"
 #define JS_COND_SP_COMPLETED "StartupPolicyCompleted"
+/* Ours (upstream has no such condition; its reason JobCreationFailed is an
+ * event's): True while a Job name the JobSet must create is held by a Job
+ * it does not control (create.c; docs/differences.md). */
+#define JS_COND_JOB_BLOCKED "JobCreationBlocked"
 
 /** A bucket of children (borrowed pointers into the input). */
 struct js__bucket {
@@ -59,6 +63,12 @@ struct js__ctx {
 	} cleanup;
 	struct js__bucket owned;    /* every child (owner uid matches) */
 	struct js__bucket active, succeeded, failed, previous;
+
+	struct {                    /* create.c: names held by a Job this
+				       JobSet does not control */
+		size_t n;
+		const char *first;  /* borrowed from the input */
+	} blocked;
 
 	bool dirty;                 /* status must be written */
 	bool hold;                  /* suspended since creation: no Job, no

@@ -132,8 +132,41 @@ static void create_rjob(struct js__ctx *c, size_t ri, struct js_buf *name)
 					      "job \"%s\" creation failed with error: a Job of that name exists and "
 					      "is not owned by this JobSet",
 					      js_buf_str(name)));
+			if (c->blocked.n++ == 0)
+				c->blocked.first = o->name;
 		}
 	}
+}
+
+/*
+ * JobCreationBlocked (ours): a Job name of this JobSet is held by a Job it
+ * does not control, most often its own child whose controller
+ * ownerReference another user removed or set to controller: false. It is
+ * never adopted (#1165), and creating over it can only fail, so the JobSet
+ * would wait with nothing but JobCreationFailed events (tests/chaos
+ * "job-orphaned"). The condition names the Job and what ends the wait;
+ * once the Job is deleted or controlled again the name is free or ours and
+ * the condition goes False. Set only by a pass that looked at every name
+ * it would create.
+ */
+static void blocked_condition(struct js__ctx *c)
+{
+	if (c->blocked.n == 0) {
+		(void)js__status_set_condition(c, JS_COND_JOB_BLOCKED, false, "JobNamesFree",
+					       "no Job name of this JobSet is held by a Job it does not control",
+					       "Normal");
+		return;
+	}
+	const char *more = c->blocked.n > 1 ? js__fmt(c, " (and %zu more)", c->blocked.n - 1) : "";
+	(void)js__status_set_condition(
+		c, JS_COND_JOB_BLOCKED, true, "JobNotControlled",
+		js__fmt(c,
+			"Job %s%s exists and is not controlled by this JobSet (it has no controller ownerReference "
+			"with the JobSet's uid %s), so the JobSet cannot create its own Job of that name; it is "
+			"never adopted: delete that Job, or restore its controller ownerReference to this JobSet, "
+			"and the JobSet proceeds",
+			c->blocked.first, more, c->js->meta.uid ? c->js->meta.uid : "(none)"),
+		"Warning");
 }
 
 void js__create_jobs(struct js__ctx *c)
@@ -160,9 +193,11 @@ void js__create_jobs(struct js__ctx *c)
 		if (in_order) {
 			(void)js__status_set_condition(c, JS_COND_SP_IN_PROGRESS, true, "InOrderStartupPolicyInProgress",
 						       "in order startup policy is in progress", "Normal");
+			blocked_condition(c);
 			return;
 		}
 	}
+	blocked_condition(c);
 	if (in_order)
 		(void)js__status_set_condition(c, JS_COND_SP_COMPLETED, true, "InOrderStartupPolicyCompleted",
 					       "in order startup policy has completed", "Normal");

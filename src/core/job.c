@@ -161,6 +161,20 @@ static size_t borrow_conditions(const json_t *conds, struct js_jobcond *out)
 	return n;
 }
 
+/* A jobset.sigs.k8s.io/ label the core reads, from the pod template when
+ * it has one, else from the Job's own labels. The controller writes the
+ * same values to both (api/render.c); the template's cannot be changed
+ * once the Job has started (batch/v1 allows template label edits only on
+ * a suspended Job that never ran) and are what its pods carry, while any
+ * user may remove or rewrite the Job's own: read from there, a stray edit
+ * made a running Job unreadable (the core refused the JobSet every pass)
+ * or passed it for another restart attempt (tests/chaos "job-label"). */
+static const char *our_label(const json_t *pod_labels, const json_t *job_labels, const char *key)
+{
+	const char *v = js_json_str(pod_labels, key);
+	return v ? v : js_json_str(job_labels, key);
+}
+
 struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 {
 	const json_t *meta = json_object_get(job, "metadata");
@@ -178,10 +192,11 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	j.name = js_json_str(meta, "name");
 	j.uid = js_json_str(meta, "uid");
 	j.owner_uid = js_json_str(js_render_jobset_owner(job), "uid");
-	j.rjob_name = js_json_str(labels, JS_LABEL_RJOB_NAME);
-	j.job_index = js_json_str(labels, JS_LABEL_JOB_INDEX);
-	j.restart_attempt = js_json_str(labels, JS_LABEL_RESTART_ATTEMPT);
-	j.job_restart_attempt = js_json_str(labels, JS_LABEL_JOB_RESTART_ATTEMPT);
+	const json_t *pod_labels = js_json_path(spec, "template.metadata.labels");
+	j.rjob_name = our_label(pod_labels, labels, JS_LABEL_RJOB_NAME);
+	j.job_index = our_label(pod_labels, labels, JS_LABEL_JOB_INDEX);
+	j.restart_attempt = our_label(pod_labels, labels, JS_LABEL_RESTART_ATTEMPT);
+	j.job_restart_attempt = our_label(pod_labels, labels, JS_LABEL_JOB_RESTART_ATTEMPT);
 	j.execution_attempt = js_json_str(json_object_get(meta, "annotations"), JS_ANN_EXECUTION_ATTEMPT);
 	json_t *del = json_object_get(meta, "deletionTimestamp");
 	j.deleting = del && !json_is_null(del);

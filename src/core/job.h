@@ -53,7 +53,10 @@ struct js_obsjob {
 				   JobSet and apiVersion jobset.x-k8s.io/v1alpha2;
 				   NULL when there is none */
 	/* The labels the core reads (jobset.sigs.k8s.io/replicatedjob-name,
-	 * job-index, restart-attempt, job-restart-attempt); NULL when absent. */
+	 * job-index, restart-attempt, job-restart-attempt); NULL when absent.
+	 * js_job_from_json takes each from spec.template.metadata.labels when
+	 * there, else from metadata.labels (job.c our_label: the template's
+	 * are what the pods carry and cannot be edited once the Job ran). */
 	const char *rjob_name, *job_index, *restart_attempt, *job_restart_attempt;
 	/* Annotation jobset.sigs.k8s.io/execution-attempt (KEP-1282), NULL
 	 * when absent: a resume that was applied but whose status write was

@@ -88,6 +88,26 @@ enum js_placement_why js_placement_find_leader(const struct js_placement_pod *po
 	return node && node[0] ? JS_PLACEMENT_READY : JS_PLACEMENT_LEADER_UNBOUND;
 }
 
+enum js_placement_why js_placement_followers_domain(const struct js_placement_pod *pods, size_t n, const char *job_uid,
+						    const char **ret_domain)
+{
+	const char *domain = NULL;
+	*ret_domain = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct js_placement_pod *p = &pods[i];
+		if (js_placement_is_leader(p) || p->gated || p->deleting || !js_str_match(p->owner_uid, job_uid) ||
+		    !p->node_name || !p->node_name[0] || !p->selector || !p->selector[0])
+			continue;
+		if (domain && strcmp(domain, p->selector) != 0)
+			return JS_PLACEMENT_FOLLOWERS_SPLIT;
+		domain = p->selector;
+	}
+	if (!domain)
+		return JS_PLACEMENT_NO_LEADER;
+	*ret_domain = domain;
+	return JS_PLACEMENT_READY;
+}
+
 enum js_placement_why js_placement_domain(bool node_found, const char *value, const char **ret_domain)
 {
 	*ret_domain = NULL;
@@ -127,7 +147,8 @@ int js_placement_explain(enum js_placement_why why, const char *leader, const ch
 		return js_buf_printf(out, "leader pod %s is on node %s; this pod joins its %s domain", l, nd, k);
 	case JS_PLACEMENT_NO_LEADER:
 		return js_buf_puts(out, "waiting for the leader pod (completion index 0) of this Job: none is running or "
-					"pending (a leader that finished or is being deleted does not count)");
+					"pending (a leader that failed or is being deleted does not count), and no "
+					"follower of it is placed in a domain yet");
 	case JS_PLACEMENT_LEADERS:
 		return js_buf_puts(out, "waiting: this Job has more than one live leader pod (completion index 0); "
 					"placement goes on once only one is left");
@@ -151,6 +172,11 @@ int js_placement_explain(enum js_placement_why why, const char *leader, const ch
 				     "waiting: the JobSet names no topology key (annotation %s) for this pod's "
 				     "ReplicatedJob, so there is no domain to follow the leader into",
 				     JS_ANN_EXCLUSIVE_TOPOLOGY);
+	case JS_PLACEMENT_FOLLOWERS_SPLIT:
+		return js_buf_printf(out,
+				     "waiting: this Job has no leader pod (completion index 0) and its placed followers "
+				     "are pinned to different %s domains, so the domain to join is unknown",
+				     k);
 	case JS_PLACEMENT_NODE_EMPTY:
 		return js_buf_printf(out,
 				     "waiting: node %s of leader pod %s has an empty value for label %s, so the "

@@ -12,6 +12,9 @@
  *    exists: index 0 is done and never made again, and a follower made after
  *    it finished (the retry of a failed follower) must still follow it into
  *    its domain, as upstream's webhook lets it (found by tests/chaos);
+ *  - with no usable leader pod (index 0 done and its pod deleted), the
+ *    domain is the one the Job's placed followers are pinned to, when they
+ *    agree (js_placement_followers_domain; found by tests/chaos);
  *  - a deleted Node, a Node without the topology label or with an empty
  *    value gives no domain, so nothing is injected (#1088);
  *  - a terminating leader, or one of another incarnation of the Job (another
@@ -57,6 +60,8 @@ enum js_placement_why {
 	JS_PLACEMENT_NODE_NO_LABEL,  /* the leader's Node lacks the topology label */
 	JS_PLACEMENT_NODE_EMPTY,     /* the label's value is empty */
 	JS_PLACEMENT_NO_TOPOLOGY,    /* the JobSet names no topology key for the Job */
+	JS_PLACEMENT_FOLLOWERS_SPLIT, /* no leader, and the placed followers name
+					 different domains */
 };
 
 /** What to do with one pod. */
@@ -96,6 +101,33 @@ bool js_placement_is_leader(const struct js_placement_pod *p);
  */
 enum js_placement_why js_placement_find_leader(const struct js_placement_pod *pods, size_t n, const char *job_uid,
 					       size_t *ret_leader, size_t *ret_count);
+
+/**
+ * The domain of a Job that has no usable leader pod (js_placement_find_leader
+ * said JS_PLACEMENT_NO_LEADER), from its placed followers: pods of the Job
+ * whose uid is `job_uid` that are not the leader, carry no gate, are not
+ * terminating, are bound to a Node and name a domain (their selector; pods
+ * of any phase, a Failed follower ran there too). Returns JS_PLACEMENT_READY
+ * with *ret_domain borrowed from a pod when there is at least one and all
+ * name the same domain, JS_PLACEMENT_FOLLOWERS_SPLIT when two differ, else
+ * JS_PLACEMENT_NO_LEADER (*ret_domain NULL in both).
+ *
+ * Why followers and not a record of our own: when index 0 succeeded and its
+ * pod was deleted (by a user, or the pod garbage collector), the Job
+ * controller never makes a leader again, yet it retries a follower that
+ * fails; without a domain that follower waits behind its gate for ever
+ * (tests/chaos, seed 20261205; upstream's webhook refuses it for ever). A
+ * placed follower's nodeSelector was written by us from the leader's Node
+ * (or found equal to it) and cannot change once the pod is ungated (the API
+ * server allows adding to a gated pod's nodeSelector only), and the
+ * scheduler bound the pod inside it; an annotation on the Job would cost a
+ * write per Job and could be edited by anyone allowed to patch Jobs. When no
+ * follower is left either, the follower waits as before (nothing is known).
+ * A new leader, should the Job controller make one, has a required pod
+ * affinity to its own Job's running pods, so it joins the same domain.
+ */
+enum js_placement_why js_placement_followers_domain(const struct js_placement_pod *pods, size_t n, const char *job_uid,
+						    const char **ret_domain);
 
 /**
  * The leader's domain from its Node: `node_found` false when the Node does

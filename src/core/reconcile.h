@@ -153,6 +153,20 @@ struct js_reconcile_input {
 					       keeps in old_pods until its
 					       cache has them; any other
 					       value: not confirmed */
+	/* The highest jobset.sigs.k8s.io/restart-attempt label among the
+	 * JobSet's pods that are neither Succeeded nor Failed and carry its
+	 * jobset-uid label (each pod's labels as the runtime first saw them);
+	 * 0 when there is none or the runtime does not know. A status.restarts
+	 * someone wrote back below it is restored to it (core/status.c), so
+	 * no Job is made under a lower attempt while such a pod runs, even
+	 * when no Job of that attempt is left (core/cleanup.h). */
+	int32_t pods_top_attempt;
+	/* The highest status.restarts the runtime saw this JobSet (this uid)
+	 * carry, in any version its watch delivered; 0 when unknown. Restored
+	 * likewise: a counter written back while the old attempt's Jobs are
+	 * being replaced (none of the new attempt exists yet, and the pods
+	 * are of the old one) would make the old attempt's Jobs again. */
+	int32_t restarts_seen;
 	/* The JobSet's failure-policy patterns compiled (core/policy.h),
 	 * borrowed: a runtime that caches JobSets compiles them once per
 	 * generation. NULL: the core compiles them itself, once per pass, when

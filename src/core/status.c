@@ -36,30 +36,60 @@ static struct js__bucket *finished_bucket(struct js__ctx *c, const struct js_obs
 	return js_job_condition_true(j, "FailureTarget") ? &c->failed : &c->active;
 }
 
+/*
+ * An owned Job whose attempt cannot be read: a label the core needs is
+ * missing or malformed on the Job and on its pod template (core/job.h
+ * takes the template's first). Upstream fails every reconcile of the
+ * JobSet on it, a stall with error logs only (SPEC CTRL-118); ours deletes
+ * it as a Job of an unknown attempt and makes its name again. The delete
+ * is Foreground (cleanup.c: not known to be of an older attempt), so the
+ * Job holds its name until the garbage collector has removed its pods, and
+ * no pod of the new Job runs beside one of it (cleanup.h). In practice it
+ * never ran: batch/v1 lets a pod template's labels change only while the
+ * Job is suspended and has never started. `what` says which label.
+ */
+static void unreadable(struct js__ctx *c, const struct js_obsjob *j, const char *what)
+{
+	if (!j->deleting)
+		js__ctx_event(c, "Warning", "JobAttemptUnknown",
+			      js__fmt(c,
+				      "Job %s: %s on the Job and on its pod template, so its restart attempt is "
+				      "unknown: it is deleted, holding its name until its pods are gone, and made "
+				      "again",
+				      j->name, what));
+	bucket_add(c, &c->previous, j);
+}
+
 /* The per-Job restart check of §11.3 step 3 (gate RestartJob). Returns 1
- * when the Job belongs to an older per-Job attempt, 0 when current. */
-static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
+ * when the Job belongs to an older per-Job attempt, 0 when current, -1 with
+ * *ret_what naming the label when it cannot tell (unreadable()). */
+static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j, const char **ret_what)
 {
 	const char *rname = j->rjob_name;
 	const char *idx_s = j->job_index;
 	const char *att_s = j->job_restart_attempt;
 	int32_t idx, att = 0, target = 0;
 
-	if (!rname || !idx_s || !js__parse_i32(idx_s, &idx) || idx < 0)
-		return js__ctx_fail(c, "job %s: missing or invalid labels %s and %s", j->name, JS_LABEL_RJOB_NAME,
-				    JS_LABEL_JOB_INDEX);
+	if (!rname || !idx_s || !js__parse_i32(idx_s, &idx) || idx < 0) {
+		*ret_what = js__fmt(c, "missing or invalid labels %s and %s", JS_LABEL_RJOB_NAME, JS_LABEL_JOB_INDEX);
+		return -1;
+	}
 	/* A missing per-Job attempt label is attempt 0 (SPEC §16.24: upstream
 	 * only logs, and the same failed Job is then matched forever). */
-	if (att_s && !js__parse_i32(att_s, &att))
-		return js__ctx_fail(c, "job %s: invalid label %s=%s", j->name, JS_LABEL_JOB_RESTART_ATTEMPT, att_s);
+	if (att_s && !js__parse_i32(att_s, &att)) {
+		*ret_what = js__fmt(c, "invalid label %s=%s", JS_LABEL_JOB_RESTART_ATTEMPT, att_s);
+		return -1;
+	}
 	int ri = js_jobset_find_rjob(c->js, rname);
 	if (ri < 0)
 		return 0; /* not ours to count; §11.4 skips it too */
 	int si = js_jobset_find_rjob_status(c->in->jobset, rname);
 	const struct js_i32list *l = si < 0 ? NULL : &c->in->jobset->status.replicated_jobs_status[si].job_restarts;
 	int32_t len = l && l->n ? (int32_t)l->n : js__replicas(&c->js->spec.replicated_jobs[ri]);
-	if (idx >= len)
-		return js__ctx_fail(c, "job %s: job index %d out of range of jobRestarts (%d)", j->name, idx, len);
+	if (idx >= len) {
+		*ret_what = js__fmt(c, "label %s=%d out of range of jobRestarts (%d)", JS_LABEL_JOB_INDEX, idx, len);
+		return -1;
+	}
 	if (l && l->n)
 		target = l->items[idx];
 	return att < target ? 1 : 0;
@@ -67,18 +97,29 @@ static int older_job_attempt(struct js__ctx *c, const struct js_obsjob *j)
 
 /*
  * The Jobs of an attempt are created only after the status write that
- * started it landed (a restart pass stops at the failure policy), so an
- * owned Job whose restart-attempt label is above status.restarts means that
- * someone else wrote the counter back (issue 22, tests/chaos "jobset-
- * restarts-rewound"). Taken at its word, the running Jobs would be deleted
- * as an older attempt and their names made again under the lower one while
- * their pods still run: two attempts on one hostname. The labels win; the
- * status write of this pass puts the counter back.
+ * started it landed (a restart pass stops at the failure policy), and their
+ * pods after them, so an owned Job or a running pod of the JobSet whose
+ * restart-attempt label is above status.restarts means that someone else
+ * wrote the counter back (issue 22, tests/chaos "jobset-restarts-rewound").
+ * Taken at its word, the running Jobs would be deleted as an older attempt
+ * and their names made again under the lower one while their pods still
+ * run: two attempts on one hostname. The labels win; the status write of
+ * this pass puts the counter back. The pods (in->pods_top_attempt) matter
+ * when every Job of the attempt was deleted as well: no Job label is left,
+ * but the Jobs' pods run until they end, and at restarts 0 nothing else
+ * would hold their names (the old pods are only read once restarted).
+ * What the runtime saw the counter at (in->restarts_seen) covers a rewind
+ * between a restart's status write and its first new Job, when neither a
+ * Job nor a pod of the new attempt exists yet.
  */
 void js__status_restore_restarts(struct js__ctx *c)
 {
 	const char *uid = c->js->meta.uid;
 	int32_t top = c->js->status.restarts;
+	if (c->in->pods_top_attempt > top)
+		top = c->in->pods_top_attempt;
+	if (c->in->restarts_seen > top)
+		top = c->in->restarts_seen;
 	for (size_t i = 0; uid && i < c->in->n_jobs; i++) {
 		const struct js_obsjob *j = c->in->jobs[i];
 		int32_t attempt;
@@ -103,17 +144,21 @@ int js__status_classify(struct js__ctx *c)
 			continue;
 		bucket_add(c, &c->owned, j);
 		const char *a = j->restart_attempt;
-		if (!js__parse_i32(a, &attempt))
-			return js__ctx_fail(c, "job %s: missing or invalid label %s", j->name,
-					    JS_LABEL_RESTART_ATTEMPT);
+		if (!js__parse_i32(a, &attempt)) {
+			unreadable(c, j, js__fmt(c, "missing or invalid label %s", JS_LABEL_RESTART_ATTEMPT));
+			continue;
+		}
 		if (attempt < c->js->status.restarts) {
 			bucket_add(c, &c->previous, j);
 			continue;
 		}
 		if (c->in->gates.restart_job) {
-			int r = older_job_attempt(c, j);
-			if (r < 0)
-				return r;
+			const char *what = NULL;
+			int r = older_job_attempt(c, j, &what);
+			if (r < 0) {
+				unreadable(c, j, what);
+				continue;
+			}
 			if (r > 0) {
 				bucket_add(c, &c->previous, j);
 				continue;
@@ -308,6 +353,8 @@ void js__status_set_completed(struct js__ctx *c)
 		c->plan->metric_completed++;
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetCompleted",
 				       "jobset completed successfully", "Normal");
+	(void)js__status_set_condition(c, JS_COND_JOB_BLOCKED, false, "JobSetCompleted",
+				       "jobset completed successfully", "Normal");
 	if (!str_eq(c->js->status.terminal_state, "Completed")) {
 		set_str(&c->js->status.terminal_state, "Completed");
 		c->dirty = true;
@@ -319,6 +366,7 @@ void js__status_set_failed(struct js__ctx *c, const char *reason, const char *me
 	if (js__status_set_condition(c, JS_COND_FAILED, true, reason, message, "Warning"))
 		c->plan->metric_failed++;
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, false, "JobSetFailed", "jobset failed", "Normal");
+	(void)js__status_set_condition(c, JS_COND_JOB_BLOCKED, false, "JobSetFailed", "jobset failed", "Normal");
 	if (!str_eq(c->js->status.terminal_state, "Failed")) {
 		set_str(&c->js->status.terminal_state, "Failed");
 		c->dirty = true;

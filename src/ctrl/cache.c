@@ -258,25 +258,17 @@ static const void *child_new(char *jobset_key)
 	return &r->pub;
 }
 
-static char *label_key(const json_t *obj)
-{
-	const json_t *md = json_object_get(obj, "metadata");
-	const char *name = js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME);
-	const char *ns = js_json_str(md, "namespace");
-	return name && *name ? js_buf_format("%s/%s", ns ? ns : "", name) : NULL;
-}
-
 static const void *service_transform(const json_t *obj, int *ret_err)
 {
 	(void)ret_err;
 	char *key = js_owner_jobset_key(obj);
-	return child_new(key ? key : label_key(obj));
+	return child_new(key ? key : js_owner_label_key(obj));
 }
 
 static const void *pvc_transform(const json_t *obj, int *ret_err)
 {
 	(void)ret_err;
-	return child_new(label_key(obj));
+	return child_new(js_owner_label_key(obj));
 }
 
 static const void *child_ref(const void *p)

@@ -175,6 +175,52 @@ void js__ctrl_note_written(struct js_controller *c, const char *key, const char 
 		free_written(w);
 }
 
+/* The highest status.restarts of one JobSet incarnation that the watch
+ * delivered (c->restarts_seen, under c->mu). */
+struct seen_restarts {
+	char *uid;
+	int32_t top;
+};
+
+static void free_seen_restarts(void *p)
+{
+	struct seen_restarts *s = p;
+	free(s->uid);
+	free(s);
+}
+
+/* Every version of a JobSet passes through the handlers, also one the
+ * cache replaced before a pass read it: a status.restarts someone wrote back
+ * right after ours landed would otherwise leave no trace of ours
+ * (core/status.c restores the counter from this). Under c->mu. */
+static void note_restarts(struct js_controller *c, const struct js_cache_jobset *r)
+{
+	if (!r->js || !r->uid)
+		return;
+	int32_t v = r->js->status.restarts;
+	struct seen_restarts *s = js_hmap_get(c->restarts_seen, r->key);
+	if (s && strcmp(s->uid, r->uid) == 0) {
+		if (v > s->top)
+			s->top = v;
+		return;
+	}
+	s = js_xcalloc(1, sizeof *s);
+	s->uid = js_xstrdup(r->uid);
+	s->top = v;
+	js_hmap_put(c->restarts_seen, r->key, s, NULL); /* another incarnation: replaced */
+}
+
+int32_t js__ctrl_restarts_seen(struct js_controller *c, const char *key, const char *uid)
+{
+	int32_t top = 0;
+	pthread_mutex_lock(&c->mu);
+	const struct seen_restarts *s = uid ? js_hmap_get(c->restarts_seen, key) : NULL;
+	if (s && strcmp(s->uid, uid) == 0)
+		top = s->top;
+	pthread_mutex_unlock(&c->mu);
+	return top;
+}
+
 /* ---- event handlers: map to keys, never more (STYLE §3.18) ---- */
 
 static void count_event(struct js_controller *c, const char *resource, const char *verdict)
@@ -204,7 +250,11 @@ void js__ctrl_enqueue(struct js_controller *c, const char *key, bool fold, const
 static void jobset_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	js__ctrl_enqueue(user, js_cache_jobset_of(rec)->key, false, "jobsets");
+	struct js_controller *c = user;
+	pthread_mutex_lock(&c->mu);
+	note_restarts(c, js_cache_jobset_of(rec));
+	pthread_mutex_unlock(&c->mu);
+	js__ctrl_enqueue(c, js_cache_jobset_of(rec)->key, false, "jobsets");
 }
 
 static void jobset_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
@@ -213,6 +263,7 @@ static void jobset_update(void *user, const void *old_rec, const void *rec, cons
 	struct js_controller *c = user;
 	const struct js_cache_jobset *cur = js_cache_jobset_of(rec);
 	pthread_mutex_lock(&c->mu);
+	note_restarts(c, cur);
 	const struct written *w = js_hmap_get(c->written, cur->key);
 	struct js_cache_written cw = {w ? w->rv : NULL, w ? w->status : NULL};
 	/* Under the lock: a worker may replace the entry meanwhile. */
@@ -232,6 +283,7 @@ static void jobset_delete(void *user, const void *rec, const json_t *obj, bool u
 	const char *key = js_cache_jobset_of(rec)->key;
 	pthread_mutex_lock(&c->mu);
 	js_hmap_del(c->written, key, NULL);
+	js_hmap_del(c->restarts_seen, key, NULL);
 	pthread_mutex_unlock(&c->mu);
 	js__phases_forget(c, key);
 	js__ctrl_enqueue(c, key, false, "jobsets");
@@ -250,10 +302,15 @@ static char *jobset_key_by_uid(struct js_controller *c, const char *uid)
 }
 
 /* A Job's JobSet: from its JSON when the event carries one, else (a delete
- * inferred by a relist) from the owner uid its record kept. */
+ * inferred by a relist) from the owner uid its record kept. A Job no
+ * JobSet controls enqueues the JobSet its jobset-name label names, whose
+ * Job of that name it holds (JS__CTRL_INDEX_UNOWNED): that JobSet must see
+ * it go, or be controlled again, to proceed. */
 static void enqueue_job_owner(struct js_controller *c, const struct js_obsjob *j, const json_t *obj)
 {
 	char *key = obj ? js_owner_jobset_key(obj) : jobset_key_by_uid(c, j->owner_uid);
+	if (!key && obj)
+		key = js_owner_label_key(obj);
 	js__ctrl_enqueue(c, key, true, "jobs");
 	free(key);
 }
@@ -315,6 +372,14 @@ static void index_owner(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 	const char *uid = js_owner_jobset_uid(obj);
 	if (uid)
 		emit(ctx, uid);
+}
+
+static void index_unowned(const json_t *obj, js_store_emit_fn *emit, void *ctx)
+{
+	char *key = js_owner_unowned_key(obj);
+	if (key)
+		emit(ctx, key);
+	free(key);
 }
 
 static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)
@@ -537,6 +602,7 @@ static int make_informer(struct js_controller *c, const struct js_resource *res,
 }
 
 static const struct js_hmap_type written_type = {.free_value = free_written};
+static const struct js_hmap_type seen_restarts_type = {.free_value = free_seen_restarts};
 
 /* The four caches: every JobSet; Jobs, Services and PVCs labelled with a
  * JobSet name (what we create always is: SPEC §6.2, §7, §8). */
@@ -557,6 +623,8 @@ static int make_informers(struct js_controller *c)
 		r = make_informer(c, &js_client_res_jobs, &js_cache_job_type, JS_LABEL_JOBSET_NAME, &jh, c, &c->jobs);
 	if (r == 0)
 		r = js_informer_add_index(c->jobs, JS__CTRL_INDEX_OWNER, index_owner);
+	if (r == 0)
+		r = js_informer_add_index(c->jobs, JS__CTRL_INDEX_UNOWNED, index_unowned);
 	if (r == 0)
 		r = make_informer(c, &js_client_res_services, &js_cache_service_type, JS_LABEL_JOBSET_NAME, &ch,
 				  &c->service_events, &c->services);
@@ -611,6 +679,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	js_clock_cond_init(&c->cond);
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
+	c->restarts_seen = js_hmap_new(&seen_restarts_type);
 	c->expect = js_expect_new(NULL);
 	js__phases_new(c);
 	c->waits = js_hmap_new(NULL);
@@ -778,6 +847,7 @@ int js_controller_free(struct js_controller *c)
 	c->metrics = js_metrics_free(c->metrics);
 	js_hmap_free(c->enqueued);
 	js_hmap_free(c->written);
+	js_hmap_free(c->restarts_seen);
 	js_expect_free(c->expect);
 	js__phases_free(c);
 	js_hmap_free(c->waits);

@@ -24,6 +24,11 @@
 
 /* Index of Jobs by the uid of their controller JobSet owner (SPEC §11.1). */
 #define JS__CTRL_INDEX_OWNER "jobset-owner"
+/* Index of Jobs labelled with a JobSet name but not controlled by a
+ * JobSet of that name, by "<namespace>/<name>" (ctrl/owner.h
+ * js_owner_unowned_key): the names they hold are shown to the core, which
+ * says why it cannot create them (JobCreationBlocked). */
+#define JS__CTRL_INDEX_UNOWNED "jobset-unowned"
 /* Index of JobSets by metadata.uid (an orphaned Job's former owner). */
 #define JS__CTRL_INDEX_UID "uid"
 
@@ -97,6 +102,8 @@ struct js_controller {
 	int alive;                   /* worker threads not yet exited */
 	struct js_hmap *enqueued;    /* key -> monotonic ns of first add, for queue latency */
 	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
+	struct js_hmap *restarts_seen; /* key -> the highest status.restarts of its
+					  incarnation the watch delivered (controller.c) */
 	struct js_expect *expect;    /* what each key wrote and the caches do not show yet
 					(ctrl/expect.h; rw.c); its own lock */
 	struct js_hmap *waits;       /* pod uid -> 1 + the js_placement_why last said (placement.c) */
@@ -206,5 +213,11 @@ void js__phases_refresh(struct js_controller *c);
  * event of that write does not start another pass (ctrl/cache.h).
  * controller.c. */
 void js__ctrl_note_written(struct js_controller *c, const char *key, const char *rv, const json_t *status);
+
+/* The highest status.restarts any version of JobSet `key` ("ns/name") of
+ * uid `uid` carried as the JobSet watch delivered it since this process
+ * started (every version, also one the cache replaced before a pass read
+ * it); 0 when unknown: js_reconcile_input.restarts_seen. Takes c->mu. */
+int32_t js__ctrl_restarts_seen(struct js_controller *c, const char *key, const char *uid);
 
 #endif

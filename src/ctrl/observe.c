@@ -117,6 +117,25 @@ fail:
 	return r;
 }
 
+/* Jobs labelled with this JobSet's name that it does not control (an
+ * orphaned child, JS__CTRL_INDEX_UNOWNED), after its own: the core takes
+ * their names as held and says so (JobCreationBlocked), where creating
+ * over them would only be answered AlreadyExists. Usually none. */
+static void observe_unowned(struct js_controller *c, const char *key, struct js__observed *o)
+{
+	const void **more = NULL;
+	size_t n = js_informer_by_index(c->jobs, JS__CTRL_INDEX_UNOWNED, key, &more);
+	if (n == 0) {
+		free((void *)more);
+		return;
+	}
+	const void **all = js_xrealloc((void *)o->jobs, (o->n_jobs + n) * sizeof(*all));
+	memcpy(all + o->n_jobs, more, n * sizeof(*all));
+	free((void *)more);
+	o->jobs = all;
+	o->n_jobs += n;
+}
+
 int js__observe(struct js_controller *c, struct js_arena *a, const char *key, struct js__observed *o)
 {
 	const char *slash = strchr(key, '/');
@@ -135,6 +154,7 @@ int js__observe(struct js_controller *c, struct js_arena *a, const char *key, st
 	const struct js_jobset *js = o->rec->js;
 	if (o->rec->uid)
 		o->n_jobs = js_informer_by_index(c->jobs, JS__CTRL_INDEX_OWNER, o->rec->uid, &o->jobs);
+	observe_unowned(c, key, o);
 	/* Looked up whatever the stored spec says: the core defaults a JobSet
 	 * that never met the webhook (enableDNSHostnames absent means true), so
 	 * deciding here from the raw field made every reconcile of such a

@@ -369,6 +369,32 @@ static size_t held_pods(struct js_controller *c, struct js_arena *a, struct js__
 	return n;
 }
 
+/* The JobSet's pod records, taken from the cache once per pass. */
+static void read_records(struct js_controller *c, struct js__observed *o)
+{
+	if (o->opods_read)
+		return;
+	o->opods_read = true;
+	o->n_opod_recs = js_informer_by_index(c->opods, JS_CACHE_INDEX_POD_JOBSET, o->rec->key, &o->opod_recs);
+}
+
+int32_t js__oldpods_top_attempt(struct js_controller *c, struct js__observed *o)
+{
+	const struct js_jobset *js = o->rec->js;
+	read_records(c, o);
+	int32_t top = 0;
+	for (size_t i = 0; js->meta.uid && i < o->n_opod_recs; i++) {
+		const struct js_cache_metapod *p = o->opod_recs[i];
+		int64_t v;
+		/* Only a pod labelled with this incarnation's uid: a pod of an
+		 * earlier JobSet of the same name must not raise the counter. */
+		if (same_str(p->jobset_uid, js->meta.uid) && p->attempt &&
+		    js_parse_i64_in(p->attempt, strlen(p->attempt), 0, INT32_MAX, &v) == 0 && v > top)
+			top = (int32_t)v;
+	}
+	return top;
+}
+
 void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
 			 struct js_reconcile_input *in)
 {
@@ -376,7 +402,7 @@ void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js_
 	in->old_pods_cached = true;
 	in->old_pods_known = js_informer_has_synced(c->opods);
 	in->old_pods_confirmed_attempt = -1;
-	o->n_opod_recs = js_informer_by_index(c->opods, JS_CACHE_INDEX_POD_JOBSET, o->rec->key, &o->opod_recs);
+	read_records(c, o);
 	static const struct js_hmap_type borrowed = {.borrow_keys = true};
 	struct js_hmap *seen = js_hmap_new(&borrowed), *busy = js_hmap_new(&borrowed);
 	for (size_t i = 0; i < o->n_opod_recs; i++) {

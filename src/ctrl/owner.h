@@ -23,6 +23,19 @@ const char *js_owner_jobset_uid(const json_t *obj);
  * NULL when `obj` has none. Caller frees. */
 char *js_owner_jobset_key(const json_t *obj);
 
+/** Key "<obj namespace>/<jobset-name label>" of the JobSet `obj` is
+ * labelled with (jobset.sigs.k8s.io/jobset-name), or NULL when it has no
+ * such label. Caller frees. */
+char *js_owner_label_key(const json_t *obj);
+
+/** js_owner_label_key of `obj` when it is labelled with a JobSet name but
+ * not controlled by a JobSet of that name (no controller ownerReference,
+ * controller: false, or another JobSet's): a Job in the way of the one of
+ * that name the JobSet would create (tests/chaos "job-orphaned"); NULL
+ * otherwise, so the JobSet's own Jobs are not indexed twice. Caller
+ * frees. */
+char *js_owner_unowned_key(const json_t *obj);
+
 /** Key "<namespace>/<name>" of `obj` itself (a JobSet), or NULL when it has
  * no name. Caller frees. */
 char *js_owner_object_key(const json_t *obj);

@@ -4,9 +4,10 @@
  * core/placement.h): a cache of the pods the pod webhook labelled
  * JS_LABEL_EXCLUSIVE_PLACEMENT (the pods of exclusive Jobs, nothing else),
  * one work-queue key per Job, and per Job: find its usable leader, read the
- * leader's Node, then lift the gate of each waiting follower with the
- * leader's domain as nodeSelector, repair followers pinned elsewhere, and
- * say in an Event why a follower still waits.
+ * leader's Node (with no leader pod at all, take the domain the Job's placed
+ * followers agree on), then lift the gate of each waiting follower with
+ * that domain as nodeSelector, repair followers pinned elsewhere, and say
+ * in an Event why a follower still waits.
  *
  * Keys are JS__CTRL_PLACEMENT_PREFIX "<namespace>/<Job uid>", in the same
  * queue as the JobSets: a namespace never holds ':', so they cannot clash
@@ -461,6 +462,17 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 			goto out;
 		}
 		why = js_placement_domain(found, value, &domain);
+	} else if (why == JS_PLACEMENT_NO_LEADER) {
+		/* No leader pod to read a domain from (index 0 done and its
+		 * pod deleted): the placed followers' domain, when they agree
+		 * (core/placement.h says why not a record of our own). The
+		 * selectors are the cache's, immutable once a pod is ungated,
+		 * so nothing is re-read. */
+		why = js_placement_followers_domain(pods, n, job_uid, &domain);
+		if (domain)
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG,
+				      "placement of Job %s: no leader pod, its placed followers are in %s=%s", key,
+				      topology, domain);
 	}
 	bool waiting = false;
 	for (size_t i = 0; i < n; i++) {

@@ -62,7 +62,7 @@ static int restore_label(struct js__body *b, const json_t *obj, const char **ret
 	if (!name || !rv)
 		return JS_EINVALID;
 	js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
-		      "jobset '%s/%s': Job %s is its own but lacks label %s, which the Job cache selects on: "
+		      "jobset '%s/%s': Job %s was made for it but lacks label %s, which the Job cache selects on: "
 		      "putting it back",
 		      o->ns, o->name, name, JS_LABEL_JOBSET_NAME);
 	json_t *patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "resourceVersion", rv, "labels",
@@ -87,7 +87,11 @@ static int restore_label(struct js__body *b, const json_t *obj, const char **ret
 /* An existing Job named like one we create: ours iff its controller owner
  * is this JobSet's uid (#1165). Cache first, then the API; one of ours the
  * cache cannot show gets its label back (restore_label), with the
- * resourceVersion that gave it in *ret_rv. */
+ * resourceVersion that gave it in *ret_rv. So does one made for this
+ * JobSet that another user orphaned (its pod template, which cannot change
+ * once it ran, carries our uid): it is not adopted, but once in the cache
+ * the core sees it and says why it waits (JobCreationBlocked,
+ * JS__CTRL_INDEX_UNOWNED) instead of failing creates in silence. */
 static int owned_existing(struct js__body *b, const char *name, const char **ret_rv)
 {
 	struct js_controller *c = b->c;
@@ -110,10 +114,16 @@ static int owned_existing(struct js__body *b, const char *name, const char **ret
 		return r;
 	const char *owner = js_owner_jobset_uid(obj);
 	bool ours = owner && uid && strcmp(owner, uid) == 0;
+	const char *made_for = js_json_str(js_json_path(obj, "spec.template.metadata.labels"), JS_LABEL_JOBSET_UID);
+	bool made_for_us = made_for && uid && strcmp(made_for, uid) == 0;
 	/* Labelled but not cached yet: the cache lags (the key's
 	 * expectations wait for it). */
-	if (ours && !json_object_get(js_json_path(obj, "metadata.labels"), JS_LABEL_JOBSET_NAME))
-		r = restore_label(b, obj, ret_rv);
+	if ((ours || made_for_us) && !json_object_get(js_json_path(obj, "metadata.labels"), JS_LABEL_JOBSET_NAME)) {
+		const char *rv = NULL;
+		r = restore_label(b, obj, &rv);
+		if (ours)
+			*ret_rv = rv;
+	}
 	json_decref(obj);
 	return r < 0 ? r : ours ? 0 : JS_EEXISTS;
 }

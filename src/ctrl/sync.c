@@ -141,6 +141,13 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 		.policy = o.rec->policy, /* compiled at ingest, once per generation */
 		.now = (int64_t)time(NULL),
 	};
+	/* A status.restarts written back below the attempt of a pod that still
+	 * runs is restored from it (core/status.c), also at restarts 0, when
+	 * the old pods are not read: one pass over the JobSet's records in the
+	 * pod cache, reused below. */
+	if (c->opods)
+		in.pods_top_attempt = js__oldpods_top_attempt(c, &o);
+	in.restarts_seen = js__ctrl_restarts_seen(c, key, o.rec->js->meta.uid);
 	/* Restart cleanup (core/cleanup.h): the old pods when the core needs
 	 * them, from their cache (oldpods.c). */
 	if (c->opods && js_cleanup_wants_old_pods(o.rec->js, c->o.cleanup_direct))

@@ -51,6 +51,7 @@ struct js__observed {
 	size_t n_ipods;
 	const void **opod_recs;            /* restart cleanup: its pod metadata records, one reference each */
 	size_t n_opod_recs;
+	bool opods_read;                   /* opod_recs were taken from the cache (oldpods.c) */
 	size_t n_held;                     /* restart cleanup: pods held out of that cache (oldpods.c) */
 	int64_t held_wait_s;               /* with n_held: seconds until a check of one is due */
 	bool workload_exists;              /* KEP-969 */
@@ -171,6 +172,13 @@ int js__status_write(struct js__body *b, const struct js_plan *plan);
  * Scratch from `a`. Call only with c->opods. */
 void js__oldpods_observe(struct js_controller *c, struct js_arena *a, struct js__observed *o,
 			 struct js_reconcile_input *in);
+
+/* The highest restart-attempt label among the observed JobSet's pods in
+ * the cache (neither Succeeded nor Failed; labels as first seen) that carry
+ * its jobset-uid label, 0 when none: js_reconcile_input.pods_top_attempt.
+ * Takes the records into o->opod_recs (js__oldpods_observe reuses them).
+ * Call only with c->opods. */
+int32_t js__oldpods_top_attempt(struct js_controller *c, struct js__observed *o);
 
 /* Answer plan->confirm_old_pods: one paginated, metadata-only LIST of the
  * observed JobSet's older attempts' pods that are neither Succeeded nor

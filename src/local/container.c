@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +25,9 @@
 /* Second octets tried for the run's /16: 10.244.0.0/16 to 10.253.0.0/16. */
 #define CONTAINER_NET_FIRST 244
 #define CONTAINER_NET_LAST 253
+/* Rounds of the leftovers' removal after a runner died: a command the
+ * runner had started (a pod being made) may add one after a round. */
+#define CONTAINER_REAP_ROUNDS 3
 
 extern char **environ;
 
@@ -63,15 +68,26 @@ enum js_container_pull js_container_pull_from_string(const char *s)
 	return JS_CONTAINER_PULL__INVALID;
 }
 
+/* A pod the runtime holds: made, or being removed. Its address is taken
+ * until the removal is over (the infra container holds it until `pod rm`
+ * has torn its network down), so no other pod may be given it before. */
+struct rpod {
+	char *name;
+	char *ip;
+	pid_t rm_pid; /* its `pod rm` under way, or 0 while it is in use */
+};
+
 struct js_container {
 	enum js_container_runtime rt;
 	char *path;
 	char *network;
 	uint32_t base;
-	char **pods; /* pods made and not yet released */
+	struct rpod *pods; /* pods made, and those being removed */
 	size_t n_pods;
-	pid_t *helpers; /* removals started and not waited for */
+	pid_t *helpers; /* other commands started and not yet reaped */
 	size_t n_helpers;
+	pid_t reaper;   /* the reaper (below), or 0 */
+	int reaper_fd;  /* the write end of its pipe, or -1 */
 };
 
 /* ---- running the client ---- */
@@ -179,15 +195,64 @@ static int run_ok(char *const *argv, const char *what, char **ret_err)
 	return JS_EINVALID;
 }
 
-/** Start the client and leave it: the runner's loop reaps it, or
- * js_container_free waits for it. */
-static void run_detached(struct js_container *c, char *const *argv)
+/** Start the client and leave it: the runner's loop reaps it and says so
+ * (js_container_reaped), or js_container_free waits for it. Returns its
+ * pid, or 0 when it could not be started. */
+static pid_t run_detached(struct js_container *c, char *const *argv, bool track)
 {
 	pid_t pid;
 	if (spawn(argv, NULL, false, &pid) < 0)
-		return; /* removal is best effort: the run's label finds what is left */
-	c->helpers = js_xrealloc(c->helpers, (c->n_helpers + 1) * sizeof(*c->helpers));
-	c->helpers[c->n_helpers++] = pid;
+		return 0; /* removal is best effort: the run's label finds what is left */
+	if (track) {
+		c->helpers = js_xrealloc(c->helpers, (c->n_helpers + 1) * sizeof(*c->helpers));
+		c->helpers[c->n_helpers++] = pid;
+	}
+	return pid;
+}
+
+static void rpod_drop(struct js_container *c, size_t i)
+{
+	free(c->pods[i].name);
+	free(c->pods[i].ip);
+	c->pods[i] = c->pods[--c->n_pods];
+}
+
+bool js_container_reaped(struct js_container *c, pid_t pid)
+{
+	for (size_t i = 0; c && i < c->n_pods; i++) {
+		if (c->pods[i].rm_pid == pid) {
+			rpod_drop(c, i);
+			return true;
+		}
+	}
+	for (size_t i = 0; c && i < c->n_helpers; i++) {
+		if (c->helpers[i] == pid) {
+			c->helpers[i] = c->helpers[--c->n_helpers];
+			return true;
+		}
+	}
+	if (c && c->reaper == pid) {
+		c->reaper = 0; /* killed by someone: the run's label still finds all */
+		return true;
+	}
+	return false;
+}
+
+bool js_container_ip_busy(const struct js_container *c, const char *ip)
+{
+	for (size_t i = 0; i < c->n_pods; i++) {
+		if (strcmp(c->pods[i].ip, ip) == 0)
+			return true;
+	}
+	return false;
+}
+
+size_t js_container_n_removing(const struct js_container *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; c && i < c->n_pods; i++)
+		n += c->pods[i].rm_pid > 0;
+	return n;
 }
 
 /* ---- images ---- */
@@ -251,12 +316,186 @@ int js_container_images(enum js_container_runtime rt, enum js_container_pull pul
 	return 0;
 }
 
+/* ---- what a run leaves, found by its label ---- */
+
+/** The ids `RUNTIME <what...> --filter label=io.jobset.run=NETWORK` lists,
+ * pushed onto *v. Returns how many, or -errno / JS_EINVALID when the client
+ * could not be started or failed. */
+static int list_ids(enum js_container_runtime rt, const char *network, const char *const *what, size_t n_what,
+		    char ***v, size_t *n)
+{
+	char **argv = NULL;
+	size_t na = 0;
+	push(&argv, &na, js_xstrdup(runtime_names[rt]));
+	for (size_t i = 0; i < n_what; i++)
+		push(&argv, &na, js_xstrdup(what[i]));
+	push(&argv, &na, js_xstrdup("--filter"));
+	push(&argv, &na, js_buf_format("label=" JS_CONTAINER_LABEL "=%s", network));
+	struct js_buf out;
+	js_buf_init(&out, CONTAINER_OUT_MAX);
+	int r = run(argv, &out, false);
+	js_container_argv_free(argv);
+	int found = 0;
+	if (r == 0) {
+		const char *s = js_buf_str(&out);
+		while (*s) {
+			size_t len = strcspn(s, "\n");
+			if (len) {
+				push(v, n, js_xstrndup(s, len));
+				found++;
+			}
+			s += len + (s[len] == '\n');
+		}
+	}
+	js_buf_done(&out);
+	return r < 0 ? r : r > 0 ? JS_EINVALID : found;
+}
+
+int js_container_leftovers(enum js_container_runtime rt, const char *network, struct js_container_left *ret)
+{
+	static const char *const pods[] = {"pod", "ps", "-q"}, *const ctrs[] = {"ps", "-aq"},
+				 *const nets[] = {"network", "ls", "-q"};
+	*ret = (struct js_container_left){0};
+	int r = 0;
+	if (rt == JS_CONTAINER_PODMAN)
+		r = list_ids(rt, network, pods, 3, &ret->pods, &ret->n_pods);
+	if (r >= 0)
+		r = list_ids(rt, network, ctrs, 2, &ret->containers, &ret->n_containers);
+	if (r >= 0)
+		r = list_ids(rt, network, nets, 3, &ret->networks, &ret->n_networks);
+	if (r < 0) {
+		js_container_left_done(ret);
+		return r;
+	}
+	return 0;
+}
+
+void js_container_left_done(struct js_container_left *l)
+{
+	js_container_argv_free(l->pods);
+	js_container_argv_free(l->containers);
+	js_container_argv_free(l->networks);
+	*l = (struct js_container_left){0};
+}
+
+/** `RUNTIME <head...> ids...`, waited for. */
+static void remove_ids(enum js_container_runtime rt, const char *const *head, size_t n_head, char *const *ids,
+		       size_t n_ids)
+{
+	if (!n_ids)
+		return;
+	char **argv = NULL;
+	size_t n = 0;
+	push(&argv, &n, js_xstrdup(runtime_names[rt]));
+	for (size_t i = 0; i < n_head; i++)
+		push(&argv, &n, js_xstrdup(head[i]));
+	for (size_t i = 0; i < n_ids; i++)
+		push(&argv, &n, js_xstrdup(ids[i]));
+	(void)run(argv, NULL, false);
+	js_container_argv_free(argv);
+}
+
+int js_container_remove_leftovers(enum js_container_runtime rt, const char *network, struct js_container_left *ret)
+{
+	/* No grace: the pods' processes in process mode die with their runner
+	 * at once too (PDEATHSIG). Pods first, with their containers; then
+	 * containers outside pods (docker); then the network. */
+	static const char *const pod_rm[] = {"pod", "rm", "-f", "-t", "0", "--ignore"},
+				 *const podman_rm[] = {"rm", "-f", "-t", "0", "--ignore"}, *const docker_rm[] = {"rm", "-f"},
+				 *const podman_net_rm[] = {"network", "rm", "-f", "-t", "0"},
+				 *const docker_net_rm[] = {"network", "rm", "-f"};
+	int r = js_container_leftovers(rt, network, ret);
+	if (r < 0)
+		return r;
+	bool podman = rt == JS_CONTAINER_PODMAN;
+	remove_ids(rt, pod_rm, JS_ARRAY_SIZE(pod_rm), ret->pods, ret->n_pods);
+	if (podman)
+		remove_ids(rt, podman_rm, JS_ARRAY_SIZE(podman_rm), ret->containers, ret->n_containers);
+	else
+		remove_ids(rt, docker_rm, JS_ARRAY_SIZE(docker_rm), ret->containers, ret->n_containers);
+	if (podman)
+		remove_ids(rt, podman_net_rm, JS_ARRAY_SIZE(podman_net_rm), ret->networks, ret->n_networks);
+	else
+		remove_ids(rt, docker_net_rm, JS_ARRAY_SIZE(docker_net_rm), ret->networks, ret->n_networks);
+	return 0;
+}
+
+/**
+ * The reaper: a child of the runner, forked when the network is made, that
+ * outlives it. It holds the read end of a pipe whose only writer is the
+ * runner (close-on-exec, so no other child keeps it). The runner writes
+ * one byte when it has removed everything itself (js_container_free); when
+ * the pipe ends without it, the runner died (SIGKILL, a crash) and the
+ * reaper removes what the run's label finds, then exits. In its own session
+ * (a Ctrl-C at the terminal is not for it), with no fd of the runner's but
+ * the pipe: the runner's lock (runner.lock) must read free once the runner
+ * is gone, and a pipe of the runner's output must end with the runner.
+ * Forked, not exec'd: at this point of the run the runner has no thread
+ * (the network and pods come after), and glibc's fork keeps malloc usable
+ * in the child.
+ */
+static _Noreturn void reaper_main(enum js_container_runtime rt, const char *network, int fd)
+{
+	(void)setsid();
+	sigset_t none;
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGHUP, SIG_IGN);
+	(void)signal(SIGPIPE, SIG_IGN);
+	(void)prctl(PR_SET_NAME, "jobset-reaper");
+	int null = open("/dev/null", O_RDWR);
+	for (int i = 0; null >= 0 && i < 3; i++)
+		(void)dup2(null, i);
+	if (dup2(fd, 3) < 0)
+		_exit(1);
+	(void)close_range(4, ~0U, 0);
+	char b;
+	ssize_t n;
+	while ((n = read(3, &b, 1)) < 0 && errno == EINTR) {
+	}
+	if (n == 1)
+		_exit(0); /* the runner removed everything */
+	for (int i = 0; i < CONTAINER_REAP_ROUNDS; i++) {
+		struct js_container_left left;
+		if (js_container_remove_leftovers(rt, network, &left) < 0)
+			break;
+		size_t found = left.n_pods + left.n_containers + left.n_networks;
+		js_container_left_done(&left);
+		if (!found)
+			break;
+	}
+	_exit(0);
+}
+
+/** Start the reaper for `c` (its network is made). Best effort: without
+ * it (no fork) the run goes on as before, its leftovers found by label by
+ * `jobset ps` and removed by `jobset down`. */
+static void start_reaper(struct js_container *c)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	fflush(NULL); /* nothing buffered is written twice */
+	pid_t pid = fork();
+	if (pid == 0)
+		reaper_main(c->rt, c->network, p[0]);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return;
+	}
+	c->reaper = pid;
+	c->reaper_fd = p[1];
+}
+
 /* ---- the run's network and pods ---- */
 
 int js_container_new(enum js_container_runtime rt, struct js_container **ret, char **ret_err)
 {
 	struct js_container *c = js_xcalloc(1, sizeof(*c));
 	c->rt = rt;
+	c->reaper_fd = -1;
 	c->path = js_xstrdup(runtime_names[rt]);
 	struct js_buf err;
 	js_buf_init(&err, CONTAINER_OUT_MAX);
@@ -299,6 +538,7 @@ int js_container_new(enum js_container_runtime rt, struct js_container **ret, ch
 		return JS_EINVALID;
 	}
 	js_buf_done(&err);
+	start_reaper(c);
 	*ret = c;
 	return 0;
 }
@@ -307,22 +547,32 @@ struct js_container *js_container_free(struct js_container *c)
 {
 	if (!c)
 		return NULL;
-	/* Removals under way finish first: a pod being removed still holds
-	 * the network. The runner's loop may have reaped some (ECHILD). */
+	/* Commands under way finish first: a pod being removed still holds
+	 * the network. Only those the runner's loop has not reaped are
+	 * waited for (a reaped pid may be another process's by now). */
 	for (size_t i = 0; i < c->n_helpers; i++) {
 		while (waitpid(c->helpers[i], NULL, 0) < 0 && errno == EINTR) {
 		}
 	}
 	free(c->helpers);
-	if (c->n_pods && c->rt == JS_CONTAINER_PODMAN) {
+	for (size_t i = 0; i < c->n_pods; i++) {
+		while (c->pods[i].rm_pid > 0 && waitpid(c->pods[i].rm_pid, NULL, 0) < 0 && errno == EINTR) {
+		}
+	}
+	size_t n_live = 0;
+	for (size_t i = 0; i < c->n_pods; i++)
+		n_live += c->pods[i].rm_pid == 0;
+	if (n_live && c->rt == JS_CONTAINER_PODMAN) {
 		char **argv = NULL;
 		size_t n = 0;
 		static const char *const head[] = {"pod", "rm", "-f", "--ignore"};
 		push(&argv, &n, js_xstrdup(c->path));
 		for (size_t i = 0; i < 4; i++)
 			push(&argv, &n, js_xstrdup(head[i]));
-		for (size_t i = 0; i < c->n_pods; i++)
-			push(&argv, &n, js_xstrdup(c->pods[i]));
+		for (size_t i = 0; i < c->n_pods; i++) {
+			if (c->pods[i].rm_pid == 0)
+				push(&argv, &n, js_xstrdup(c->pods[i].name));
+		}
 		(void)run(argv, NULL, false);
 		js_container_argv_free(argv);
 	}
@@ -331,8 +581,17 @@ struct js_container *js_container_free(struct js_container *c)
 		char *argv[] = {c->path, (char *)"network", (char *)"rm", (char *)"-f", c->network, NULL};
 		(void)run(argv, NULL, false);
 	}
-	for (size_t i = 0; i < c->n_pods; i++)
-		free(c->pods[i]);
+	if (c->reaper_fd >= 0) {
+		/* Everything is removed: the reaper has nothing to do. */
+		char done = 'x';
+		while (write(c->reaper_fd, &done, 1) < 0 && errno == EINTR) {
+		}
+		close(c->reaper_fd);
+	}
+	while (c->reaper > 0 && waitpid(c->reaper, NULL, 0) < 0 && errno == EINTR) {
+	}
+	while (c->n_pods)
+		rpod_drop(c, 0);
 	free(c->pods);
 	free(c->network);
 	free(c->path);
@@ -379,21 +638,29 @@ int js_container_pod_new(struct js_container *c, const char *name, const char *h
 		r = run_ok(start, what, ret_err);
 	free(what);
 	free(label);
-	/* Recorded even half made: js_container_free removes it. */
+	if (r < 0) {
+		/* A pod half made is removed now, so that making it again (the
+		 * caller retries) finds its name free; it is kept for
+		 * js_container_free only if even that fails. */
+		char *rm[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", unc(name), NULL};
+		if (run(rm, NULL, false) == 0)
+			return r;
+	}
 	c->pods = js_xrealloc(c->pods, (c->n_pods + 1) * sizeof(*c->pods));
-	c->pods[c->n_pods++] = js_xstrdup(name);
+	c->pods[c->n_pods++] = (struct rpod){.name = js_xstrdup(name), .ip = js_xstrdup(ip)};
 	return r;
 }
 
 void js_container_pod_release(struct js_container *c, const char *name)
 {
 	for (size_t i = 0; i < c->n_pods; i++) {
-		if (strcmp(c->pods[i], name) != 0)
+		if (c->pods[i].rm_pid != 0 || strcmp(c->pods[i].name, name) != 0)
 			continue;
-		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i], NULL};
-		run_detached(c, argv);
-		free(c->pods[i]);
-		c->pods[i] = c->pods[--c->n_pods];
+		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i].name, NULL};
+		/* Its address stays taken until the removal is reaped. */
+		c->pods[i].rm_pid = run_detached(c, argv, false);
+		if (c->pods[i].rm_pid <= 0)
+			rpod_drop(c, i); /* nothing under way: the end of the run removes it by label */
 		return;
 	}
 }
@@ -401,7 +668,7 @@ void js_container_pod_release(struct js_container *c, const char *name)
 void js_container_kill(struct js_container *c, const char *name)
 {
 	char *argv[] = {c->path, (char *)"kill", (char *)"--signal", (char *)"KILL", unc(name), NULL};
-	run_detached(c, argv);
+	(void)run_detached(c, argv, true);
 }
 
 /* ---- a container's argv ---- */
@@ -419,6 +686,8 @@ char **js_container_argv(enum js_container_runtime rt, const char *network, cons
 	push(&v, &n, js_buf_format("--label=" JS_CONTAINER_LABEL "=%s", run_label));
 	if (rt == JS_CONTAINER_PODMAN) {
 		push(&v, &n, js_buf_format("--pod=%s", r->pod));
+		if (r->pidfile)
+			push(&v, &n, js_buf_format("--pidfile=%s", r->pidfile));
 	} else {
 		/* docker has no pods: the network, hostname and address per
 		 * container. */

@@ -30,9 +30,16 @@
  * image is present before anything starts, and pulls missing ones only with
  * JS_CONTAINER_PULL_MISSING.
  *
+ * A pod's address is the runtime's until its removal has finished: a new
+ * pod at the same position is made only then (js_container_ip_busy). What
+ * a runner that dies leaves is removed by its reaper (js_container_new),
+ * or found and removed by label (js_container_leftovers, `jobset ps` and
+ * `jobset down`).
+ *
  * Not thread-safe: the runner's thread. Commands that must finish before
  * the run goes on (network, pods) are waited for; removals are not (their
- * processes are reaped with the containers' by the runner's loop).
+ * processes are reaped with the containers' by the runner's loop, which
+ * tells js_container_reaped).
  */
 #ifndef JS_CONTAINER_H
 #define JS_CONTAINER_H
@@ -41,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "api/jobset.h"
 #include "base/common.h"
@@ -81,19 +89,55 @@ JS_WARN_UNUSED int js_container_images(enum js_container_runtime rt, enum js_con
 struct js_container;
 
 /**
- * Make the run's network. Returns 0 and *ret (free with
- * js_container_free), or JS_EINVALID with *ret_err (caller frees).
+ * Make the run's network, and start the reaper: a child process in its own
+ * session that outlives the runner and, when the runner dies without
+ * removing what it made (SIGKILL, a crash), removes every pod, container
+ * and network of the run's label (js_container_remove_leftovers). Call it
+ * before the runner starts any thread (the reaper is forked). Returns 0
+ * and *ret (free with js_container_free), or JS_EINVALID with *ret_err
+ * (caller frees).
  */
 JS_WARN_UNUSED int js_container_new(enum js_container_runtime rt, struct js_container **ret, char **ret_err);
 
-/** Remove every pod still there and the network (waits). NULL is a no-op.
- * Returns NULL. */
+/** Remove every pod still there and the network (waits), then tell the
+ * reaper it has nothing to do. NULL is a no-op. Returns NULL. */
 struct js_container *js_container_free(struct js_container *c);
 
 /* The label every object of a run carries (value: the network's name), so
- * what a killed runner left can be found: `podman pod rm -f $(podman pod ps
- * -q --filter label=io.jobset.run=NAME)`. */
+ * what a run left can be found (js_container_leftovers). */
 #define JS_CONTAINER_LABEL "io.jobset.run"
+
+/** What the runtime holds of one run: ids of pods, containers, networks
+ * (NULL-terminated arrays, or NULL when none). */
+struct js_container_left {
+	char **pods;
+	size_t n_pods;
+	char **containers;
+	size_t n_containers;
+	char **networks;
+	size_t n_networks;
+};
+
+/**
+ * List what runtime `rt` holds of the run whose network is `network`
+ * (found by its label; `jobset ps` of a run whose runner died). Waits for
+ * the client. Returns 0 and *ret (release with js_container_left_done), or
+ * -errno when the client cannot be started, JS_EINVALID when it failed.
+ */
+JS_WARN_UNUSED int js_container_leftovers(enum js_container_runtime rt, const char *network,
+					  struct js_container_left *ret);
+
+/**
+ * Remove, without grace, what js_container_leftovers lists (the reaper,
+ * `jobset down` of a run whose runner died); *ret is what was found then.
+ * Waits. Returns as js_container_leftovers; removal errors are not checked
+ * (list again to know what is left).
+ */
+JS_WARN_UNUSED int js_container_remove_leftovers(enum js_container_runtime rt, const char *network,
+						 struct js_container_left *ret);
+
+/** Free the lists of `l` and zero it. */
+void js_container_left_done(struct js_container_left *l);
 
 /** The network's first address (host byte order) and name (borrowed). */
 uint32_t js_container_base(const struct js_container *c);
@@ -105,13 +149,32 @@ const char *js_container_path(const struct js_container *c);
 /**
  * Make pod `name` with address `ip` and `hostname` (podman: a podman pod;
  * docker: nothing to make). Waits. Returns 0, or JS_EINVALID with *ret_err
- * (caller frees) holding the client's message.
+ * (caller frees) holding the client's message; a pod half made is removed
+ * again, so the caller may retry with the same name. A failure is the
+ * runtime's, never the workload's: the caller retries (pod.c).
  */
 JS_WARN_UNUSED int js_container_pod_new(struct js_container *c, const char *name, const char *hostname,
 					const char *ip, char **ret_err);
 
-/** Remove pod `name` and its containers, without waiting. */
+/** Remove pod `name` and its containers, without waiting. Its address
+ * stays taken (js_container_ip_busy) until the removal's process is
+ * reaped (js_container_reaped). */
 void js_container_pod_release(struct js_container *c, const char *name);
+
+/**
+ * Whether address `ip` (dotted) is still held by a pod of this run: one in
+ * use, or one whose removal has not finished. A new pod at the same
+ * position must not be made before (the runtime's IPAM would refuse the
+ * address); the runner's loop is woken by the removal's exit (SIGCHLD).
+ */
+bool js_container_ip_busy(const struct js_container *c, const char *ip);
+
+/** Removals under way (something that will wake the loop). NULL: 0. */
+size_t js_container_n_removing(const struct js_container *c);
+
+/** The runner's loop reaped `pid`: true when it was one of `c`'s commands
+ * (a removal ends: its address is free). NULL `c`: false. */
+bool js_container_reaped(struct js_container *c, pid_t pid);
 
 /** Kill container `name` at once (SIGKILL), without waiting. */
 void js_container_kill(struct js_container *c, const char *name);
@@ -136,6 +199,8 @@ struct js_container_run {
 	const struct js_mounts_spec *mounts;
 	size_t n_mounts;
 	const char *const *gpus;   /* CDI device ids, NULL-terminated, or NULL */
+	const char *pidfile;       /* podman: --pidfile (written once the
+				      container runs), or NULL */
 };
 
 /** The client's argv for `r` on runtime `rt`, network `network`, with the

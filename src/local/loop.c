@@ -72,6 +72,10 @@ static void reap(struct js_local *l, int64_t t)
 			for (size_t k = 0; k < l->jobs[i].n_pods && !found; k++)
 				found = js_pod_reap(l->jobs[i].pods[k], &l->host, pid, status, t);
 		}
+		/* A pod removal that ends frees its address for a pod waiting
+		 * to be made (pod.c make_sandbox). */
+		if (!found)
+			found = js_container_reaped(l->ctrt, pid);
 		l->dirty |= found;
 	}
 }
@@ -450,7 +454,7 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 {
 	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l) ||
-			js_net_n_pending(l->net);
+			js_net_n_pending(l->net) || js_container_n_removing(l->ctrt);
 	if (can_wake || l->interrupts) {
 		if (l->stall_pass)
 			js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),

@@ -45,6 +45,10 @@ struct ctr {
 	size_t n_cmd;    /* argv[0..n_cmd) is `command`, the rest `args` */
 	char **gpus;     /* its GPU ids (NULL-terminated), or NULL */
 	char *runtime_name; /* container mode: its name for the runtime */
+	char *pidfile;   /* ... podman: where it writes the container's pid once
+			    the container runs, or NULL */
+	int32_t create_failures;   /* ... runs the runtime failed to create */
+	int64_t create_retry_at_ms; /* ... the next try after one, or -1 */
 	struct js_mounts *mounts; /* its volume mounts, planned at each start */
 	enum js_pod_ctr_state state;
 	pid_t pid;
@@ -89,6 +93,8 @@ struct js_pod {
 	struct js_volumes_pod *vols;
 	const char *const *gpus; /* borrowed from js_pod_init during js_pod_new */
 	bool runtime_pod;        /* container mode: the runtime's pod exists */
+	int32_t sandbox_failures;   /* ... attempts to make it that failed */
+	int64_t sandbox_retry_at_ms; /* ... the next attempt after one, or -1 */
 	bool in_place;           /* in-place restart (pod.h) */
 	bool restarting;         /* ... containers being killed for it */
 	bool held;               /* ... waiting at the barrier */
@@ -360,6 +366,7 @@ static int build_ctr(const json_t *c, bool init, const json_t *meta, const char 
 	ret->out_fd = -1;
 	ret->exec_fd = -1;
 	ret->restart_at_ms = -1;
+	ret->create_retry_at_ms = -1;
 	return 0;
 }
 
@@ -441,6 +448,7 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 	pod->tmpl = json_incref(js_json_unconst(init->tmpl));
 	pod->created_wall_ms = wall_ms();
 	pod->kill_at_ms = -1;
+	pod->sandbox_retry_at_ms = -1;
 	const json_t *spec = json_object_get(init->tmpl, "spec");
 	const char *rp = js_json_str(spec, "restartPolicy");
 	pod->on_failure = rp && strcmp(rp, "OnFailure") == 0;
@@ -483,6 +491,7 @@ struct js_pod *js_pod_free(struct js_pod *pod)
 		js_mounts_free(c->mounts);
 		free_strv(c->gpus);
 		free(c->runtime_name);
+		free(c->pidfile);
 		free(c->partial);
 		free(c->image);
 		free(c->message);
@@ -673,16 +682,10 @@ static void spawn_ctr(struct js_pod *pod, struct ctr *c, const struct js_pod_hos
 
 /** Container mode (local/container.h): the container is the runtime's
  * client in the foreground, in no namespace of ours (the runtime makes
- * them); the pod is made at its first container's start. */
+ * them); the pod was made before its first container (make_sandbox). */
 static void start_container(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
 {
 	char *err = NULL;
-	if (!pod->runtime_pod && js_container_pod_new(host->ctrt, pod->name, pod->hostname, pod->ip, &err) < 0) {
-		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': %s", c->name, err));
-		free(err);
-		return;
-	}
-	pod->runtime_pod = true;
 	struct js_volumes_binds b;
 	if (js_volumes_ctr_binds(pod->vols, c->json, &b, &err) < 0) {
 		start_failed(pod, c, host, now_ms, js_buf_format("container '%s': mount: %s", c->name, err));
@@ -692,7 +695,21 @@ static void start_container(struct js_pod *pod, struct ctr *c, const struct js_p
 	if (!c->path)
 		c->path = resolve(js_container_path(host->ctrt), host->path_env);
 	free(c->runtime_name);
-	c->runtime_name = js_buf_format("%s-%s-%d", pod->name, c->name, c->restarts);
+	/* A new name for each try after the runtime failed to create one: a
+	 * half-made container may still hold the previous name. */
+	c->runtime_name = c->create_failures ? js_buf_format("%s-%s-%d-%d", pod->name, c->name, c->restarts, c->create_failures)
+					     : js_buf_format("%s-%s-%d", pod->name, c->name, c->restarts);
+	free(c->pidfile);
+	c->pidfile = NULL;
+	if (host->run_dir && js_container_kind(host->ctrt) == JS_CONTAINER_PODMAN) {
+		char *dir = js_buf_format("%s/containers", host->run_dir);
+		if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+			c->pidfile = js_buf_format("%s/%s.pid", dir, c->runtime_name);
+			(void)unlink(c->pidfile); /* an earlier try's */
+		}
+		free(dir);
+	}
+	c->create_retry_at_ms = -1;
 	size_t n_argv = 0;
 	while (c->argv && c->argv[n_argv])
 		n_argv++;
@@ -703,7 +720,7 @@ static void start_container(struct js_pod *pod, struct ctr *c, const struct js_p
 		.hosts_file = pod->hosts_file, .image = c->image ? c->image : "", .command = c->n_cmd ? c->argv : NULL,
 		.n_command = c->n_cmd, .args = c->argv ? c->argv + c->n_cmd : NULL, .n_args = n_argv - c->n_cmd,
 		.env = c->envp, .working_dir = c->cwd, .mounts = b.specs, .n_mounts = b.n,
-		.gpus = (const char *const *)c->gpus,
+		.gpus = (const char *const *)c->gpus, .pidfile = c->pidfile,
 	};
 	char **argv = js_container_argv(js_container_kind(host->ctrt), js_container_network(host->ctrt),
 					js_container_network(host->ctrt), &r);
@@ -776,6 +793,39 @@ static void signal_ctr(struct ctr *c, const struct js_pod_host *host, int sig)
 		(void)js_sandbox_kill(c->pid, host->ctrt ? JS_SANDBOX_NONE : host->mode, sig);
 }
 
+/* podman's exit status for its own errors (podman-run(1)). */
+#define POD_RUNTIME_ERROR_CODE 125
+
+/** Whether a container's client exited with the runtime's own error before
+ * the container ran: podman writes the pidfile once the container's process
+ * exists, so 125 without it is podman's failure (creating the container,
+ * the OCI runtime), and 125 with it the workload's own exit code. */
+static bool never_ran(const struct js_pod *pod, const struct ctr *c)
+{
+	return c->pidfile && !pod->stopping && !c->killed && c->sig == 0 && c->exit_code == POD_RUNTIME_ERROR_CODE &&
+	       access(c->pidfile, F_OK) != 0 && errno == ENOENT;
+}
+
+/** The runtime failed to create container `c`: the runtime's error, not
+ * the workload's, so it counts for nothing (no restart, no failure); the
+ * container waits and is started again after the back-off, as the kubelet
+ * retries a container it could not create (CreateContainerError). */
+static void create_failed(struct js_pod *pod, struct ctr *c, const struct js_pod_host *host, int64_t now_ms)
+{
+	int64_t delay = restart_delay(host, c->create_failures++);
+	c->state = JS_POD_CTR_WAITING;
+	c->exit_code = 0;
+	c->create_retry_at_ms = js_sat_add(now_ms, delay);
+	if (host->on_note) {
+		char *msg = js_buf_format("container %s: %s could not create it (exit code %d before the container "
+					  "ran; its message is in the container's log); attempt %d, retrying in %lld ms",
+					  c->name, js_container_path(host->ctrt), POD_RUNTIME_ERROR_CODE,
+					  c->create_failures, (long long)delay);
+		host->on_note(host->note_ctx, pod, "Warning", "CreateContainerError", msg);
+		free(msg);
+	}
+}
+
 bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, int status, int64_t now_ms)
 {
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
@@ -798,7 +848,8 @@ bool js_pod_reap(struct js_pod *pod, const struct js_pod_host *host, pid_t pid, 
 		c->sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		c->finished_wall_ms = wall_ms();
 		close_output(pod, c, host);
-		(void)now_ms;
+		if (never_ran(pod, c))
+			create_failed(pod, c, host, now_ms);
 		return true;
 	}
 	return false;
@@ -835,6 +886,8 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 	bool changed = false;
 	while (pod->next_init < pod->n_init) {
 		struct ctr *c = &pod->ctrs[pod->next_init];
+		if (c->state == JS_POD_CTR_WAITING && c->create_retry_at_ms > now_ms)
+			return changed; /* js_pod_wake has the deadline */
 		if (c->state == JS_POD_CTR_WAITING) {
 			start_ctr(pod, c, host, now_ms);
 			changed = true;
@@ -869,6 +922,43 @@ static bool step_init(struct js_pod *pod, const struct js_pod_host *host, int64_
 
 static bool step_in_place(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, bool *changed);
 
+/**
+ * Container mode: make the runtime's pod (its sandbox) before any of its
+ * containers starts, as the kubelet does. Not before its address is free:
+ * an older pod at the same position may still hold it, being stopped or
+ * removed (the runtime's IPAM would refuse it), and the pod waits, pending,
+ * until that removal is reaped. A sandbox the runtime fails to make is the
+ * runtime's failure, not the workload's: the pod stays pending and the
+ * attempt is repeated after the usual back-off (Warning
+ * FailedCreatePodSandBox, as the kubelet reports it), never counted as a
+ * container's failure. Returns true when the pod's containers may start.
+ */
+static bool make_sandbox(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
+{
+	if (pod->runtime_pod)
+		return true;
+	if (js_container_ip_busy(host->ctrt, pod->ip))
+		return false; /* woken when the removal holding it is reaped */
+	if (pod->sandbox_retry_at_ms >= 0 && now_ms < pod->sandbox_retry_at_ms)
+		return false; /* js_pod_wake has the deadline */
+	char *err = NULL;
+	if (js_container_pod_new(host->ctrt, pod->name, pod->hostname, pod->ip, &err) == 0) {
+		pod->runtime_pod = true;
+		pod->sandbox_retry_at_ms = -1;
+		return true;
+	}
+	int64_t delay = restart_delay(host, pod->sandbox_failures++);
+	pod->sandbox_retry_at_ms = js_sat_add(now_ms, delay);
+	if (host->on_note) {
+		char *msg = js_buf_format("failed to create the pod sandbox (attempt %d, retrying in %lld ms): %s",
+					  pod->sandbox_failures, (long long)delay, err);
+		host->on_note(host->note_ctx, pod, "Warning", "FailedCreatePodSandBox", msg);
+		free(msg);
+	}
+	free(err);
+	return false;
+}
+
 static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms)
 {
 	bool changed = false;
@@ -895,8 +985,19 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	 * other pods and is woken when it is ready (local/net.h). */
 	if (pod->phase == JS_JOBCTL_PENDING && pod->net && js_net_pod_pending(pod->net))
 		return false;
+	if (pod->phase == JS_JOBCTL_PENDING && host->ctrt && !make_sandbox(pod, host, now_ms))
+		return false;
 	if (pod->in_place && step_in_place(pod, host, now_ms, &changed))
 		return changed;
+	/* Containers the runtime failed to create, due again (init containers:
+	 * step_init). */
+	for (size_t i = pod->n_init; pod->initialized && i < pod->n_ctrs; i++) {
+		struct ctr *c = &pod->ctrs[i];
+		if (c->state == JS_POD_CTR_WAITING && c->create_retry_at_ms >= 0 && now_ms >= c->create_retry_at_ms) {
+			start_ctr(pod, c, host, now_ms);
+			changed = true;
+		}
+	}
 	/* Restarts that are due. */
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
 		struct ctr *c = &pod->ctrs[i];
@@ -1124,6 +1225,14 @@ int64_t js_pod_wake(const struct js_pod *pod)
 		if (r >= 0 && !pod->stopping && (w < 0 || r < w))
 			w = r;
 	}
+	for (size_t i = 0; !pod->stopping && i < pod->n_ctrs; i++) {
+		int64_t r = pod->ctrs[i].create_retry_at_ms;
+		if (r >= 0 && pod->ctrs[i].state == JS_POD_CTR_WAITING && (w < 0 || r < w))
+			w = r;
+	}
+	int64_t s = pod->sandbox_retry_at_ms;
+	if (s >= 0 && !pod->stopping && !pod->runtime_pod && (w < 0 || s < w))
+		w = s;
 	return w;
 }
 

@@ -21,6 +21,7 @@
 #include "base/time.h"
 #include "local/jobctl.h"
 #include "local/local_int.h"
+#include "local/container.h"
 #include "local/podjson.h"
 
 /* The kinds events name, as `kubectl` spells them in text and in JSON. */
@@ -305,6 +306,12 @@ void js__report_state(struct js_local *l, int64_t t, const char *final)
 				l->js->meta.uid ? l->js->meta.uid : "", "status", status ? json_incref(status) : json_object(), "pods",
 				pods);
 	json_decref(js);
+	if (l->ctrt) {
+		/* Where `jobset ps` and `down` find what a killed runner left. */
+		json_object_set_new(json_object_get(doc, "runner"), "containers",
+				    json_pack("{s:s, s:s}", "runtime", js_container_runtime_to_string(js_container_kind(l->ctrt)),
+					      "network", js_container_network(l->ctrt)));
+	}
 	/* A failed write (a full disk) is tried again after the interval, not
 	 * at once: the loop must not spin on it. */
 	if (write_doc(l, "state.json", doc, JSON_COMPACT) == 0)

@@ -23,7 +23,7 @@
  * next one; work/ and volumes/ (the pods' own files) are kept. */
 static const char *const run_files[] = {"events.log", "jobset.json", "jobs.json", "state.json", "hosts",
 					"runner.log", "control"};
-static const char *const run_dirs[] = {"logs", "hosts.d"};
+static const char *const run_dirs[] = {"logs", "hosts.d", "containers"};
 
 /* mkdir -p: parents 0755, the directory itself `mode`. */
 static int mkdir_p(const char *path, mode_t mode)

@@ -40,6 +40,15 @@ struct js_sim {
 	char *old_strs[128];
 	size_t n_old_pods;
 	int32_t old_confirmed_attempt;
+	/* the script's `pods`: running pods of the JobSet with the attempt they
+	 * were made in (strings in pod_strs: Job name, pod name) */
+	struct sim_pod {
+		const char *job, *name;
+		int32_t attempt;
+	} pods[64];
+	char *pod_strs[128];
+	size_t n_pods;
+	int32_t restarts_seen; /* the script's restarts-seen: js_reconcile_input.restarts_seen */
 	/* the last reconcile */
 	struct js_plan *last;
 	char *last_error;
@@ -157,6 +166,13 @@ static void clear_old_pods(struct js_sim *s)
 	s->n_old_pods = 0;
 }
 
+static void clear_pods(struct js_sim *s)
+{
+	for (size_t i = 0; i < 2 * s->n_pods; i++)
+		free(s->pod_strs[i]);
+	s->n_pods = 0;
+}
+
 struct js_sim *js_sim_free(struct js_sim *s)
 {
 	if (!s)
@@ -168,6 +184,7 @@ struct js_sim *js_sim_free(struct js_sim *s)
 	free(s->last_error);
 	free(s->decided);
 	clear_old_pods(s);
+	clear_pods(s);
 	free(s);
 	return NULL;
 }
@@ -329,6 +346,12 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.cleanup_direct = s->cleanup_direct,
 		.now = s->now,
 	};
+	/* As the controller does: the highest attempt among the running pods
+	 * (all of this JobSet's uid here). */
+	for (size_t i = 0; i < s->n_pods; i++)
+		if (s->pods[i].attempt > in->pods_top_attempt)
+			in->pods_top_attempt = s->pods[i].attempt;
+	in->restarts_seen = s->restarts_seen;
 	/* As the controller does: the old pods only when the core asks. */
 	if (!js_cleanup_wants_old_pods(s->js, s->cleanup_direct))
 		return;
@@ -396,6 +419,18 @@ static const char *old_pod_of(const struct js_sim *s, const char *name, bool any
 	return NULL;
 }
 
+/* A running pod (the script's `pods`) of Job name `name` made in another
+ * attempt than `attempt`, the one a create of that name is labelled with:
+ * the two would share a hostname (core/cleanup.h, the invariant). */
+static const struct sim_pod *other_attempt_pod(const struct js_sim *s, const char *name, const char *attempt)
+{
+	int32_t a;
+	for (size_t i = 0; i < s->n_pods; i++)
+		if (strcmp(s->pods[i].job, name) == 0 && (!attempt || !parse_i32(attempt, &a) || a != s->pods[i].attempt))
+			return &s->pods[i];
+	return NULL;
+}
+
 static bool resumes(const struct js_action *a)
 {
 	json_t *v = json_object_get(json_object_get(a->object, "spec"), "suspend");
@@ -417,6 +452,18 @@ static int check_invariants(const struct js_sim *s, const struct js_plan *p, cha
 				     a->kind == JS_ACTION_CREATE_JOB ? "create of" : "resume of", a->name, old);
 		if (a->kind != JS_ACTION_CREATE_JOB)
 			continue;
+		if (s->n_pods) {
+			json_t *job = js_plan_render_job(p, a);
+			const char *att = js_json_str(js_json_path(job, "metadata.labels"), JS_LABEL_RESTART_ATTEMPT);
+			const struct sim_pod *other = other_attempt_pod(s, a->name, att);
+			int r = other ? failf(reterr, JS_ECONFLICT,
+					      "invariant: create of job %s (attempt %s) while pod %s of attempt %d runs",
+					      a->name, att ? att : "none", other->name, (int)other->attempt)
+				      : 0;
+			json_decref(job);
+			if (r < 0)
+				return r;
+		}
 		if (find_job(s, a->name))
 			return failf(reterr, JS_ECONFLICT, "invariant: create of existing job %s", a->name);
 		if (finished)
@@ -965,6 +1012,26 @@ static int set_old_pods(struct js_sim *s, char **tok, size_t n, char **reterr)
 	return 0;
 }
 
+/* pods none | JOB/POD/ATTEMPT...: the JobSet's running pods with the
+ * restart attempt each was made in. */
+static int set_pods(struct js_sim *s, char **tok, size_t n, char **reterr)
+{
+	static const char usage[] = "usage: pods none | JOB/POD/ATTEMPT... (at most 64)";
+	clear_pods(s);
+	for (size_t i = 1; i < n && !(n == 2 && strcmp(tok[1], "none") == 0); i++) {
+		char *pod = strchr(tok[i], '/');
+		char *att = pod ? strchr(pod + 1, '/') : NULL;
+		int32_t a;
+		if (!att || s->n_pods == JS_ARRAY_SIZE(s->pods) || !parse_i32(att + 1, &a) || a < 0)
+			return failf(reterr, JS_EINVALID, usage);
+		char **str = &s->pod_strs[2 * s->n_pods];
+		str[0] = js_xstrndup(tok[i], (size_t)(pod - tok[i]));
+		str[1] = js_xstrndup(pod + 1, (size_t)(att - pod - 1));
+		s->pods[s->n_pods++] = (struct sim_pod){.job = str[0], .name = str[1], .attempt = a};
+	}
+	return 0;
+}
+
 static int expect_job(struct js_sim *s, const char *line, char **tok, size_t n, char **reterr)
 {
 	json_t *j = n > 2 ? find_job(s, tok[2]) : NULL;
@@ -1169,6 +1236,11 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 		s->old_pods_cached = tok[1][0] == 'c';
 	} else if (strcmp(c, "old-pods") == 0) {
 		return set_old_pods(s, tok, n, reterr);
+	} else if (strcmp(c, "pods") == 0) {
+		return set_pods(s, tok, n, reterr);
+	} else if (strcmp(c, "restarts-seen") == 0) {
+		if (n != 2 || !parse_i32(tok[1], &s->restarts_seen) || s->restarts_seen < 0)
+			return failf(reterr, JS_EINVALID, "usage: restarts-seen N");
 	} else if (strcmp(c, "gates") == 0) {
 		/* The controller restarted with other --feature-gates. */
 		struct js_gates g = s->gates;
@@ -1195,6 +1267,21 @@ static int world_cmd(struct js_sim *s, const char *line, char **tok, size_t n, c
 		now_str(s, t);
 		if (!s->js->meta.deletion_timestamp)
 			s->js->meta.deletion_timestamp = js_xstrdup(t);
+	} else if (strcmp(c, "patch-job") == 0) {
+		/* Another user's edit of a Job's metadata or status (labels,
+		 * ownerReferences): a JSON merge patch (RFC 7386). */
+		json_error_t e;
+		json_t *patch = n >= 3 ? json_loads(rest_after(line, 2), 0, &e) : NULL;
+		if (!json_is_object(patch)) {
+			json_decref(patch);
+			return failf(reterr, JS_EINVALID, "usage: patch-job JOB {merge patch}");
+		}
+		r = select_jobs(s, tok[1], false, sel, &ns, reterr);
+		for (size_t i = 0; r == 0 && i < ns; i++)
+			js_json_merge_patch(sel[i], patch);
+		json_decref(patch);
+		if (r < 0)
+			return r;
 	} else if (strcmp(c, "add-job") == 0) {
 		json_error_t e;
 		json_t *j = json_loads(rest_after(line, 1), 0, &e);

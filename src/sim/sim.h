@@ -12,7 +12,9 @@
  * the same plan; a create never names an existing Job; restart counters
  * never decrease; a finished JobSet never creates a Job; no Job is created
  * or resumed while a pod of an older attempt of its name runs (with
- * BlockingRecreate: any such pod), core/cleanup.h's invariant. A violation
+ * BlockingRecreate: any such pod), nor created while a `pods` pod of its
+ * name of another attempt than the create's runs, core/cleanup.h's
+ * invariant. A violation
  * makes the step fail.
  *
  * Script (one command per line, `#` comments; JOB is a name, `all`, a
@@ -28,6 +30,14 @@
  *                                    job-name label); passed to the core
  *                                    when js_cleanup_wants_old_pods says so;
  *                                    DeletePod marks one deleting
+ *   pods none | JOB/POD/ATTEMPT...   the JobSet's running pods with the
+ *                                    restart attempt each was made in (of
+ *                                    its uid): the highest goes to
+ *                                    js_reconcile_input.pods_top_attempt;
+ *                                    not passed as old pods (old-pods)
+ *   restarts-seen N                  js_reconcile_input.restarts_seen: the
+ *                                    highest status.restarts the runtime's
+ *                                    watch delivered (default 0, unknown)
  *   old-pods-source list|cache       a quorum LIST each pass (default), or
  *                                    a watch cache that misses the
  *                                    `lagging` pods until the core asks
@@ -36,6 +46,8 @@
  *   gates Name=true|false,...        change feature gates (a controller
  *                                    restarted with other flags)
  *   delete-service | add-job {Job JSON} | delete-jobset
+ *   patch-job JOB {merge patch}      another user edits a Job (labels,
+ *                                    ownerReferences)
  *   expect ...                       see js_sim_exec() in sim.c
  *
  * Pure: no I/O, no clock (time only moves with `advance`). Not thread-safe.

@@ -82,7 +82,10 @@ QUIET_CPU = 0.05        # bound: controller CPU, in cores, once settled
 QUIET_WINDOW_S = 5      # ... averaged over this window
 QUIET_BOUND_S = 60      # ... reached within this long after settling
 POOL = 8                # JobSets kept running during a burst
-EXPLAINED = ("Suspended", "StartupPolicyInProgress")
+# JobCreationBlocked: a Job of the JobSet's is held by a Job it does not
+# control (an orphan the adversary made, KNOWN_BUGS "job-orphaned"), which
+# only a user can end; the condition names it.
+EXPLAINED = ("Suspended", "StartupPolicyInProgress", "JobCreationBlocked")
 PATIENCE_S = 300        # how long a request of the driver waits out an API server that does not answer
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -99,30 +102,43 @@ KNOWN_BUGS = {
     # SIGSEGV (issue 22); fixed: the key comes from the JobSet.
     "pod-exclusive-annotation": True,
     # a jobset.sigs.k8s.io/ label removed from (or changed on) a child Job:
-    # the label-scoped cache loses it, creates answer AlreadyExists and the
-    # read-your-writes wait stalls every pass (issue 22, `expect`).
-    "job-label": False,
+    # the label-scoped cache lost it (jobset-name; fixed on `expect`: the
+    # controller puts it back), or the core refused the JobSet every pass
+    # with no condition and no event (restart-attempt, replicatedjob-name,
+    # job-index; seed 4242). Fixed: the core reads those labels from the
+    # Job's pod template, which cannot change once it ran
+    # (chaos-job-label*.scn, test_child_edits.py).
+    "job-label": True,
     # a child Job's controller ownerReference removed (or made
     # controller=false): the JobSet does not adopt it (#1165) and cannot
-    # create its own Job of that name (AlreadyExists); it stays
+    # create its own Job of that name (AlreadyExists); it stayed
     # unfinished with JobCreationFailed events but no condition that says
     # why (found by this driver, seed 1; docs/reliability.md "Chaos").
-    "job-orphaned": False,
+    # Fixed: the condition JobCreationBlocked names the Job and what ends
+    # the wait (EXPLAINED); deleting it or restoring the ownerReference
+    # lets the JobSet proceed at once (chaos-job-orphaned*.scn,
+    # test_child_edits.py).
+    "job-orphaned": True,
     # status.restarts of a JobSet written back to a lower number by someone
-    # else: the controller takes the attempt from it, so a Job deleted
-    # meanwhile is made again under the lower attempt while a pod of the
-    # higher one still runs, two attempts on one hostname (found by this
-    # driver, seed 20261202; docs/reliability.md "Chaos"). Raising it is
-    # always made (the controller then restarts, or fails the JobSet at
-    # 2^31-1).
-    "jobset-restarts-rewound": False,
+    # else: the controller took the attempt from it, so a Job deleted
+    # meanwhile was made again under the lower attempt while a pod of the
+    # higher one still ran, two attempts on one hostname (found by this
+    # driver, seed 20261202; docs/reliability.md "Chaos"). Fixed: the
+    # counter is restored from the highest restart-attempt label among the
+    # JobSet's Jobs and its running pods, and the highest count the
+    # controller's watch delivered (core/status.c; chaos-restarts-rewound.scn,
+    # chaos-restarts-rewound-no-jobs.scn).
+    # Raising it is always made (the controller then restarts, or fails the
+    # JobSet at 2^31-1).
+    "jobset-restarts-rewound": True,
     # the finished (Succeeded) leader pod of an exclusive Job deleted, then
-    # a follower retried: the new follower waits behind its gate for a
+    # a follower retried: the new follower waited behind its gate for a
     # leader that will never exist again (index 0 is done), and the JobSet
-    # never finishes (upstream's webhook refuses such a follower for ever
+    # never finished (upstream's webhook refuses such a follower for ever
     # too; found by this driver, seed 20261205; docs/reliability.md
-    # "Chaos").
-    "finished-leader-deleted": False,
+    # "Chaos"). Fixed: with no leader pod, the domain is the one the Job's
+    # placed followers agree on (core/placement.h).
+    "finished-leader-deleted": True,
 }
 
 

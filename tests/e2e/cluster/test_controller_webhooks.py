@@ -500,6 +500,70 @@ def test_placement_follower_retry_after_leader_succeeded(kube, setup):
         kube.run("delete", "namespace", ns, "--wait=false", check=False)
 
 
+def _pod_finished(kube, ns, pod, exit_code):
+    """Make a Running pod Succeeded (exit 0) or Failed, as its node would
+    report it (kwok leaves a terminal pod as it is)."""
+    cs = [{"name": "c", "ready": False, "restartCount": 0, "image": "busybox", "imageID": "",
+           "state": {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error"}}}]
+    body = {"status": {"phase": "Succeeded" if exit_code == 0 else "Failed", "containerStatuses": cs}}
+    kube.run("patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p", json.dumps(body))
+
+
+def test_placement_follower_retry_after_leader_pod_deleted(kube, setup):
+    """Index 0 succeeded and its pod was deleted (by a user; the pod
+    garbage collector does the same), then a follower fails and the Job
+    controller makes it again: with no leader pod to read a domain from, the
+    retry follows the Job's placed followers into their domain and runs.
+    Before, it waited behind its gate for ever ("none is running or
+    pending") and the JobSet never finished (tests/chaos, seed 20261205,
+    KNOWN_BUGS finished-leader-deleted)."""
+    s = setup
+    ns = s.namespace(f"place-gone-{s.id}")
+    key = "cloud.google.com/gke-nodepool"
+    sel = "jobset.sigs.k8s.io/jobset-name=gone"
+    js = _exclusive_jobset("gone", key, 3, {})
+    js["spec"]["replicatedJobs"][0]["template"]["spec"]["backoffLimit"] = 2
+    try:
+        kube.run("create", "-n", ns, "-f", "-", input=json.dumps(js))
+
+        def placed():
+            live = _live(kube.list("pods", ns, sel))
+            ok = len(live) == 3 and all(p["status"].get("phase") == "Running" and not _gates(p) for p in live)
+            return live if ok else None
+        live = wait_for("three pods running, the followers placed", placed, 90)
+        by_index = {_index(p): p for p in live}
+        domain = kube.get("node", by_index["0"]["spec"]["nodeName"], "default")["metadata"]["labels"][key]
+        assert {by_index[i]["spec"]["nodeSelector"].get(key) for i in ("1", "2")} == {domain}
+
+        # Index 0 succeeds; once the Job counted it, its pod is deleted.
+        leader = by_index["0"]["metadata"]["name"]
+        _pod_finished(kube, ns, leader, 0)
+        wait_for("the Job counting index 0 succeeded", lambda: (lambda j: j and (j[0].get("status") or {}).get(
+            "completedIndexes") == "0" and j)(kube.list("jobs", ns, sel)), 60)
+        kube.run("delete", "pod", leader, "-n", ns, "--wait=false")
+        wait_for(f"leader pod {leader} gone", lambda: kube.get("pod", leader, ns) is None, 60)
+
+        # Follower 1 fails: the Job controller makes it again, gated.
+        failed = by_index["1"]["metadata"]["name"]
+        _pod_finished(kube, ns, failed, 1)
+
+        def retried():
+            pods = [p for p in kube.list("pods", ns, sel) if _index(p) == "1" and p["metadata"]["name"] != failed]
+            return pods[0] if pods else None
+        retry = wait_for("the retry of follower index 1", retried, 60)
+        assert not [p for p in kube.list("pods", ns, sel) if _index(p) == "0"]
+
+        def running():
+            p = kube.get("pod", retry["metadata"]["name"], ns)
+            ok = p and not _gates(p) and p["status"].get("phase") == "Running"
+            return p if ok else None
+        p = wait_for(f"retry {retry['metadata']['name']} ungated and running", running, 60)
+        assert p["spec"]["nodeSelector"].get(key) == domain, p["spec"]
+        assert not [e for e in _events(kube, ns, "ExclusivePlacementViolation")]
+    finally:
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+
+
 def test_placement_webhook_mode_is_upstreams(kube, setup):
     """--exclusive-placement=webhook: no label, no gate, no pod cache; the
     follower is pinned by mpod.kb.io at admission, as upstream."""

@@ -153,6 +153,31 @@ int main(int argc, char **argv)
 		printf("got SIGTERM\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: ctrprobe info|write|cat|exit|serve|dial|term ...\n");
+	if (strcmp(cmd, "attempt") == 0 && argc == 5) {
+		/* attempt A CODE LINGER_MS: in a restart attempt other than "0",
+		 * succeed at once; in attempt 0 exit CODE after a moment (CODE
+		 * != 0), or wait for SIGTERM and stop LINGER_MS after it, so the
+		 * pod still holds its address through its grace period. */
+		if (strcmp(argv[2], "0") != 0) {
+			printf("attempt %s: done\n", argv[2]);
+			return 0;
+		}
+		struct timespec ts = {0, 300 * 1000 * 1000};
+		if (atoi(argv[3]) != 0) {
+			nanosleep(&ts, NULL);
+			printf("attempt 0: failing\n");
+			return atoi(argv[3]);
+		}
+		signal(SIGTERM, on_term);
+		printf("waiting\n");
+		while (!got_term)
+			pause();
+		long ms = atol(argv[4]);
+		ts = (struct timespec){ms / 1000, (ms % 1000) * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		printf("got SIGTERM, stopped %ld ms later\n", ms);
+		return 0;
+	}
+	fprintf(stderr, "usage: ctrprobe info|write|cat|exit|serve|dial|term|attempt ...\n");
 	return 2;
 }

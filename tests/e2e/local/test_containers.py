@@ -6,11 +6,14 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+
+from conftest import wait_for
 
 HERE = Path(__file__).resolve().parent
 
@@ -160,3 +163,194 @@ def test_images_are_never_pulled_without_consent(run, image):
     assert r.rc == 2 and "podman pull failed" in r.stderr, r.stderr
     r = run(jobset(rjob("w", spec)), "--runtime", "rkt")
     assert r.rc == 2 and "--runtime takes process, podman or docker" in r.stderr
+
+
+def attempt_spec(image, code, linger_ms):
+    """A pod that fails (code != 0) or lingers after SIGTERM in restart
+    attempt 0, and succeeds at once in any later attempt."""
+    env = [{"name": "ATTEMPT", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}}}]
+    return pod_spec([{"name": "c", "image": image, "env": env,
+                      "args": ["attempt", "$(ATTEMPT)", str(code), str(linger_ms)]}],
+                    terminationGracePeriodSeconds=30)
+
+
+def podman_wrapper(tmp_path, monkeypatch, prelude):
+    """Put first on PATH a `podman` that runs the shell `prelude` (fault
+    injection), then the real podman."""
+    real = shutil.which("podman")
+    d = tmp_path / "podman-bin"
+    d.mkdir()
+    (d / "podman").write_text(f'#!/bin/sh\n{prelude}\nexec {real} "$@"\n')
+    (d / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+
+
+def fail_once(tmp_path, monkeypatch, command):
+    """podman fails `command` (its first two words) once, with exit code
+    125 and an error of its own, as if its IPAM or OCI runtime failed.
+    Returns the file that says it did."""
+    once = tmp_path / "failed-once"
+    podman_wrapper(tmp_path, monkeypatch,
+                   f'if [ "$1 $2" = "{command}" ] && [ ! -e {once} ]; then\n'
+                   f'  : > {once}; echo "Error: IPAM error: injected" >&2; exit 125\nfi')
+    return once
+
+
+@pytest.fixture
+def slow_pod_rm(tmp_path, monkeypatch):
+    """A `podman` first on PATH that takes 2 s longer to remove a pod, as a
+    loaded machine may: the old pod then holds its address for a while
+    after its last container is gone, every time (fault injection, not a
+    wait)."""
+    podman_wrapper(tmp_path, monkeypatch, '[ "$1 $2" = "pod rm" ] && sleep 2')
+
+
+def test_whole_set_restart_waits_for_the_old_pods_addresses(run, image, slow_pod_rm):
+    """Issue 24 item 7: a restart once the failing pod is gone, while the
+    other two still stop (1.5 s after their SIGTERM). The new pod at each
+    position gets the address its old pod held only once the old pod (and
+    its infra container, which holds the address) is removed: no IPAM
+    error, no second restart, which maxRestarts 1 would refuse."""
+    js = jobset(rjob("fail", attempt_spec(image, 1, 0)), rjob("linger", attempt_spec(image, 0, 1500), completions=2),
+                failurePolicy={"maxRestarts": 1})
+    r = run(js, "--runtime", "podman", timeout=180)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert r.status["restarts"] == 1, r.events()
+    assert r.condition("Completed"), r.status
+    # It waited for the address: no attempt to make the pod failed.
+    assert "already allocated" not in r.events() and "FailedCreatePodSandBox" not in r.events(), r.events()
+    for pod in ("ct-linger-0-0", "ct-linger-0-1", "ct-fail-0-0"):
+        assert "attempt 1: done" in r.logs(pod, "c").splitlines(), r.events()
+    assert leftovers(r.dir) == []
+
+
+def test_a_runtime_error_making_a_pod_is_retried_not_counted(run, image, tmp_path, monkeypatch):
+    """Issue 24 item 7: the runtime failing to make a pod (here the first
+    `podman pod start`, as an IPAM error would) is the runtime's error, not
+    the workload's: the pod stays pending and is made again after the
+    back-off (Warning FailedCreatePodSandBox); with backoffLimit 0 and no
+    restarts allowed, the JobSet still completes."""
+    once = fail_once(tmp_path, monkeypatch, "pod start")
+    r = run(jobset(rjob("w", pod_spec([{"name": "c", "image": image, "args": ["exit", "0"]}]))),
+            "--runtime", "podman", "--backoff-ms", "100", timeout=120)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert once.exists()
+    assert "Warning FailedCreatePodSandBox pod/ct-w-0-0-" in r.events(), r.events()
+    assert "IPAM error: injected" in r.events()
+    assert r.status.get("restarts", 0) == 0 and r.condition("Completed"), r.status
+    pods = [p for p in r.pods if p["metadata"]["name"].startswith("ct-w-0-0")]
+    assert [p["status"]["phase"] for p in pods] == ["Succeeded"], pods
+    assert leftovers(r.dir) == []
+
+
+def test_a_runtime_error_creating_a_container_is_retried_not_counted(run, image, tmp_path, monkeypatch):
+    """Issue 24 item 7: `podman run` exiting 125 before the container ran
+    (no pidfile: podman's own error) is retried after the back-off (Warning
+    CreateContainerError), not counted: backoffLimit 0 still completes."""
+    once = fail_once(tmp_path, monkeypatch, "run --rm")
+    spec = pod_spec([{"name": "c", "image": image, "args": ["exit", "0"]}],
+                    initContainers=[{"name": "i", "image": image, "args": ["exit", "0"]}])
+    r = run(jobset(rjob("w", spec)), "--runtime", "podman", "--backoff-ms", "100", timeout=120)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert once.exists()
+    assert "Warning CreateContainerError pod/ct-w-0-0-" in r.events(), r.events()
+    assert r.pod("ct-w-0-0")["status"]["phase"] == "Succeeded", r.events()
+    assert leftovers(r.dir) == []
+
+
+def test_exit_code_125_of_a_container_that_ran_is_its_own(run, image):
+    """The runtime's error code, 125, from a container that ran (podman
+    wrote its pidfile) is the workload's exit code, a failure as any."""
+    r = run(jobset(rjob("x", pod_spec([{"name": "c", "image": image, "args": ["exit", "125"]}]))),
+            "--runtime", "podman", timeout=120)
+    assert r.rc == 1, r.stdout + r.stderr + r.events()
+    assert "Warning Failed pod/ct-x-0-0-" in r.events() and "c: exit code 125" in r.events(), r.events()
+    assert "CreateContainerError" not in r.events()
+    assert leftovers(r.dir) == []
+
+
+def of_run(network):
+    """Pods, containers (any state) and networks of podman labelled as the
+    run's whose network is `network`."""
+    out = []
+    for what in (["pod", "ps", "-q"], ["ps", "-aq"], ["network", "ls", "-q"]):
+        r = subprocess.run(["podman", *what, "--filter", f"label=io.jobset.run={network}"], capture_output=True,
+                           text=True, check=True)
+        out += r.stdout.split()
+    return out
+
+
+def running(network):
+    """The run's running containers, not the pods' infra containers."""
+    r = subprocess.run(["podman", "ps", "--format", "{{.Names}}", "--filter", f"label=io.jobset.run={network}"],
+                       capture_output=True, text=True, check=True)
+    return [n for n in r.stdout.split() if not n.endswith("-infra")]
+
+
+def detached(jobset_bin, tmp_path, manifest_text):
+    """Start `jobset run --detach` in container mode. Returns the run
+    directory, a reader of its state.json, and the run's network once the
+    state names it."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(manifest_text)
+    run_dir = tmp_path / "run"
+    subprocess.run([str(jobset_bin), "run", "--detach", "--runtime", "podman", "--run-dir", str(run_dir),
+                    str(manifest)], check=True, capture_output=True, text=True, timeout=60)
+
+    def state():
+        try:
+            return json.loads((run_dir / "state.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    network = wait_for(lambda: state().get("runner", {}).get("containers", {}).get("network"), timeout=60,
+                       what="the run's network in state.json")
+    return run_dir, state, network
+
+
+def test_a_runner_killed_with_sigkill_leaves_no_containers(jobset_bin, image, tmp_path):
+    """Issue 24 item 8: the runner's reaper, a process that outlives it,
+    removes every pod, container and network of the run once the runner
+    dies without doing so itself; `jobset ps` says nothing is left, and
+    `jobset down` has nothing to do."""
+    spec = pod_spec([{"name": "c", "image": image, "args": ["term"]}], terminationGracePeriodSeconds=30)
+    run_dir, state, network = detached(jobset_bin, tmp_path, jobset(rjob("w", spec, completions=2)))
+    try:
+        wait_for(lambda: len(running(network)) == 2, timeout=60, what="both containers running")
+        os.kill(state()["runner"]["pid"], signal.SIGKILL)
+        wait_for(lambda: of_run(network) == [], timeout=30, what="no pod, container or network of the run")
+        ps = subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert ps.returncode == 0, ps.stderr
+        assert "(the runner died)" in ps.stdout, ps.stdout
+        assert f"containers: nothing of this run is left in podman (network {network})" in ps.stdout, ps.stdout
+        down = subprocess.run([str(jobset_bin), "down", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert down.returncode == 0 and "removed" not in down.stdout, down.stdout + down.stderr
+    finally:
+        subprocess.run(["podman", "network", "rm", "-f", "-t", "0", network], capture_output=True)
+
+
+def test_down_removes_what_a_killed_runner_left(jobset_bin, image, tmp_path):
+    """When even the reaper is gone (killed with its runner), `jobset ps`
+    lists what the run left and `jobset down` removes it."""
+    spec = pod_spec([{"name": "c", "image": image, "args": ["term"]}], terminationGracePeriodSeconds=30)
+    run_dir, state, network = detached(jobset_bin, tmp_path, jobset(rjob("w", spec)))
+    try:
+        wait_for(lambda: running(network), timeout=60, what="the container running")
+        pid = state()["runner"]["pid"]
+        reapers = [int(p) for p in subprocess.run(["pgrep", "-P", str(pid), "-x", "jobset-reaper"],
+                                                  capture_output=True, text=True).stdout.split()]
+        assert len(reapers) == 1, reapers
+        os.kill(reapers[0], signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True,
+                                        text=True).stdout.count("(the runner died)"), what="the runner gone")
+        ps = subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert f"left by the runner in podman: 1 pod, 2 containers, 1 network (network {network})" in ps.stdout, \
+            ps.stdout
+        down = subprocess.run([str(jobset_bin), "down", "--run-dir", str(run_dir)], capture_output=True, text=True)
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert "removed what the runner left in podman: 1 pod, 2 containers, 1 network" in down.stdout, down.stdout
+        assert of_run(network) == []
+    finally:
+        subprocess.run(["podman", "network", "rm", "-f", "-t", "0", network], capture_output=True)

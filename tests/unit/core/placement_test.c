@@ -146,6 +146,69 @@ static void test_follower(void **state)
 	}
 }
 
+struct followers_case {
+	const char *id;
+	struct js_placement_pod pods[4];
+	size_t n;
+	enum js_placement_why want;
+	const char *domain; /* when READY */
+};
+
+/* The placed followers of a Job with no leader pod (core/placement.h). */
+#define PLACED(name, node, zone) {name, JOB, "1", node, zone, false, false, false, false}
+#define SUCCEEDED(name, zone) {name, JOB, "2", "n1", zone, true, false, false, true}
+#define FAILED(name, zone) {name, JOB, "1", "n1", zone, true, false, false, false}
+
+static const struct followers_case followers_cases[] = {
+	/* tests/chaos, seed 20261205: index 0 succeeded, its pod deleted, a
+	 * follower retried: it follows the followers already placed. */
+	{"finished-leader-deleted", {FOLLOWER_GATED, PLACED("f2", "n1", "zone-1")}, 2, JS_PLACEMENT_READY, "zone-1"},
+	{"only-succeeded-followers", {FOLLOWER_GATED, SUCCEEDED("f2", "zone-1")}, 2, JS_PLACEMENT_READY, "zone-1"},
+	/* Two pods: the retried follower's failed predecessor is the witness. */
+	{"failed-follower-ran-there", {FOLLOWER_GATED, FAILED("f1", "zone-1")}, 2, JS_PLACEMENT_READY, "zone-1"},
+	{"all-agree", {PLACED("f2", "n1", "zone-1"), SUCCEEDED("f3", "zone-1"), FOLLOWER_GATED}, 3, JS_PLACEMENT_READY,
+	 "zone-1"},
+	{"split-waits", {PLACED("f2", "n1", "zone-1"), PLACED("f3", "n9", "zone-9"), FOLLOWER_GATED}, 3,
+	 JS_PLACEMENT_FOLLOWERS_SPLIT, NULL},
+	{"none-placed", {FOLLOWER_GATED}, 1, JS_PLACEMENT_NO_LEADER, NULL},
+	{"no-pods", {{0}}, 0, JS_PLACEMENT_NO_LEADER, NULL},
+	/* Not witnesses: pinned but not bound (the scheduler never placed it
+	 * there), gated (not placed by us), terminating, of another incarnation
+	 * of the Job (#433), the leader itself, or with no or an empty
+	 * selector. */
+	{"unbound-not-witness", {PLACED("f2", NULL, "zone-1"), FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, NULL},
+	{"gated-not-witness", {{"f2", JOB, "2", NULL, "zone-1", false, false, true, false}}, 1, JS_PLACEMENT_NO_LEADER,
+	 NULL},
+	{"terminating-not-witness", {{"f2", JOB, "2", "n1", "zone-1", false, true, false, false}, FOLLOWER_GATED}, 2,
+	 JS_PLACEMENT_NO_LEADER, NULL},
+	{"433-old-job-not-witness", {{"f2", "old-job-uid", "2", "n1", "zone-1", false, false, false, false},
+				     FOLLOWER_GATED},
+	 2, JS_PLACEMENT_NO_LEADER, NULL},
+	{"leader-not-witness", {{"l", JOB, "0", "n1", "zone-1", false, false, false, false}}, 1, JS_PLACEMENT_NO_LEADER,
+	 NULL},
+	{"no-selector-not-witness", {PLACED("f2", "n1", NULL), PLACED("f3", "n1", ""), FOLLOWER_GATED}, 3,
+	 JS_PLACEMENT_NO_LEADER, NULL},
+};
+
+static void test_followers_domain(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(followers_cases); i++) {
+		const struct followers_case *c = &followers_cases[i];
+		const char *domain = "sentinel";
+		enum js_placement_why got = js_placement_followers_domain(c->pods, c->n, JOB, &domain);
+		if (got != c->want)
+			fail_msg("%s: why %d, want %d", c->id, got, c->want);
+		if (c->domain ? !domain || strcmp(domain, c->domain) != 0 : domain != NULL)
+			fail_msg("%s: domain '%s', want '%s'", c->id, domain ? domain : "(null)",
+				 c->domain ? c->domain : "(null)");
+		/* With that domain the gated follower is ungated (the stall). */
+		for (size_t k = 0; got == JS_PLACEMENT_READY && k < c->n; k++)
+			if (c->pods[k].gated && js_placement_follower(&c->pods[k], JOB, domain) != JS_PLACEMENT_UNGATE)
+				fail_msg("%s: gated follower %s not ungated", c->id, c->pods[k].name);
+	}
+}
+
 struct explain_case {
 	enum js_placement_why why;
 	const char *want; /* substring */
@@ -161,6 +224,7 @@ static const struct explain_case explain_cases[] = {
 	{JS_PLACEMENT_NODE_EMPTY, "has an empty value for label topology.kubernetes.io/zone"},
 	{JS_PLACEMENT_READY, "joins its topology.kubernetes.io/zone domain"},
 	{JS_PLACEMENT_NO_TOPOLOGY, "names no topology key (annotation alpha.jobset.sigs.k8s.io/exclusive-topology)"},
+	{JS_PLACEMENT_FOLLOWERS_SPLIT, "pinned to different topology.kubernetes.io/zone domains"},
 };
 
 static void test_explain(void **state)
@@ -280,6 +344,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_leader),
 		cmocka_unit_test(test_domain),
+		cmocka_unit_test(test_followers_domain),
 		cmocka_unit_test(test_follower),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_topology),

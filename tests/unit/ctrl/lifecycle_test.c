@@ -60,6 +60,7 @@ struct fake {
 	bool post_open_at_release; /* it was still open when the Lease was released */
 	json_t *lease;
 	int lease_rv;
+	int restarts; /* the listed JobSet's status.restarts (0: no status) */
 };
 
 static int next_seq(struct fake *f)
@@ -127,6 +128,9 @@ static void serve(void *user, const struct fakeapi_req *rq, struct fakeapi_resp 
 	if (strcmp(method, "GET") == 0 && strstr(path, "/jobsets?")) {
 		out = json_pack("{s:s, s:{s:s}, s:[o]}", "kind", "JobSetList", "metadata", "resourceVersion", "10",
 				"items", the_jobset());
+		if (f->restarts)
+			json_object_set_new(json_array_get(json_object_get(out, "items"), 0), "status",
+					    json_pack("{s:i}", "restarts", f->restarts));
 	} else if (strcmp(method, "GET") == 0 && strchr(path, '?') && !strstr(path, "/leases")) {
 		out = json_pack("{s:s, s:{s:s}, s:[]}", "kind", "List", "metadata", "resourceVersion", "10", "items");
 	} else if (strstr(path, "/leases")) {
@@ -400,6 +404,34 @@ static void test_note_written(void **state)
 	fake_stop(&f);
 }
 
+/* js__ctrl_restarts_seen: the highest status.restarts the JobSet watch
+ * delivered, for that incarnation only (core/status.c restores a
+ * rewound counter from it; tests/chaos "jobset-restarts-rewound"). */
+static void test_restarts_seen(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_start(&f, false);
+	f.restarts = 3;
+	struct js_client *client = client_for(&f);
+	struct js_controller_opts o = {.client = client, .workers = 1, .cache_wait_ms = -1};
+	struct js_controller *c = NULL;
+	assert_int_equal(js_controller_new(&o, &c), 0);
+	assert_int_equal(js_controller_start(c), 0);
+	time_t deadline = time(NULL) + 20;
+	while (!js_informer_has(c->jobsets, "ns", "js") && time(NULL) < deadline)
+		nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL); /* poll the condition */
+	assert_true(js_informer_has(c->jobsets, "ns", "js"));
+	assert_int_equal(js__ctrl_restarts_seen(c, "ns/js", "js-uid"), 3);
+	assert_int_equal(js__ctrl_restarts_seen(c, "ns/js", "another-incarnation"), 0);
+	assert_int_equal(js__ctrl_restarts_seen(c, "ns/js", NULL), 0);
+	assert_int_equal(js__ctrl_restarts_seen(c, "ns/other", "js-uid"), 0);
+	assert_int_equal(js_controller_stop(c, 10000), 0);
+	assert_int_equal(js_controller_free(c), 0);
+	js_client_free(client);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -409,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_never_started),
 		cmocka_unit_test(test_blocked_events_do_not_hold_reconciles),
 		cmocka_unit_test(test_note_written),
+		cmocka_unit_test(test_restarts_seen),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

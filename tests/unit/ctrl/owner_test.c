@@ -86,11 +86,45 @@ static void test_object_key_and_split(void **state)
 	}
 }
 
+/* js_owner_unowned_key: a Job labelled with a JobSet name that no JobSet
+ * of that name controls is in the way of that JobSet's Job of its name
+ * (tests/chaos "job-orphaned"); the JobSet's own Jobs are not. */
+static void test_unowned_keys(void **state)
+{
+	(void)state;
+#define LBL "\"labels\":{\"jobset.sigs.k8s.io/jobset-name\":\"js\"}"
+#define REF(name, ctl)                                                                                          \
+	"\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"name\":\"" name \
+	"\",\"uid\":\"u1\",\"controller\":" ctl "}]"
+	static const struct {
+		const char *name, *obj, *key; /* key NULL = none */
+	} cases[] = {
+		{"its own", "{\"metadata\":{\"namespace\":\"ns\"," LBL "," REF("js", "true") "}}", NULL},
+		{"orphaned", "{\"metadata\":{\"namespace\":\"ns\"," LBL "}}", "ns/js"},
+		{"controller false", "{\"metadata\":{\"namespace\":\"ns\"," LBL "," REF("js", "false") "}}", "ns/js"},
+		{"another JobSet's", "{\"metadata\":{\"namespace\":\"ns\"," LBL "," REF("other", "true") "}}", "ns/js"},
+		{"no label", "{\"metadata\":{\"namespace\":\"ns\"}}", NULL},
+	};
+#undef LBL
+#undef REF
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *obj = json_loads(cases[i].obj, 0, NULL);
+		assert_non_null(obj);
+		char *key = js_owner_unowned_key(obj);
+		if ((cases[i].key == NULL) != (key == NULL) || (key && strcmp(key, cases[i].key) != 0))
+			fail_msg("%s: key %s, want %s", cases[i].name, key ? key : "(null)",
+				 cases[i].key ? cases[i].key : "(null)");
+		free(key);
+		json_decref(obj);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_owner_keys),
 		cmocka_unit_test(test_object_key_and_split),
+		cmocka_unit_test(test_unowned_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

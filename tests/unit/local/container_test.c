@@ -42,6 +42,10 @@ static const struct argv_case {
 	 "podman|run|--rm|--pull|never|--sig-proxy=true|--name=n|--label=io.jobset.run=net|--pod=p|img|/bin/app"},
 	{"podman: neither: ENTRYPOINT and CMD", JS_CONTAINER_PODMAN, {.name = "n", .pod = "p", .image = "img"},
 	 "podman|run|--rm|--pull|never|--sig-proxy=true|--name=n|--label=io.jobset.run=net|--pod=p|img"},
+	{"podman: the pidfile that tells a container that ran from podman's own error", JS_CONTAINER_PODMAN,
+	 {.name = "n", .pod = "p", .image = "img", .pidfile = "/run/d/containers/n.pid"},
+	 "podman|run|--rm|--pull|never|--sig-proxy=true|--name=n|--label=io.jobset.run=net|--pod=p|"
+	 "--pidfile=/run/d/containers/n.pid|img"},
 	{"docker: no pods, the network per container", JS_CONTAINER_DOCKER,
 	 {.name = "n", .pod = "p", .ip = "10.244.0.9", .own_ip = true, .hostname = "h", .image = "img"},
 	 "docker|run|--rm|--pull|never|--sig-proxy=true|--name=n|--label=io.jobset.run=net|--network=net|"
