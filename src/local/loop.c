@@ -342,6 +342,25 @@ static void interrupt(struct js_local *l, int64_t t, const char *why)
 	l->dirty = true;
 }
 
+/* An interrupt that arrived after the loop's last read is pending while
+ * the signals are blocked; restoring the caller's mask would deliver it
+ * with its default action and kill the process during its own cleanup
+ * (seen: a user's third Ctrl-C, or `timeout`'s repeated SIGTERM, turned a
+ * finished run's exit code into "killed by SIGTERM"). The run is over, so
+ * pending interrupts are consumed here; one that arrives after this is a
+ * request to the caller. */
+static void drain_interrupts(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	const struct timespec zero = {0, 0};
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+}
+
 static void handle_signals(struct js_local *l, int64_t t)
 {
 	struct signalfd_siginfo si;
@@ -598,6 +617,7 @@ int js__loop_run(struct js_local *l, enum js_local_result *ret_result)
 	close(l->death_wr);
 	close(l->death_rd);
 	l->death_rd = l->death_wr = -1;
+	drain_interrupts();
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
 		return r;

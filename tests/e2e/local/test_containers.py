@@ -65,10 +65,17 @@ def jobset(*rjobs, name="ct", docs=(), **spec):
 
 
 def leftovers(run_dir):
-    """Pods and networks of podman that a run left (by the run's label)."""
+    """Pods, containers and networks of podman that this run left: those
+    labelled with its network's name (state.json `runner.containers`), so
+    that other runs on the machine at the same time are not counted. A run
+    that recorded no network made nothing in podman."""
+    state = json.loads((Path(run_dir) / "state.json").read_text())
+    net = ((state.get("runner") or {}).get("containers") or {}).get("network")
+    if not net:
+        return []
     out = []
     for what in (["pod", "ps", "-q"], ["network", "ls", "-q"], ["ps", "-aq"]):
-        r = subprocess.run(["podman", *what, "--filter", "label=io.jobset.run"], capture_output=True, text=True)
+        r = subprocess.run(["podman", *what, "--filter", f"label=io.jobset.run={net}"], capture_output=True, text=True)
         out += r.stdout.split()
     return out
 
