@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,9 @@
 /* Second octets tried for the run's /16: 10.244.0.0/16 to 10.253.0.0/16. */
 #define CONTAINER_NET_FIRST 244
 #define CONTAINER_NET_LAST 253
+/* Pods made at once: twice the processors, within these bounds. */
+#define CONTAINER_MAKE_MIN 4
+#define CONTAINER_MAKE_MAX 16
 /* Rounds of the leftovers' removal after a runner died: a command the
  * runner had started (a pod being made) may add one after a round. */
 #define CONTAINER_REAP_ROUNDS 3
@@ -68,13 +73,30 @@ enum js_container_pull js_container_pull_from_string(const char *s)
 	return JS_CONTAINER_PULL__INVALID;
 }
 
-/* A pod the runtime holds: made, or being removed. Its address is taken
- * until the removal is over (the infra container holds it until `pod rm`
- * has torn its network down), so no other pod may be given it before. */
+/* What the runtime is doing with a pod of the run. */
+enum rstage {
+	RP_CREATING, /* `pod create` under way */
+	RP_STARTING, /* `pod start` under way */
+	RP_LIVE,     /* made: its containers may run */
+	RP_REMOVING, /* `pod rm` under way after it was released */
+	RP_FAILED,   /* making it failed: `pod rm` of what was half made under
+			way (pid), or done and the error not yet taken */
+	RP_LEFT,     /* even that removal failed: kept for js_container_free */
+};
+
+/* A pod the runtime holds: being made, made, or being removed. Its address
+ * is taken until the removal is over (the infra container holds it until
+ * `pod rm` has torn its network down), so no other pod may be given it
+ * before. */
 struct rpod {
 	char *name;
 	char *ip;
-	pid_t rm_pid; /* its `pod rm` under way, or 0 while it is in use */
+	enum rstage stage;
+	pid_t pid;      /* its command under way, or 0 */
+	int out_fd;     /* RP_CREATING, RP_STARTING: the command's output (a
+			   memfd, read when it ends), else -1 */
+	char *err;      /* RP_FAILED, RP_LEFT: the message not yet taken */
+	bool release;   /* released while being made: removed once made */
 };
 
 struct js_container {
@@ -82,8 +104,9 @@ struct js_container {
 	char *path;
 	char *network;
 	uint32_t base;
-	struct rpod *pods; /* pods made, and those being removed */
+	struct rpod *pods; /* pods being made, made, and being removed */
 	size_t n_pods;
+	size_t make_max;   /* pods made at once, at most */
 	pid_t *helpers; /* other commands started and not yet reaped */
 	size_t n_helpers;
 	pid_t reaper;   /* the reaper (below), or 0 */
@@ -107,9 +130,10 @@ void js_container_argv_free(char **argv)
 }
 
 /** Start the client with `argv` (argv[0] looked up in $PATH), stdin from
- * /dev/null, stdout and stderr into *ret_fd (or /dev/null when ret_fd is
- * NULL, or the runner's stderr when `to_stderr`). */
-static int spawn(char *const *argv, int *ret_fd, bool to_stderr, pid_t *ret_pid)
+ * /dev/null, stdout and stderr into *ret_fd (a new pipe), or into `into`
+ * when it is not -1, or the runner's stderr when `to_stderr`, else
+ * /dev/null. */
+static int spawn(char *const *argv, int *ret_fd, int into, bool to_stderr, pid_t *ret_pid)
 {
 	int p[2] = {-1, -1};
 	if (ret_fd && pipe2(p, O_CLOEXEC) < 0)
@@ -120,6 +144,9 @@ static int spawn(char *const *argv, int *ret_fd, bool to_stderr, pid_t *ret_pid)
 	if (ret_fd) {
 		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 		posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	} else if (into >= 0) {
+		posix_spawn_file_actions_adddup2(&fa, into, 1);
+		posix_spawn_file_actions_adddup2(&fa, into, 2);
 	} else if (to_stderr) {
 		posix_spawn_file_actions_adddup2(&fa, 2, 1);
 	} else {
@@ -145,7 +172,7 @@ static int run(char *const *argv, struct js_buf *out, bool to_stderr)
 {
 	int fd = -1;
 	pid_t pid;
-	int r = spawn(argv, out ? &fd : NULL, to_stderr, &pid);
+	int r = spawn(argv, out ? &fd : NULL, -1, to_stderr, &pid);
 	if (r < 0)
 		return r;
 	char chunk[4096];
@@ -176,32 +203,13 @@ static char *last_line(const struct js_buf *b)
 	return js_xstrndup(s + start, n - start);
 }
 
-/** Run the client; 0 when it exited 0, else JS_EINVALID with *ret_err
- * saying `what` failed and the client's last line. */
-static int run_ok(char *const *argv, const char *what, char **ret_err)
-{
-	struct js_buf out;
-	js_buf_init(&out, CONTAINER_OUT_MAX);
-	int r = run(argv, &out, false);
-	if (r == 0) {
-		js_buf_done(&out);
-		return 0;
-	}
-	char *line = last_line(&out);
-	*ret_err = r < 0 ? js_buf_format("%s: cannot start %s: %s", what, argv[0], js_strerror(r))
-			 : js_buf_format("%s: %s exited %d: %s", what, argv[0], r, line);
-	free(line);
-	js_buf_done(&out);
-	return JS_EINVALID;
-}
-
 /** Start the client and leave it: the runner's loop reaps it and says so
  * (js_container_reaped), or js_container_free waits for it. Returns its
  * pid, or 0 when it could not be started. */
 static pid_t run_detached(struct js_container *c, char *const *argv, bool track)
 {
 	pid_t pid;
-	if (spawn(argv, NULL, false, &pid) < 0)
+	if (spawn(argv, NULL, -1, false, &pid) < 0)
 		return 0; /* removal is best effort: the run's label finds what is left */
 	if (track) {
 		c->helpers = js_xrealloc(c->helpers, (c->n_helpers + 1) * sizeof(*c->helpers));
@@ -212,18 +220,142 @@ static pid_t run_detached(struct js_container *c, char *const *argv, bool track)
 
 static void rpod_drop(struct js_container *c, size_t i)
 {
-	free(c->pods[i].name);
-	free(c->pods[i].ip);
+	struct rpod *p = &c->pods[i];
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	free(p->name);
+	free(p->ip);
+	free(p->err);
 	c->pods[i] = c->pods[--c->n_pods];
 }
 
-bool js_container_reaped(struct js_container *c, pid_t pid)
+/** The last line of what a command wrote into memfd `fd` (its last
+ * CONTAINER_OUT_MAX bytes), "" when there is none. Caller frees. */
+static char *fd_last_line(int fd)
 {
-	for (size_t i = 0; c && i < c->n_pods; i++) {
-		if (c->pods[i].rm_pid == pid) {
-			rpod_drop(c, i);
-			return true;
+	struct js_buf b;
+	js_buf_init(&b, CONTAINER_OUT_MAX);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		off_t off = st.st_size > (off_t)CONTAINER_OUT_MAX ? st.st_size - (off_t)CONTAINER_OUT_MAX : 0;
+		char chunk[4096];
+		ssize_t n;
+		while ((n = pread(fd, chunk, sizeof(chunk), off)) > 0) {
+			if (js_buf_add(&b, chunk, (size_t)n) < 0)
+				break;
+			off += n;
 		}
+	}
+	char *line = last_line(&b);
+	js_buf_done(&b);
+	return line;
+}
+
+/** Start the next command making pod `p`: `pod create` (RP_CREATING, with
+ * `hostname`) or `pod start` (RP_STARTING), its output into a new memfd
+ * for the message should it fail. Not waited for: the runner's loop reaps
+ * it (js_container_reaped). Returns 0, or -errno when it cannot be
+ * started. */
+static int make_step(struct js_container *c, struct rpod *p, enum rstage stage, const char *hostname)
+{
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	/* Without it the command still runs; its message is lost. */
+	p->out_fd = memfd_create("jobset-podman", MFD_CLOEXEC);
+	p->stage = stage;
+	p->pid = 0;
+	int r;
+	if (stage == RP_CREATING) {
+		char *label = js_buf_format(JS_CONTAINER_LABEL "=%s", c->network);
+		char *argv[] = {c->path, (char *)"pod", (char *)"create", (char *)"--name", p->name, (char *)"--network",
+				c->network, (char *)"--ip", p->ip, (char *)"--hostname", unc(hostname),
+				(char *)"--no-hosts", (char *)"--label", label, NULL};
+		r = spawn(argv, NULL, p->out_fd, false, &p->pid);
+		free(label);
+	} else {
+		/* Started now, while its output is ours: the infra container's
+		 * start writes notes (syslog) that would otherwise land in the
+		 * first container's log. */
+		char *argv[] = {c->path, (char *)"pod", (char *)"start", p->name, NULL};
+		r = spawn(argv, NULL, p->out_fd, false, &p->pid);
+	}
+	if (r < 0)
+		p->pid = 0;
+	return r;
+}
+
+/** Making `p` failed (`err`, taken, or NULL when nobody wants it): remove
+ * what may be half made, so that making it again finds its name free,
+ * without waiting. Its address stays taken until that removal ends. */
+static void make_failed(struct js_container *c, struct rpod *p, char *err)
+{
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	p->out_fd = -1;
+	free(p->err);
+	p->err = p->release ? (free(err), NULL) : err;
+	char *rm[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", p->name, NULL};
+	p->pid = run_detached(c, rm, false);
+	/* A released pod needs nothing more than its removal. */
+	p->stage = !p->pid ? RP_LEFT : p->release ? RP_REMOVING : RP_FAILED;
+}
+
+/* A client's exit status as run() gives it: 0..255, 256+signal. */
+static int exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 256 + WTERMSIG(status);
+}
+
+/** The command making `p` ended with `status`: start its next one, or
+ * record that it is made or failed. */
+static void make_reaped(struct js_container *c, struct rpod *p, int status)
+{
+	int code = exit_code(status);
+	if (code != 0) {
+		char *line = fd_last_line(p->out_fd);
+		char *err = js_buf_format("pod %s: %s %s exited %d: %s", p->name, c->path,
+					  p->stage == RP_CREATING ? "pod create" : "pod start", code, line);
+		free(line);
+		make_failed(c, p, err);
+	} else if (p->release) {
+		make_failed(c, p, NULL); /* made, and no longer wanted */
+	} else if (p->stage == RP_CREATING) {
+		int r = make_step(c, p, RP_STARTING, NULL);
+		if (r < 0)
+			make_failed(c, p, js_buf_format("pod %s: cannot start %s: %s", p->name, c->path, js_strerror(r)));
+	} else {
+		close(p->out_fd);
+		p->out_fd = -1;
+		p->stage = RP_LIVE;
+	}
+}
+
+bool js_container_reaped(struct js_container *c, pid_t pid, int status)
+{
+	for (size_t i = 0; c && pid > 0 && i < c->n_pods; i++) {
+		struct rpod *p = &c->pods[i];
+		if (p->pid != pid)
+			continue;
+		p->pid = 0;
+		switch (p->stage) {
+		case RP_CREATING:
+		case RP_STARTING:
+			make_reaped(c, p, status);
+			break;
+		case RP_REMOVING:
+			rpod_drop(c, i); /* its address is free */
+			break;
+		case RP_FAILED:
+			if (exit_code(status) != 0)
+				p->stage = RP_LEFT; /* js_container_pod_make tries again */
+			else if (!p->err)
+				rpod_drop(c, i);
+			break;
+		case RP_LIVE:
+		case RP_LEFT:
+			break;
+		}
+		return true;
 	}
 	for (size_t i = 0; c && i < c->n_helpers; i++) {
 		if (c->helpers[i] == pid) {
@@ -241,17 +373,19 @@ bool js_container_reaped(struct js_container *c, pid_t pid)
 bool js_container_ip_busy(const struct js_container *c, const char *ip)
 {
 	for (size_t i = 0; i < c->n_pods; i++) {
-		if (strcmp(c->pods[i].ip, ip) == 0)
+		const struct rpod *p = &c->pods[i];
+		/* A failed pod whose removal is over only keeps its message. */
+		if (strcmp(p->ip, ip) == 0 && !(p->stage == RP_FAILED && p->pid == 0))
 			return true;
 	}
 	return false;
 }
 
-size_t js_container_n_removing(const struct js_container *c)
+size_t js_container_n_under_way(const struct js_container *c)
 {
 	size_t n = 0;
 	for (size_t i = 0; c && i < c->n_pods; i++)
-		n += c->pods[i].rm_pid > 0;
+		n += c->pods[i].pid > 0;
 	return n;
 }
 
@@ -496,6 +630,11 @@ int js_container_new(enum js_container_runtime rt, struct js_container **ret, ch
 	struct js_container *c = js_xcalloc(1, sizeof(*c));
 	c->rt = rt;
 	c->reaper_fd = -1;
+	/* Making a pod is mostly the client's own CPU time and podman's
+	 * locks: a few at once use the processors, more only queue up. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	c->make_max = cpus < CONTAINER_MAKE_MIN / 2 ? CONTAINER_MAKE_MIN
+		      : cpus > CONTAINER_MAKE_MAX / 2 ? CONTAINER_MAKE_MAX : (size_t)cpus * 2;
 	c->path = js_xstrdup(runtime_names[rt]);
 	struct js_buf err;
 	js_buf_init(&err, CONTAINER_OUT_MAX);
@@ -555,13 +694,15 @@ struct js_container *js_container_free(struct js_container *c)
 		}
 	}
 	free(c->helpers);
+	/* Pods being made are made (or not) first, then every pod not
+	 * already removed goes, at once. */
 	for (size_t i = 0; i < c->n_pods; i++) {
-		while (c->pods[i].rm_pid > 0 && waitpid(c->pods[i].rm_pid, NULL, 0) < 0 && errno == EINTR) {
+		while (c->pods[i].pid > 0 && waitpid(c->pods[i].pid, NULL, 0) < 0 && errno == EINTR) {
 		}
 	}
 	size_t n_live = 0;
 	for (size_t i = 0; i < c->n_pods; i++)
-		n_live += c->pods[i].rm_pid == 0;
+		n_live += c->pods[i].stage != RP_REMOVING;
 	if (n_live && c->rt == JS_CONTAINER_PODMAN) {
 		char **argv = NULL;
 		size_t n = 0;
@@ -570,7 +711,7 @@ struct js_container *js_container_free(struct js_container *c)
 		for (size_t i = 0; i < 4; i++)
 			push(&argv, &n, js_xstrdup(head[i]));
 		for (size_t i = 0; i < c->n_pods; i++) {
-			if (c->pods[i].rm_pid == 0)
+			if (c->pods[i].stage != RP_REMOVING)
 				push(&argv, &n, js_xstrdup(c->pods[i].name));
 		}
 		(void)run(argv, NULL, false);
@@ -619,48 +760,71 @@ enum js_container_runtime js_container_kind(const struct js_container *c)
 	return c->rt;
 }
 
-int js_container_pod_new(struct js_container *c, const char *name, const char *hostname, const char *ip,
-			 char **ret_err)
+enum js_container_pod js_container_pod_make(struct js_container *c, const char *name, const char *hostname,
+					    const char *ip, char **ret_err)
 {
 	if (c->rt != JS_CONTAINER_PODMAN)
-		return 0;
-	char *label = js_buf_format(JS_CONTAINER_LABEL "=%s", c->network);
-	char *argv[] = {c->path, (char *)"pod", (char *)"create", (char *)"--name", unc(name), (char *)"--network",
-			c->network, (char *)"--ip", unc(ip), (char *)"--hostname", unc(hostname),
-			(char *)"--no-hosts", (char *)"--label", label, NULL};
-	char *what = js_buf_format("pod %s", name);
-	int r = run_ok(argv, what, ret_err);
-	/* Started now, while its output is ours: the infra container's start
-	 * writes notes (syslog) that would otherwise land in the first
-	 * container's log. */
-	char *start[] = {c->path, (char *)"pod", (char *)"start", unc(name), NULL};
-	if (r == 0)
-		r = run_ok(start, what, ret_err);
-	free(what);
-	free(label);
-	if (r < 0) {
-		/* A pod half made is removed now, so that making it again (the
-		 * caller retries) finds its name free; it is kept for
-		 * js_container_free only if even that fails. */
-		char *rm[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", unc(name), NULL};
-		if (run(rm, NULL, false) == 0)
-			return r;
+		return JS_CONTAINER_POD_READY;
+	size_t making = 0;
+	for (size_t i = 0; i < c->n_pods; i++) {
+		struct rpod *p = &c->pods[i];
+		bool mine = p->stage != RP_REMOVING && strcmp(p->name, name) == 0;
+		if (mine && p->err) {
+			*ret_err = p->err;
+			p->err = NULL;
+			if (p->stage == RP_FAILED && p->pid == 0)
+				rpod_drop(c, i);
+			return JS_CONTAINER_POD_FAILED;
+		}
+		if (mine && p->stage == RP_LIVE)
+			return JS_CONTAINER_POD_READY;
+		if (mine && p->stage == RP_LEFT) {
+			/* Its removal failed: try it again before making it anew. */
+			make_failed(c, p, NULL);
+			return JS_CONTAINER_POD_WAITING;
+		}
+		if (mine)
+			return JS_CONTAINER_POD_WAITING; /* being made, or removed after a failure */
+		making += p->stage == RP_CREATING || p->stage == RP_STARTING || (p->stage == RP_FAILED && p->pid > 0);
 	}
+	/* An older pod still holds the address (woken when its removal is
+	 * reaped), or enough pods are being made (woken when one is). */
+	if (js_container_ip_busy(c, ip) || making >= c->make_max)
+		return JS_CONTAINER_POD_WAITING;
 	c->pods = js_xrealloc(c->pods, (c->n_pods + 1) * sizeof(*c->pods));
-	c->pods[c->n_pods++] = (struct rpod){.name = js_xstrdup(name), .ip = js_xstrdup(ip)};
-	return r;
+	struct rpod *p = &c->pods[c->n_pods++];
+	*p = (struct rpod){.name = js_xstrdup(name), .ip = js_xstrdup(ip), .out_fd = -1};
+	int r = make_step(c, p, RP_CREATING, hostname);
+	if (r < 0) {
+		*ret_err = js_buf_format("pod %s: cannot start %s: %s", name, c->path, js_strerror(r));
+		rpod_drop(c, c->n_pods - 1);
+		return JS_CONTAINER_POD_FAILED;
+	}
+	return JS_CONTAINER_POD_WAITING;
 }
 
 void js_container_pod_release(struct js_container *c, const char *name)
 {
 	for (size_t i = 0; i < c->n_pods; i++) {
-		if (c->pods[i].rm_pid != 0 || strcmp(c->pods[i].name, name) != 0)
+		struct rpod *p = &c->pods[i];
+		if (p->stage == RP_REMOVING || strcmp(p->name, name) != 0)
 			continue;
-		char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", c->pods[i].name, NULL};
-		/* Its address stays taken until the removal is reaped. */
-		c->pods[i].rm_pid = run_detached(c, argv, false);
-		if (c->pods[i].rm_pid <= 0)
-			rpod_drop(c, i); /* nothing under way: the end of the run removes it by label */
+		free(p->err); /* nobody will ask */
+		p->err = NULL;
+		p->release = true;
+		if (p->stage == RP_LIVE) {
+			char *argv[] = {c->path, (char *)"pod", (char *)"rm", (char *)"-f", (char *)"--ignore", p->name, NULL};
+			/* Its address stays taken until the removal is reaped. */
+			p->pid = run_detached(c, argv, false);
+			p->stage = RP_REMOVING;
+			if (p->pid <= 0)
+				rpod_drop(c, i); /* nothing under way: the end of the run removes it by label */
+		} else if (p->stage == RP_FAILED && p->pid == 0) {
+			rpod_drop(c, i);
+		}
+		/* Being made: removed once its command ends (make_reaped); a
+		 * failed one when its removal ends; RP_LEFT at the end of the
+		 * run. */
 		return;
 	}
 }

@@ -37,9 +37,9 @@
  * `jobset down`).
  *
  * Not thread-safe: the runner's thread. Commands that must finish before
- * the run goes on (network, pods) are waited for; removals are not (their
- * processes are reaped with the containers' by the runner's loop, which
- * tells js_container_reaped).
+ * the run goes on (the network) are waited for; making and removing pods
+ * are not (their processes are reaped with the containers' by the runner's
+ * loop, which tells js_container_reaped).
  */
 #ifndef JS_CONTAINER_H
 #define JS_CONTAINER_H
@@ -146,35 +146,54 @@ const char *js_container_network(const struct js_container *c);
 /** The client's path (borrowed), which the runner starts for a container. */
 const char *js_container_path(const struct js_container *c);
 
-/**
- * Make pod `name` with address `ip` and `hostname` (podman: a podman pod;
- * docker: nothing to make). Waits. Returns 0, or JS_EINVALID with *ret_err
- * (caller frees) holding the client's message; a pod half made is removed
- * again, so the caller may retry with the same name. A failure is the
- * runtime's, never the workload's: the caller retries (pod.c).
- */
-JS_WARN_UNUSED int js_container_pod_new(struct js_container *c, const char *name, const char *hostname,
-					const char *ip, char **ret_err);
+/** What js_container_pod_make says of a pod. */
+enum js_container_pod {
+	JS_CONTAINER_POD_READY,   /* made: its containers may start */
+	JS_CONTAINER_POD_WAITING, /* not yet: ask again when the loop wakes */
+	JS_CONTAINER_POD_FAILED,  /* the runtime failed to make it */
+};
 
-/** Remove pod `name` and its containers, without waiting. Its address
- * stays taken (js_container_ip_busy) until the removal's process is
- * reaped (js_container_reaped). */
+/**
+ * Make pod `name` with address `ip` and `hostname` (podman: a podman pod,
+ * `pod create` then `pod start`; docker: nothing to make, READY), without
+ * waiting: the commands are child processes that the runner's loop reaps
+ * (js_container_reaped), so it keeps serving signals, output and other
+ * pods meanwhile. Call it again, with the same arguments, until it says
+ * READY or FAILED. WAITING: being made, or not begun because an older pod
+ * still holds `ip` (its removal is under way) or enough pods are being made
+ * at once (twice the processors, 4 to 16); each of these ends with a child
+ * process the loop reaps. FAILED: *ret_err (caller frees) holds the
+ * client's message, said once; what was half made is being removed and
+ * the address is taken until that ends, so asking again (the caller
+ * retries after a back-off) says WAITING until then. A failure is the
+ * runtime's, never the workload's (pod.c).
+ */
+JS_WARN_UNUSED enum js_container_pod js_container_pod_make(struct js_container *c, const char *name,
+							   const char *hostname, const char *ip, char **ret_err);
+
+/** Pod `name` is no longer wanted: remove it and its containers, without
+ * waiting (one being made: once its command ends; one whose making failed:
+ * its message is dropped). Its address stays taken (js_container_ip_busy)
+ * until the removal's process is reaped (js_container_reaped). */
 void js_container_pod_release(struct js_container *c, const char *name);
 
 /**
- * Whether address `ip` (dotted) is still held by a pod of this run: one in
- * use, or one whose removal has not finished. A new pod at the same
- * position must not be made before (the runtime's IPAM would refuse the
- * address); the runner's loop is woken by the removal's exit (SIGCHLD).
+ * Whether address `ip` (dotted) is still held by a pod of this run: one
+ * being made, in use, or whose removal has not finished. A new pod at the
+ * same position must not be made before (the runtime's IPAM would refuse
+ * the address); the runner's loop is woken by the removal's exit
+ * (SIGCHLD).
  */
 bool js_container_ip_busy(const struct js_container *c, const char *ip);
 
-/** Removals under way (something that will wake the loop). NULL: 0. */
-size_t js_container_n_removing(const struct js_container *c);
+/** Commands making or removing pods under way (each will wake the loop
+ * when it exits). NULL: 0. */
+size_t js_container_n_under_way(const struct js_container *c);
 
-/** The runner's loop reaped `pid`: true when it was one of `c`'s commands
- * (a removal ends: its address is free). NULL `c`: false. */
-bool js_container_reaped(struct js_container *c, pid_t pid);
+/** The runner's loop reaped `pid`, which ended with wait status `status`:
+ * true when it was one of `c`'s commands (a pod's making goes on, is done
+ * or failed; a removal ends: its address is free). NULL `c`: false. */
+bool js_container_reaped(struct js_container *c, pid_t pid, int status);
 
 /** Kill container `name` at once (SIGKILL), without waiting. */
 void js_container_kill(struct js_container *c, const char *name);

@@ -72,10 +72,11 @@ static void reap(struct js_local *l, int64_t t)
 			for (size_t k = 0; k < l->jobs[i].n_pods && !found; k++)
 				found = js_pod_reap(l->jobs[i].pods[k], &l->host, pid, status, t);
 		}
-		/* A pod removal that ends frees its address for a pod waiting
-		 * to be made (pod.c make_sandbox). */
+		/* A command making a pod goes on or ends (its pod starts, or
+		 * another may be made); a pod removal that ends frees its
+		 * address for a pod waiting to be made (pod.c make_sandbox). */
 		if (!found)
-			found = js_container_reaped(l->ctrt, pid);
+			found = js_container_reaped(l->ctrt, pid, status);
 		l->dirty |= found;
 	}
 }
@@ -341,6 +342,25 @@ static void interrupt(struct js_local *l, int64_t t, const char *why)
 	l->dirty = true;
 }
 
+/* An interrupt that arrived after the loop's last read is pending while
+ * the signals are blocked; restoring the caller's mask would deliver it
+ * with its default action and kill the process during its own cleanup
+ * (seen: a user's third Ctrl-C, or `timeout`'s repeated SIGTERM, turned a
+ * finished run's exit code into "killed by SIGTERM"). The run is over, so
+ * pending interrupts are consumed here; one that arrives after this is a
+ * request to the caller. */
+static void drain_interrupts(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	const struct timespec zero = {0, 0};
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+}
+
 static void handle_signals(struct js_local *l, int64_t t)
 {
 	struct signalfd_siginfo si;
@@ -454,7 +474,7 @@ static size_t build_pollfds(struct js_local *l, struct pollfd **fds, size_t *cap
 static bool stall_check(struct js_local *l, int64_t wake_ms, size_t n_fds)
 {
 	bool can_wake = wake_ms >= 0 || n_fds > LOCAL_FIXED_FDS || l->resync || !all_gone(l) ||
-			js_net_n_pending(l->net) || js_container_n_removing(l->ctrt);
+			js_net_n_pending(l->net) || js_container_n_under_way(l->ctrt);
 	if (can_wake || l->interrupts) {
 		if (l->stall_pass)
 			js__report_event(l, "Warning", "Stalled", "jobset", js_jobset_name(l->js),
@@ -597,6 +617,7 @@ int js__loop_run(struct js_local *l, enum js_local_result *ret_result)
 	close(l->death_wr);
 	close(l->death_rd);
 	l->death_rd = l->death_wr = -1;
+	drain_interrupts();
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
 		return r;

@@ -93,6 +93,8 @@ struct js_pod {
 	struct js_volumes_pod *vols;
 	const char *const *gpus; /* borrowed from js_pod_init during js_pod_new */
 	bool runtime_pod;        /* container mode: the runtime's pod exists */
+	bool sandbox_asked;      /* ... or is being made */
+	bool ctr_mode;           /* container mode: it has a runtime's pod */
 	int32_t sandbox_failures;   /* ... attempts to make it that failed */
 	int64_t sandbox_retry_at_ms; /* ... the next attempt after one, or -1 */
 	bool in_place;           /* in-place restart (pod.h) */
@@ -449,6 +451,7 @@ int js_pod_new(const struct js_pod_init *init, const struct js_pod_host *host, s
 	pod->created_wall_ms = wall_ms();
 	pod->kill_at_ms = -1;
 	pod->sandbox_retry_at_ms = -1;
+	pod->ctr_mode = host->ctrt != NULL;
 	const json_t *spec = json_object_get(init->tmpl, "spec");
 	const char *rp = js_json_str(spec, "restartPolicy");
 	pod->on_failure = rp && strcmp(rp, "OnFailure") == 0;
@@ -924,12 +927,15 @@ static bool step_in_place(struct js_pod *pod, const struct js_pod_host *host, in
 
 /**
  * Container mode: make the runtime's pod (its sandbox) before any of its
- * containers starts, as the kubelet does. Not before its address is free:
- * an older pod at the same position may still hold it, being stopped or
- * removed (the runtime's IPAM would refuse it), and the pod waits, pending,
- * until that removal is reaped. A sandbox the runtime fails to make is the
- * runtime's failure, not the workload's: the pod stays pending and the
- * attempt is repeated after the usual back-off (Warning
+ * containers starts, as the kubelet does. The runtime makes it in child
+ * processes the runner's loop reaps (local/container.h), so the loop goes
+ * on with signals, output and other pods meanwhile, and the pod stays
+ * pending (ContainerCreating) until it is made. Not before its address is
+ * free: an older pod at the same position may still hold it, being stopped
+ * or removed (the runtime's IPAM would refuse it), and the pod waits,
+ * pending, until that removal is reaped. A sandbox the runtime fails to
+ * make is the runtime's failure, not the workload's: the pod stays pending
+ * and the attempt is repeated after the usual back-off (Warning
  * FailedCreatePodSandBox, as the kubelet reports it), never counted as a
  * container's failure. Returns true when the pod's containers may start.
  */
@@ -937,12 +943,14 @@ static bool make_sandbox(struct js_pod *pod, const struct js_pod_host *host, int
 {
 	if (pod->runtime_pod)
 		return true;
-	if (js_container_ip_busy(host->ctrt, pod->ip))
-		return false; /* woken when the removal holding it is reaped */
 	if (pod->sandbox_retry_at_ms >= 0 && now_ms < pod->sandbox_retry_at_ms)
 		return false; /* js_pod_wake has the deadline */
 	char *err = NULL;
-	if (js_container_pod_new(host->ctrt, pod->name, pod->hostname, pod->ip, &err) == 0) {
+	enum js_container_pod st = js_container_pod_make(host->ctrt, pod->name, pod->hostname, pod->ip, &err);
+	pod->sandbox_asked = st == JS_CONTAINER_POD_WAITING;
+	if (st == JS_CONTAINER_POD_WAITING)
+		return false; /* woken when a command of the runtime's ends */
+	if (st == JS_CONTAINER_POD_READY) {
 		pod->runtime_pod = true;
 		pod->sandbox_retry_at_ms = -1;
 		return true;
@@ -1150,9 +1158,9 @@ bool js_pod_step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	if (pod->phase >= JS_JOBCTL_SUCCEEDED && js_pod_gone(pod)) {
 		js_net_pod_release(pod->net);
 		js_volumes_pod_release(pod->vols); /* emptyDir goes with its pod */
-		if (pod->runtime_pod)
+		if (pod->runtime_pod || pod->sandbox_asked)
 			js_container_pod_release(host->ctrt, pod->name);
-		pod->runtime_pod = false;
+		pod->runtime_pod = pod->sandbox_asked = false;
 	}
 	return changed;
 }
@@ -1428,6 +1436,11 @@ void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret)
 	};
 	int fd;
 	ret->sandbox_ready = !pod->net || js_net_pod_netns(pod->net, &fd) == 0;
+	/* Container mode: the runtime's pod is the sandbox. A terminal pod's
+	 * is released, as a finished pod's sandbox is on a node, so only
+	 * one never made reads not ready. */
+	if (pod->ctr_mode && pod->phase == JS_JOBCTL_PENDING && !pod->runtime_pod)
+		ret->sandbox_ready = false;
 }
 
 void js_pod_ctr_info(const struct js_pod *pod, size_t i, struct js_pod_ctr_info *ret)

@@ -156,6 +156,45 @@ def test_near_miss_kind_in_our_group_is_an_error():
     assert '<stdin>:2:1: kind:' in r.stderr and 'did you mean "JobSet"' in r.stderr
 
 
+NEWER_POD_SPEC = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: newer}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            schedulingGroup: {podGroupName: my-group}
+            containers: [{name: c, image: busybox}]
+            volumes:
+            - name: cert
+              projected:
+                sources:
+                - podCertificate: {signerName: example.com/s, keyType: ED25519, credentialBundlePath: c.pem,
+                                   userAnnotations: {example.com/team: ml}}
+"""
+
+
+def test_newer_pod_spec_fields_pass_validate_and_render():
+    """Pod-spec fields newer than the oldest supported Kubernetes (1.36's
+    schedulingGroup, 1.35's podCertificate.userAnnotations; issue 24) are
+    the API server's to check: validate accepts them and render carries
+    them into the pods' template."""
+    r = run("validate", "-", stdin=NEWER_POD_SPEC)
+    assert r.returncode == 0 and "is valid" in r.stdout, r.stderr
+    r = run("render", "-o", "json", "-", stdin=NEWER_POD_SPEC)
+    assert r.returncode == 0, r.stderr
+    job = next(i for i in json.loads(r.stdout)["items"] if i["kind"] == "Job")
+    pod = job["spec"]["template"]["spec"]
+    assert pod["schedulingGroup"] == {"podGroupName": "my-group"}
+    assert pod["volumes"][0]["projected"]["sources"][0]["podCertificate"]["userAnnotations"] == {
+        "example.com/team": "ml"}
+
+
 @pytest.mark.parametrize("replicas,want", [
     # within the size limits, past what render prints
     (50000, "render prints at most 10000"),

@@ -11,11 +11,13 @@ one-CPU pods is short by one pod. A plain scheduler would bind three; the
 gang must bind none. A second node frees the capacity and all four start.
 """
 import json
+import subprocess
 import uuid
 
 import pytest
 
 from conftest import jobset, rjob, wait_for
+from webhook_common import binary
 
 pytestmark = pytest.mark.usefixtures("kube")
 
@@ -159,3 +161,44 @@ def test_suspend_resume(kube, gang_ctl, ns):
     kube.run("patch", "jobsets.jobset.x-k8s.io", "sr", "-n", ns, "--type=merge", "-p", '{"spec":{"suspend":false}}')
     wait_for("PodGroups and Workload back on resume",
              lambda: present() == groups and kube.get("workloads.scheduling.k8s.io", "sr", ns))
+
+
+def test_scheduling_group_in_the_pod_template(kube, gang_ctl, ns, tmp_path):
+    """Upstream's manual mode (kubernetes-sigs/jobset#1252): the user makes
+    the PodGroup and names it in the JobSet's pod template with 1.36's
+    spec.schedulingGroup.podGroupName, without spec.scheduling. `kubectl
+    apply` with its default validation (strict) takes it - the CRD's pod
+    spec is the newest supported Kubernetes' (a 1.34-generated CRD refuses
+    the unknown field) - so does `jobset validate`, and the field reaches
+    the pods, which the scheduler places as that gang."""
+    label = f"m-{uuid.uuid4().hex[:8]}"
+    kube.apply({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                "metadata": {"name": "manual-group"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}, ns)
+    kube.apply(node(f"{label}-a", label, 2))
+    try:
+        js = gang_jobset("manual", label, 2)
+        del js["spec"]["scheduling"]
+        js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["schedulingGroup"] = {
+            "podGroupName": "manual-group"}
+        path = tmp_path / "manual.json"
+        path.write_text(json.dumps(js))
+        v = subprocess.run([str(binary("jobset", "JOBSET_BIN")), "validate", str(path)], capture_output=True,
+                           text=True, timeout=60)
+        assert v.returncode == 0 and "is valid" in v.stdout, v.stdout + v.stderr
+        kube.run("apply", "--validate=strict", "-n", ns, "-f", str(path))
+        stored = kube.jobset("manual", ns)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        assert stored["schedulingGroup"] == {"podGroupName": "manual-group"}
+
+        def running():
+            ps = pods_of(kube, ns, "manual")
+            return len(ps) == 2 and all(p["spec"].get("nodeName") == f"{label}-a" and
+                                        p.get("status", {}).get("phase") == "Running" for p in ps) and ps
+        ps = wait_for("both pods of the manual gang bound and Running", running, 120)
+        assert all(p["spec"]["schedulingGroup"] == {"podGroupName": "manual-group"} for p in ps)
+        # The controller made no group of its own: the user's is the one.
+        assert kube.get("workloads.scheduling.k8s.io", "manual", ns) is None
+        assert kube.get("podgroups.scheduling.k8s.io", "manual", ns) is None
+    finally:
+        kube.run("delete", "jobsets.jobset.x-k8s.io", "manual", "-n", ns, "--wait=true", check=False)
+        kube.run("delete", "node", f"{label}-a", "--wait=false", check=False)

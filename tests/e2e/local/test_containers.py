@@ -65,10 +65,17 @@ def jobset(*rjobs, name="ct", docs=(), **spec):
 
 
 def leftovers(run_dir):
-    """Pods and networks of podman that a run left (by the run's label)."""
+    """Pods, containers and networks of podman that this run left: those
+    labelled with its network's name (state.json `runner.containers`), so
+    that other runs on the machine at the same time are not counted. A run
+    that recorded no network made nothing in podman."""
+    state = json.loads((Path(run_dir) / "state.json").read_text())
+    net = ((state.get("runner") or {}).get("containers") or {}).get("network")
+    if not net:
+        return []
     out = []
     for what in (["pod", "ps", "-q"], ["network", "ls", "-q"], ["ps", "-aq"]):
-        r = subprocess.run(["podman", *what, "--filter", "label=io.jobset.run"], capture_output=True, text=True)
+        r = subprocess.run(["podman", *what, "--filter", f"label=io.jobset.run={net}"], capture_output=True, text=True)
         out += r.stdout.split()
     return out
 
@@ -354,3 +361,57 @@ def test_down_removes_what_a_killed_runner_left(jobset_bin, image, tmp_path):
         assert of_run(network) == []
     finally:
         subprocess.run(["podman", "network", "rm", "-f", "-t", "0", network], capture_output=True)
+
+
+def test_making_pods_does_not_hold_up_the_runner(jobset_bin, image, tmp_path, monkeypatch):
+    """Issue 24 item 9: podman makes pods in child processes the runner's
+    loop reaps, a few at once, so the runner serves `jobset ps` and signals
+    while they are made. Here `podman pod create` waits for a gate the test
+    opens only at the end (fault injection: a slow runtime): several pods
+    are being made at once, `jobset ps` shows them ContainerCreating, and a
+    SIGINT is handled (its event written) while every create still waits.
+    Pods that were not begun are never made, and nothing is left."""
+    gate, creates = tmp_path / "gate", tmp_path / "creates"
+    creates.mkdir()
+    # At most 60 s, so that a runner that never serves the SIGINT fails
+    # the test rather than hangs it.
+    podman_wrapper(tmp_path, monkeypatch,
+                   f'if [ "$1 $2" = "pod create" ]; then\n  : > {creates}/$$; i=0\n'
+                   f'  while [ ! -e {gate} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\nfi')
+    cpus = os.cpu_count() or 1
+    at_once = min(max(2 * cpus, 4), 16)  # container.c: twice the processors, 4 to 16
+    spec = pod_spec([{"name": "c", "image": image, "args": ["exit", "0"]}])
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(jobset(rjob("w", spec, completions=at_once + 4)))
+    run_dir = tmp_path / "run"
+    subprocess.run([str(jobset_bin), "run", "--detach", "--runtime", "podman", "--run-dir", str(run_dir),
+                    str(manifest)], check=True, capture_output=True, text=True, timeout=60)
+
+    def runner_pid():
+        try:
+            return json.loads((run_dir / "state.json").read_text())["runner"]["pid"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    runner = wait_for(runner_pid, timeout=60, what="the runner's pid in state.json")
+    try:
+        wait_for(lambda: len(list(creates.iterdir())) >= 2, timeout=60, what="two `pod create` under way at once")
+
+        def ps():
+            return subprocess.run([str(jobset_bin), "ps", "--run-dir", str(run_dir)], capture_output=True,
+                                  text=True).stdout
+
+        wait_for(lambda: ps().count("ContainerCreating") >= 2, timeout=20, what="jobset ps: ContainerCreating")
+        os.kill(runner, signal.SIGINT)
+        wait_for(lambda: "Normal Interrupted" in (run_dir / "events.log").read_text(), timeout=20,
+                 what="the SIGINT served while pods are being made")
+        assert not gate.exists()
+        assert len(list(creates.iterdir())) <= at_once
+    finally:
+        gate.touch()
+    wait_for(lambda: not Path(f"/proc/{runner}").exists() or
+             Path(f"/proc/{runner}/stat").read_text().split(")")[-1].split()[0] == "Z",
+             timeout=60, what="the runner's end")
+    # Those begun were made and removed; the others were never begun.
+    assert len(list(creates.iterdir())) == at_once
+    assert leftovers(run_dir) == []
