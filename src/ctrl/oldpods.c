@@ -362,9 +362,30 @@ static size_t held_pods(struct js_controller *c, struct js_arena *a, struct js__
 	}
 	if (n)
 		n = js_holdpods_list(h, o->rec->key, js->meta.uid, a, &v, js_clock_now_ns(), &wait);
-	/* seconds, rounded up; a pass that left checks due comes back at once */
+	/* When to come back, in seconds rounded up. A check left due by the
+	 * per-pass bound (or an abort) is work waiting: at once. A check left
+	 * due because an old pod still cached holds its Job name is not: that
+	 * pod's end is an event of the pod cache, which reconciles the JobSet,
+	 * so a slow look once a second is enough. Coming back at once for it
+	 * spun the worker through thousands of empty passes a second for as
+	 * long as the other old pods of the Job ran their grace periods (seen
+	 * on real nodes by bench/controller/recovery.sh). */
+	bool again = false, busy_due = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].due)
+			continue;
+		if (v[i].job_name && js_hmap_has(busy, v[i].job_name))
+			busy_due = true;
+		else
+			again = true;
+	}
 	o->n_held = n;
-	o->held_wait_s = !n || wait == 0 ? 0 : (int64_t)((wait + 999999999ull) / 1000000000ull);
+	if (!n || again)
+		o->held_wait_s = 0;
+	else if (busy_due)
+		o->held_wait_s = 1;
+	else
+		o->held_wait_s = wait == 0 ? 0 : (int64_t)((wait + 999999999ull) / 1000000000ull);
 	*ret = v;
 	return n;
 }

@@ -231,3 +231,33 @@ def test_old_pod_without_jobset_label_still_holds_its_hostname(kube, ctl, ns):
             found = list(hw.overlaps)
     assert not found, "pods of one hostname from two attempts ran at once:\n" + "\n".join(found)
     assert kube.jobset(name, ns)["status"]["restarts"] == 1
+
+
+def test_held_old_pod_behind_a_busy_name_does_not_spin(kube, ctl, ns):
+    """A restart deletes the two old pods of Job a-0, which run on for 25 s;
+    a user removes the jobset-name label from one of them, so it leaves the
+    controller's pod cache and is held (ctrl/holdpods.h) while its sibling,
+    still cached, holds the same Job name. Its check waits for that name,
+    and the JobSet is reconciled again when the sibling's end shows in the
+    cache: while the sibling runs, the controller makes at most a few passes
+    a second. Before the fix a held pod waiting on a busy name asked to be
+    reconciled again at once, pass after pass (about 2,000 passes a second
+    on real nodes, bench/controller/recovery.sh)."""
+    from test_controller_own_writes import reconciles
+    name = "js-spin"
+    kube.create(jobset(name, [rjob("a", 1, parallelism=2, completions=2, annotations=LINGER)],
+                       failurePolicy={"maxRestarts": 2}), ns)
+    request_restart(kube, ns, name, 2)
+    old = sorted(p["metadata"]["name"] for p in pods(kube, ns, name, 0))
+    kube.run("label", "pod", old[0], "-n", ns, f"{JS}jobset-name-")
+    # The window is a measurement, not a wait for a condition: passes
+    # counted over WINDOW_S while the sibling is known to run throughout.
+    window_s = 5
+    before = reconciles(ctl)
+    time.sleep(window_s)
+    passes = reconciles(ctl) - before
+    sibling = kube.get("pods", old[1], ns) or {}
+    assert (sibling.get("status") or {}).get("phase") == "Running", "the sibling stopped within the window"
+    assert passes <= 10 * window_s, f"{passes:.0f} reconciles in {window_s} s while an old pod held the name"
+    wait_for("2 pods of attempt 1 running", lambda: len(running(pods(kube, ns, name, 1))) == 2, 120)
+    assert kube.jobset(name, ns)["status"]["restarts"] == 1
