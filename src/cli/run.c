@@ -680,6 +680,19 @@ int js_cli_run(int argc, char **argv)
 	signal_ready(ro.ready_fd);
 	enum js_local_result res = JS_LOCAL_FAILED;
 	raise_nofile();
+	/* The interrupts stay blocked from here until the process exits: the
+	 * run reads them from its loop (js_local_run blocks them too, and puts
+	 * back this mask when it returns), and once it has returned an
+	 * interrupt is late, not a request. Unblocked, a SIGTERM sent again
+	 * while the run finished (`timeout`, a user's third Ctrl-C) killed
+	 * this process in its own cleanup and turned exit 130 into "killed by
+	 * SIGTERM". */
+	sigset_t interrupts;
+	sigemptyset(&interrupts);
+	sigaddset(&interrupts, SIGINT);
+	sigaddset(&interrupts, SIGTERM);
+	sigaddset(&interrupts, SIGHUP);
+	(void)sigprocmask(SIG_BLOCK, &interrupts, NULL);
 	r = js_local_run(l, &res);
 	int rc;
 	if (r < 0) {

@@ -726,10 +726,12 @@ class Adversary:
 
     def heal(self):
         """Undo what only the adversary can: its finalizers, suspended
-        JobSets (other than the claims shape) are resumed, and a Job it gave
-        the largest backoffLimit gets one its failures already exceed."""
+        JobSets (other than the claims shape) are resumed, a Job it gave
+        the largest backoffLimit gets one its failures already exceed, and a
+        Job whose failed count it set to 2^31-1 is deleted."""
         self.heal_finalizers()
         self.heal_backoff()
+        self.heal_failed_count()
         for o in self.objects("jobsets"):
             if o["spec"].get("suspend") and not o["spec"].get("volumeClaimPolicies"):
                 self.api.request("PATCH", self.path("jobsets", o["metadata"]["name"]), {"spec": {"suspend": False}},
@@ -753,6 +755,28 @@ class Adversary:
                 self.api.request("PATCH", self.path("jobs", o["metadata"]["name"]),
                                  {"spec": {"backoffLimit": max(0, (st.get("failed") or 0) - 1)}},
                                  "application/merge-patch+json")
+        self.cache.pop("jobs", None)
+
+    def heal_failed_count(self):
+        """A Job whose status.failed the adversary set to 2^31-1 wedges the
+        Job controller: counting one more failed pod overflows the field,
+        the API server refuses every status write of it (and refuses to
+        lower the counter), and the Job never finishes (seed 4242:
+        dep-128-main-1, one failed pod uncounted, no condition after 240 s).
+        No JobSet controller can write a Job's status for it; a user would
+        delete such a Job, and so does this (counted as the adversary's
+        deletion): its JobSet makes it again."""
+        self.cache.pop("jobs", None)
+        for o in self.objects("jobs"):
+            st = o.get("status") or {}
+            done = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                       for c in st.get("conditions") or [])
+            if (st.get("failed") or 0) == 2**31 - 1 and not done and not o["metadata"].get("deletionTimestamp"):
+                uid = o["metadata"]["uid"]
+                self.jobs.mark(uid)
+                self.api.request("DELETE", self.path("jobs", o["metadata"]["name"]),
+                                 {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background",
+                                  "preconditions": {"uid": uid}}, "application/json")
         self.cache.pop("jobs", None)
 
     def heal_finalizers(self):
