@@ -339,6 +339,13 @@ static enum js_holdpods_seen check_one(struct js_controller *c, const char *ns, 
 	return seen;
 }
 
+/* A held pod whose Job name an old pod still in the cache holds: checking
+ * it frees nothing while that pod runs. */
+static bool name_busy(const struct js_holdpod *p, const struct js_hmap *busy)
+{
+	return p->job_name && js_hmap_has(busy, p->job_name);
+}
+
 /* The held pods of `o`'s JobSet, after a GET of those due (CHECKS_PER_PASS
  * at most); those the cache sees again (`cached`, by name) are no longer
  * held. A pod whose Job name a cached old pod holds anyway (`busy`) is not
@@ -356,7 +363,7 @@ static size_t held_pods(struct js_controller *c, struct js_arena *a, struct js__
 	for (size_t i = 0; i < n; i++) {
 		if (js_hmap_has(cached, v[i].name))
 			js_holdpods_drop(h, o->rec->key, v[i].name);
-		else if (v[i].due && !(v[i].job_name && js_hmap_has(busy, v[i].job_name)) && checks++ < CHECKS_PER_PASS &&
+		else if (v[i].due && !name_busy(&v[i], busy) && checks++ < CHECKS_PER_PASS &&
 			 !js__aborted(c))
 			js_holdpods_checked(h, o->rec->key, v[i].name, check_one(c, o->ns, &v[i]), js_clock_now_ns());
 	}
@@ -374,7 +381,7 @@ static size_t held_pods(struct js_controller *c, struct js_arena *a, struct js__
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].due)
 			continue;
-		if (v[i].job_name && js_hmap_has(busy, v[i].job_name))
+		if (name_busy(&v[i], busy))
 			busy_due = true;
 		else
 			again = true;
