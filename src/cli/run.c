@@ -688,10 +688,7 @@ int js_cli_run(int argc, char **argv)
 	 * this process in its own cleanup and turned exit 130 into "killed by
 	 * SIGTERM". */
 	sigset_t interrupts;
-	sigemptyset(&interrupts);
-	sigaddset(&interrupts, SIGINT);
-	sigaddset(&interrupts, SIGTERM);
-	sigaddset(&interrupts, SIGHUP);
+	js_local_interrupts(&interrupts);
 	(void)sigprocmask(SIG_BLOCK, &interrupts, NULL);
 	r = js_local_run(l, &res);
 	int rc;

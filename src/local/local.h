@@ -50,6 +50,7 @@
 #ifndef JS_LOCAL_H
 #define JS_LOCAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -189,6 +190,14 @@ int js_local_free(struct js_local *l);
  * itself failed (its processes are killed first).
  */
 JS_WARN_UNUSED int js_local_run(struct js_local *l, enum js_local_result *ret_result);
+
+/**
+ * Fill *ret with the signals js_local_run takes as an interrupt of the run
+ * (SIGINT, SIGTERM, SIGHUP): the set it blocks and reads while it runs, and
+ * the set a caller that exits after the run keeps blocked so that a late
+ * one cannot kill it during its cleanup. No errors.
+ */
+void js_local_interrupts(sigset_t *ret);
 
 /** Every Job and pod of the run with its final status, as written to
  * jobs.json (a v1 List). Borrowed until js_local_free; NULL before

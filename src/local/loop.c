@@ -301,11 +301,8 @@ static int setup(struct js_local *l, sigset_t *ret_old)
 	l->host.log_max_files = l->opts.log_max_files;
 	l->host.hosts_env = l->hosts_path;
 	sigset_t set;
-	sigemptyset(&set);
+	js_local_interrupts(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0)
 		return -errno;
 	l->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -349,13 +346,18 @@ static void interrupt(struct js_local *l, int64_t t, const char *why)
  * finished run's exit code into "killed by SIGTERM"). The run is over, so
  * pending interrupts are consumed here; one that arrives after this is a
  * request to the caller. */
+void js_local_interrupts(sigset_t *ret)
+{
+	sigemptyset(ret);
+	sigaddset(ret, SIGINT);
+	sigaddset(ret, SIGTERM);
+	sigaddset(ret, SIGHUP);
+}
+
 static void drain_interrupts(void)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	js_local_interrupts(&set);
 	const struct timespec zero = {0, 0};
 	while (sigtimedwait(&set, NULL, &zero) > 0)
 		;
