@@ -303,14 +303,21 @@ static char *jobset_key_by_uid(struct js_controller *c, const char *uid)
 
 /* A Job's JobSet: from its JSON when the event carries one, else (a delete
  * inferred by a relist) from the owner uid its record kept. A Job no
- * JobSet controls enqueues the JobSet its jobset-name label names, whose
- * Job of that name it holds (JS__CTRL_INDEX_UNOWNED): that JobSet must see
- * it go, or be controlled again, to proceed. */
+ * JobSet controls enqueues each JobSet it holds a Job name of
+ * (js_owner_unowned_keys, JS__CTRL_INDEX_UNOWNED): that JobSet must see it
+ * go, or be controlled again, to proceed. */
 static void enqueue_job_owner(struct js_controller *c, const struct js_obsjob *j, const json_t *obj)
 {
 	char *key = obj ? js_owner_jobset_key(obj) : jobset_key_by_uid(c, j->owner_uid);
-	if (!key && obj)
-		key = js_owner_label_key(obj);
+	if (!key && obj) {
+		char *keys[2];
+		size_t n = js_owner_unowned_keys(obj, keys);
+		for (size_t i = 0; i < n; i++) {
+			js__ctrl_enqueue(c, keys[i], true, "jobs");
+			free(keys[i]);
+		}
+		return;
+	}
 	js__ctrl_enqueue(c, key, true, "jobs");
 	free(key);
 }
@@ -376,10 +383,12 @@ static void index_owner(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 
 static void index_unowned(const json_t *obj, js_store_emit_fn *emit, void *ctx)
 {
-	char *key = js_owner_unowned_key(obj);
-	if (key)
-		emit(ctx, key);
-	free(key);
+	char *keys[2];
+	size_t n = js_owner_unowned_keys(obj, keys);
+	for (size_t i = 0; i < n; i++) {
+		emit(ctx, keys[i]);
+		free(keys[i]);
+	}
 }
 
 static void index_uid(const json_t *obj, js_store_emit_fn *emit, void *ctx)

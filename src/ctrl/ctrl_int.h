@@ -24,9 +24,9 @@
 
 /* Index of Jobs by the uid of their controller JobSet owner (SPEC §11.1). */
 #define JS__CTRL_INDEX_OWNER "jobset-owner"
-/* Index of Jobs labelled with a JobSet name but not controlled by a
- * JobSet of that name, by "<namespace>/<name>" (ctrl/owner.h
- * js_owner_unowned_key): the names they hold are shown to the core, which
+/* Index of Jobs labelled (or whose pod template is labelled) with a JobSet
+ * name but not controlled by a JobSet of that name, by "<namespace>/<name>"
+ * (ctrl/owner.h js_owner_unowned_keys): the names they hold are shown to the core, which
  * says why it cannot create them (JobCreationBlocked). */
 #define JS__CTRL_INDEX_UNOWNED "jobset-unowned"
 /* Index of JobSets by metadata.uid (an orphaned Job's former owner). */

@@ -47,13 +47,24 @@ char *js_owner_label_key(const json_t *obj)
 	return make_key(js_json_str(md, "namespace"), js_json_str(json_object_get(md, "labels"), JS_LABEL_JOBSET_NAME));
 }
 
-char *js_owner_unowned_key(const json_t *obj)
+size_t js_owner_unowned_keys(const json_t *obj, char *keys[2])
 {
 	const json_t *ref = js_render_jobset_owner(obj);
-	const char *label = js_json_str(js_json_path(obj, "metadata.labels"), JS_LABEL_JOBSET_NAME);
-	if (ref && label && str_same(js_json_str(ref, "name"), label))
-		return NULL;
-	return js_owner_label_key(obj);
+	const char *owner = ref ? js_json_str(ref, "name") : NULL;
+	const char *names[2] = {
+		js_json_str(js_json_path(obj, "metadata.labels"), JS_LABEL_JOBSET_NAME),
+		js_json_str(js_json_path(obj, "spec.template.metadata.labels"), JS_LABEL_JOBSET_NAME),
+	};
+	const char *ns = js_json_str(json_object_get(obj, "metadata"), "namespace");
+	size_t n = 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (!names[i] || str_same(owner, names[i]) || (i == 1 && str_same(names[0], names[1])))
+			continue;
+		char *key = make_key(ns, names[i]);
+		if (key)
+			keys[n++] = key;
+	}
+	return n;
 }
 
 char *js_owner_object_key(const json_t *obj)

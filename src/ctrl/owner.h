@@ -28,13 +28,17 @@ char *js_owner_jobset_key(const json_t *obj);
  * such label. Caller frees. */
 char *js_owner_label_key(const json_t *obj);
 
-/** js_owner_label_key of `obj` when it is labelled with a JobSet name but
- * not controlled by a JobSet of that name (no controller ownerReference,
- * controller: false, or another JobSet's): a Job in the way of the one of
- * that name the JobSet would create (tests/chaos "job-orphaned"); NULL
- * otherwise, so the JobSet's own Jobs are not indexed twice. Caller
- * frees. */
-char *js_owner_unowned_key(const json_t *obj);
+/** The keys of the JobSets `obj` (a Job) stands in the way of without
+ * being their child: the JobSet its jobset.sigs.k8s.io/jobset-name label
+ * names, and the one the same label of its pod template names (which
+ * cannot be edited once the Job ran, so a relabelled orphan still blocks
+ * the JobSet it was made for; CI seed 993656309, dep-27), each once and
+ * only when the controller ownerReference does not name that JobSet: a Job
+ * in the way of the one of that name the JobSet would create (tests/chaos
+ * "job-orphaned"), while the JobSet's own Jobs are not indexed twice.
+ * Stores 0 to 2 keys in keys[] and returns how many; the caller frees
+ * each. */
+size_t js_owner_unowned_keys(const json_t *obj, char *keys[2]);
 
 /** Key "<namespace>/<name>" of `obj` itself (a JobSet), or NULL when it has
  * no name. Caller frees. */

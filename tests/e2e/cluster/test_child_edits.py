@@ -72,6 +72,25 @@ def test_orphaned_child_job_named_in_a_condition(kube, ctl, ns):
     assert new["metadata"]["uid"] != old and owner_uid(new) == uid
 
 
+def test_relabelled_orphan_still_named_in_a_condition(kube, ctl, ns):
+    """CI seed 993656309 (dep-27): a running Job's jobset-name label
+    rewritten to another name, then its controller ownerReference removed.
+    Its pod template still names the JobSet it was made for, so that JobSet
+    still says JobCreationBlocked and proceeds once it is deleted (before:
+    neither index of the cache showed it to the JobSet, whose creates were
+    answered AlreadyExists with no condition, unfinished for ever)."""
+    start(kube, ns, "js-relabel-orphan", "8s")
+    kube.run("label", "--overwrite", "jobs.batch", "js-relabel-orphan-r-1", "-n", ns,
+             JS + "jobset-name=someone-else")
+    kube.run("patch", "jobs.batch", "js-relabel-orphan-r-1", "-n", ns, "--type=json",
+             "-p", '[{"op":"remove","path":"/metadata/ownerReferences"}]')
+    c = wait_for(BLOCKED, lambda: condition(kube.jobset("js-relabel-orphan", ns), BLOCKED), 30)
+    assert c["reason"] == "JobNotControlled" and "js-relabel-orphan-r-1" in c["message"], c
+    kube.run("delete", "jobs.batch", "js-relabel-orphan-r-1", "-n", ns, "--wait=true")
+    js = wait_terminal(kube, "js-relabel-orphan", ns, "Completed", timeout=45)
+    assert not condition(js, BLOCKED), js["status"]
+
+
 def test_child_job_not_controller_then_restored(kube, ctl, ns):
     """The ownerReference of a running Job set to controller: false, then
     back to true: JobCreationBlocked while it is not the controller; then
