@@ -26,7 +26,7 @@ import uuid
 import pytest
 
 from conftest import jobset, rjob, wait_for, wait_terminal
-from webhook_common import binary
+from webhook_common import WebhookHost, binary
 
 pytestmark = pytest.mark.usefixtures("kube")
 
@@ -222,43 +222,51 @@ def test_scheduling_group_in_the_pod_template(kube, gang_ctl, ns, tmp_path):
         kube.run("delete", "node", f"{label}-a", "--wait=false", check=False)
 
 
-def test_deprecated_names_still_work(kube, controller, ns, tmp_path):
+def test_deprecated_names_still_work(kube, gang_ctl, crd, tmp_path):
     """Our first names - the gate WorkloadAwareScheduling and the fields
     policy, replicatedJobPolicies[].targetReplicatedJob, disruption - are
-    deprecated aliases of KEP-969's for one release: the controller logs a
-    warning once at start, `kubectl apply --validate=strict` takes the
-    manifest (the CRD keeps the old names) and shows the webhook's
-    warnings naming the new names, and the groups are the ones the new
-    names would make."""
-    controller.stop()
-    controller.custom = True
-    controller.gang = False  # the next gang_ctl restarts it with the new gate
-    controller.start(OLD_GATE)
-    assert "feature gate 'WorkloadAwareScheduling' is deprecated" in controller.log.read_text()
-    label = f"d-{uuid.uuid4().hex[:8]}"
-    js = gang_jobset("old", label, 2, scheduling={
-        "policy": {"basic": {}},
-        "replicatedJobPolicies": [{"targetReplicatedJob": "workers", "policy": {"gang": {}},
-                                   "disruption": "All"}]})
-    js["spec"]["replicatedJobs"].insert(0, rjob("driver"))
-    path = tmp_path / "old.json"
-    path.write_text(json.dumps(js))
-    p = kube.run("apply", "--validate=strict", "-n", ns, "-f", str(path))
-    for old, new in (("policy", "schedulingPolicy"), ("replicatedJobPolicies", "replicatedJobs"),
-                     ("replicatedJobPolicies[0].targetReplicatedJob", "replicatedJobPolicies[0].targetReplicatedJobs")):
-        assert f"spec.scheduling.{old}: deprecated field name, use spec.scheduling.{new}" in p.stderr, p.stderr
-    pg = wait_for("the workers' PodGroup", lambda: kube.get("podgroups.scheduling.k8s.io", "old-workers", ns))
-    assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
-    assert pg["spec"]["disruptionMode"] == "PodGroup"
-    driver = wait_for("the driver's PodGroup", lambda: kube.get("podgroups.scheduling.k8s.io", "old-driver", ns))
-    assert driver["spec"]["schedulingPolicy"] == {"basic": {}}
-    # Both names of one field: refused, naming the old one's path.
-    js["metadata"]["name"] = "both"
-    js["spec"]["scheduling"]["schedulingPolicy"] = {"basic": {}}
-    path.write_text(json.dumps(js))
-    p = kube.run("apply", "-n", ns, "-f", str(path), check=False)
-    assert p.returncode != 0 and "spec.scheduling.policy: Forbidden" in p.stderr, p.stderr
-    kube.run("delete", "jobsets.jobset.x-k8s.io", "old", "-n", ns, "--wait=true", check=False)
+    deprecated aliases of KEP-969's for one release. A webhook host started
+    with the old gate name logs a warning once at start and validates
+    spec.scheduling (the gate is on); `kubectl apply --validate=strict`
+    takes the manifest (the CRD keeps the old names) and prints the
+    webhook's admission warnings naming the new names; the controller makes
+    the groups the new names would make. Both names of one field: refused."""
+    host = WebhookHost(kube, tmp_path).start()
+    try:
+        host.restart(OLD_GATE)
+        assert "feature gate 'WorkloadAwareScheduling' is deprecated" in host.ctl.log.read_text()
+        ns = host.namespace(f"gang-old-{uuid.uuid4().hex[:6]}")
+        label = f"d-{uuid.uuid4().hex[:8]}"
+        js = gang_jobset("old", label, 2, scheduling={
+            "policy": {"basic": {}},
+            "replicatedJobPolicies": [{"targetReplicatedJob": "workers", "policy": {"gang": {}},
+                                       "disruption": "All"}]})
+        js["spec"]["replicatedJobs"].insert(0, rjob("driver"))
+        path = tmp_path / "old.json"
+        path.write_text(json.dumps(js))
+        p = kube.run("apply", "--validate=strict", "-n", ns, "-f", str(path))
+        for old, new in (("policy", "schedulingPolicy"), ("replicatedJobPolicies", "replicatedJobs"),
+                         ("replicatedJobPolicies[0].targetReplicatedJob",
+                          "replicatedJobPolicies[0].targetReplicatedJobs"),
+                         ("replicatedJobPolicies[0].disruption", "replicatedJobPolicies[0].disruptionMode")):
+            assert f"spec.scheduling.{old}: deprecated field name, use spec.scheduling.{new}" in p.stderr, p.stderr
+        pg = wait_for("the workers' PodGroup", lambda: kube.get("podgroups.scheduling.k8s.io", "old-workers", ns))
+        assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
+        assert pg["spec"]["disruptionMode"] == "PodGroup"
+        driver = wait_for("the driver's PodGroup", lambda: kube.get("podgroups.scheduling.k8s.io", "old-driver", ns))
+        assert driver["spec"]["schedulingPolicy"] == {"basic": {}}
+        job = wait_for("the workers' Job", lambda: [j for j in kube.jobs(ns, "old")
+                                                     if j["metadata"]["name"].startswith("old-workers-")])[0]
+        assert job["metadata"]["annotations"]["scheduling.k8s.io/group-template-name"] == "workers"
+        # Both names of one field: refused, naming the old one's path.
+        js["metadata"]["name"] = "both"
+        js["spec"]["scheduling"]["schedulingPolicy"] = {"basic": {}}
+        path.write_text(json.dumps(js))
+        p = kube.run("apply", "-n", ns, "-f", str(path), check=False)
+        assert p.returncode != 0 and "spec.scheduling.policy: Forbidden" in p.stderr, p.stderr
+        kube.run("delete", "namespace", ns, "--wait=false", check=False)
+    finally:
+        assert host.stop() == 0, f"webhook host log {host.ctl.log}"
 
 
 # ---- upstream's WAS e2e scenarios (kubernetes-sigs/jobset#1252) ----
@@ -329,8 +337,9 @@ def test_was_topology_one_rack(kube, gang_ctl, ns):
     """#1252 "should co-locate all pods within the same rack": as the manual
     gang, with the PodGroup's schedulingConstraints.topology on
     topology.kubernetes.io/rack (the scheduler's TopologyAwareWorkloadScheduling).
-    Four 2-CPU nodes, two per rack, for 4 one-CPU pods: the default
-    spreading would use both racks; the constraint puts all 4 on one."""
+    Four 2-CPU nodes, two per rack, for 4 one-CPU pods: the same gang
+    without the constraint first, which the default scoring spreads over
+    both racks (so the test can tell); with it, all 4 land in one rack."""
     label = f"t-{uuid.uuid4().hex[:8]}"
     racks = {f"{label}-r1": [f"{label}-a", f"{label}-b"], f"{label}-r2": [f"{label}-c", f"{label}-d"]}
     nodes = [n for ns_ in racks.values() for n in ns_]
@@ -338,6 +347,12 @@ def test_was_topology_one_rack(kube, gang_ctl, ns):
         for n in members:
             kube.apply(node(n, label, 2, rack=rack))
     try:
+        manual_gang(kube, ns, "ctl", "ctl-js", label, 4)
+        on = {p["spec"]["nodeName"] for p in all_bound(kube, ns, "ctl-js", 4)}
+        used = {rack for rack, members in racks.items() if on & set(members)}
+        assert len(used) == 2, f"without the constraint the pods took {sorted(on)}: racks {sorted(used)}"
+        wait_terminal(kube, "ctl-js", ns, "Completed", timeout=120)
+
         manual_gang(kube, ns, "tas", "tas-js", label, 4, constraints={"topology": [{"key": RACK}]})
         ps = all_bound(kube, ns, "tas-js", 4)
         on = {p["spec"]["nodeName"] for p in ps}
