@@ -378,6 +378,8 @@ struct js_gates {
 					(KEP-1150) */
 	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
 	bool workload_aware_scheduling; /* "WorkloadAwareScheduling" (KEP-969) */
+	bool progress_deadline;      /* "ProgressDeadline" (ours: hang
+					detection, docs/progress-deadline.md) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their
