@@ -171,7 +171,10 @@ void js__report_pod_finished(struct js_local *l, const struct js_pod *p, enum js
 	};
 	if (in.stop == JS_POD_STOP_EVICTED)
 		js__report_event(l, ph == JS_JOBCTL_FAILED ? "Warning" : "Normal", ph == JS_JOBCTL_FAILED ? "Failed" : "Completed",
-		      "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.disruption_reason, js_buf_str(&b));
+		      "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.condition_reason, js_buf_str(&b));
+	else if (in.stop == JS_POD_STOP_PROGRESS)
+		js__report_event(l, "Warning", "Failed", "pod", in.name, "stopped for missing its progress deadline "
+				 "(ProgressDeadlineExceeded); %s", js_buf_str(&b));
 	else if (in.stop == JS_POD_STOP_JOB_FAILED && failed_before_stop(p))
 		js__report_event(l, "Warning", "Failed", "pod", in.name,
 		      "its containers failed, then its Job failed and the Job controller deleted it; %s",
