@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timezone
 
 from conftest import REPO
+from test_containers import image, jobset, leftovers, pod_spec, podman_env, rjob  # noqa: F401 (fixtures)
 
 GATE = ("--feature-gates", "ProgressDeadline=true")
 EXAMPLE = REPO / "examples" / "hang-once.yaml"
@@ -136,3 +137,37 @@ def test_bad_values_name_the_field_and_the_range(run):
     assert ("spec.replicatedJobs[0].template.metadata.annotations[jobset.sigs.k8s.io/progress-startup-seconds]"
             in r.stderr)
     assert "from 1 to 2147483647" in r.stderr
+
+
+def test_container_mode_mounts_the_heartbeat_directory(run, image):
+    """Podman mode: the pod's heartbeat directory is bind-mounted at
+    /run/jobset/progress and $JOBSET_PROGRESS_FILE names the file in it.
+    Pod 1 of attempt 0 beats 3 times and hangs (its workload exits 0 on
+    SIGTERM); the stall is detected, the set restarts, and attempt 1
+    completes; no container is left."""
+    attempt = {"name": "A", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}}}
+    spec = pod_spec([{"name": "c", "image": image, "args": ["beat", "$(JOBSET_PROGRESS_FILE)", "$(A)", "3"],
+                      "env": [attempt]}], terminationGracePeriodSeconds=2)
+    only_1 = spec | {"containers": [dict(spec["containers"][0], args=["beat", "$(JOBSET_PROGRESS_FILE)", "1", "3"])]}
+    js = jobset(rjob("ok", only_1, completions=2), rjob("hang", spec), failurePolicy={"maxRestarts": 1})
+    js = js.replace("metadata:\n  name: ct\n", "metadata:\n  name: ct\n  annotations:\n"
+                    "    jobset.sigs.k8s.io/progress-deadline-seconds: '2'\n"
+                    "    jobset.sigs.k8s.io/progress-startup-seconds: '20'\n")
+    assert "progress-deadline-seconds" in js
+    r = run(js, "--runtime", "podman", *GATE, timeout=180)
+    assert r.rc == 0, r.stdout + r.stderr + r.events()
+    assert r.status["restarts"] == 1, r.events()
+    m = re.search(r"Warning ProgressDeadlineExceeded pod/(ct-hang-0-0-\w+): last heartbeat at \S+, [\d.]+ s ago: "
+                  r"progress deadline 2 s \S+ exceeded by (\d+) ms", r.events())
+    assert m, r.events()
+    print(f"\nhang detection (podman): deadline 2000 ms, detected {m.group(2)} ms after it")
+    stalled = r.pod(m.group(1))
+    assert stalled["status"]["phase"] == "Failed"
+    assert [c["type"] for c in stalled["status"]["conditions"] if c["type"] == "ProgressDeadlineExceeded"]
+    env = {e["name"]: e.get("value") for e in stalled["spec"]["containers"][0]["env"]}
+    assert env["JOBSET_PROGRESS_FILE"] == "/run/jobset/progress/heartbeat"
+    assert r.logs(m.group(1), "c").splitlines()[:4] == ["beat 1", "beat 2", "beat 3", "hanging"]
+    assert (r.dir / "progress" / m.group(1) / "heartbeat").exists()
+    assert "attempt 1: done" in r.logs("ct-hang-0-0", "c")
+    assert leftovers(r.dir) == []
