@@ -16,6 +16,10 @@
 # and its e2e tests (netavark, its network backend, needs iptables; a podman
 # pod's infra image is built locally from catatonit, so nothing is pulled).
 #
+# chromium renders a run's picture (report.html) headless in the e2e tier
+# (tests/e2e/local/test_report.py): the DOM and a screenshot, as a user's
+# browser shows it.
+#
 # containerd, containernetworking-plugins (and runc) run the test cluster's
 # real nodes (hack/cluster up --real-nodes); busybox-static is their test
 # workload image, built FROM scratch without a registry.
@@ -33,6 +37,7 @@ pkgs=(
   python3-h2 faketime
   podman runc netavark iptables catatonit
   containerd containernetworking-plugins busybox-static
+  chromium
 )
 case ${1:-} in
   --bench) pkgs=(heaptrack) ;;

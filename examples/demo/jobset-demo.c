@@ -4,8 +4,9 @@
  *
  *   jobset-demo leader --workers N [--steps S] [--port P] [--ckpt DIR]
  *   jobset-demo worker --leader HOST --rank R [--steps S] [--port P]
- *                      [--ckpt DIR] [--per-job N] [--fail-at STEP
- *                      [--fail-rank R] [--fail-code C] [--fail-always]]
+ *                      [--ckpt DIR] [--per-job N] [--step-ms MS]
+ *                      [--fail-at STEP [--fail-rank R] [--fail-code C]
+ *                      [--fail-always | --fail-attempt A]]
  *
  * The leader listens on the address its own hostname resolves to; workers
  * find it by DNS name (e.g. the JobSet coordinator endpoint), retrying until
@@ -13,9 +14,12 @@
  * sends a value, the leader sums them and sends the running total back.
  * After each step the leader writes <DIR>/leader.ckpt and each worker
  * <DIR>/worker-R.ckpt; a restarted run resumes from the leader's checkpoint.
- * --fail-at makes a worker exit with --fail-code at that step, once (a
- * marker file in DIR remembers it) or always (--fail-always), to exercise
- * failure policies. On success the leader prints the result and removes
+ * --step-ms makes each step take that long (the work a real step does), so
+ * a run lasts long enough to watch. --fail-at makes a worker exit with
+ * --fail-code at that step, once (a marker file in DIR remembers it), always
+ * (--fail-always), or only in the JobSet's restart attempt A
+ * (--fail-attempt, from $RESTART_ATTEMPT: the same on every run, whatever
+ * an earlier run left in DIR), to exercise failure policies. On success the leader prints the result and removes
  * the checkpoints. SIGTERM ends either role with status 143.
  *
  * Names resolve through the system resolver, and where that fails through
@@ -30,6 +34,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +47,7 @@
 
 struct opts {
 	const char *role, *leader, *ckpt, *port;
-	int workers, rank, steps, fail_at, fail_code, fail_always, per_job, fail_rank;
+	int workers, rank, steps, fail_at, fail_code, fail_always, per_job, fail_rank, fail_attempt, step_ms;
 };
 
 static void on_term(int sig)
@@ -286,10 +291,16 @@ again:
 	int own = read_ckpt(o->ckpt, name, &mine);
 	if (start > 0)
 		say("worker %d: resuming from checkpoint at step %d (own checkpoint step %d)", o->rank, start, own);
+	const char *att = getenv("RESTART_ATTEMPT");
+	int my_attempt = att ? num(att) : 0;
 	for (int step = start + 1; step <= o->steps; step++) {
+		if (o->step_ms > 0)
+			nanosleep(&(struct timespec){o->step_ms / 1000, (long)(o->step_ms % 1000) * 1000000L}, NULL);
 		if (step == o->fail_at && (o->fail_rank < 0 || o->fail_rank == o->rank)) {
 			snprintf(path, sizeof(path), "%s/failed-%d", o->ckpt, o->rank);
-			if (o->fail_always || access(path, F_OK) != 0) {
+			bool fail = o->fail_attempt >= 0 ? my_attempt == o->fail_attempt
+						       : o->fail_always || access(path, F_OK) != 0;
+			if (fail) {
 				FILE *m = fopen(path, "we");
 				if (m)
 					fclose(m);
@@ -315,7 +326,8 @@ again:
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.ckpt = "ckpt", .port = "7077", .workers = 1, .steps = 5, .fail_code = 1, .fail_rank = -1};
+	struct opts o = {.ckpt = "ckpt", .port = "7077", .workers = 1, .steps = 5, .fail_code = 1, .fail_rank = -1,
+			 .fail_attempt = -1};
 	signal(SIGTERM, on_term);
 	if (argc < 2) {
 		fprintf(stderr, "usage: jobset-demo leader|worker [options]\n");
@@ -350,6 +362,10 @@ int main(int argc, char **argv)
 			o.fail_at = num(v);
 		else if (strcmp(a, "--fail-code") == 0)
 			o.fail_code = num(v);
+		else if (strcmp(a, "--fail-attempt") == 0)
+			o.fail_attempt = num(v);
+		else if (strcmp(a, "--step-ms") == 0)
+			o.step_ms = num(v);
 		else {
 			fprintf(stderr, "unknown option %s\n", a);
 			return 2;

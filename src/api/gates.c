@@ -30,9 +30,20 @@ static const struct {
 	{"ExecutionAttemptsTracking", offsetof(struct js_gates, execution_attempts), ALPHA, false},
 	{"MutablePodResourcesForSuspendedJobSets", offsetof(struct js_gates, mutable_pod_resources), ALPHA, false},
 	{"JobSetActiveDeadlineSeconds", offsetof(struct js_gates, active_deadline), ALPHA, false},
-	{"WorkloadAwareScheduling", offsetof(struct js_gates, workload_aware_scheduling), ALPHA, false},
+	{"JobSetWorkloadAwareSchedulingAPI", offsetof(struct js_gates, workload_aware_scheduling), ALPHA, false},
 	{"ProgressDeadline", offsetof(struct js_gates, progress_deadline), ALPHA, false},
 	{"TLSOptions", NO_FIELD, GA, true},
+};
+
+/* Old names kept for one release after a rename: each sets its gate as
+ * the new name would (it is the same entry of gates_table, so AllAlpha and
+ * "last one wins" treat the two names as one gate). WorkloadAwareScheduling
+ * was ours before KEP-969 named the gate JobSetWorkloadAwareSchedulingAPI
+ * (keps/969-WAS-integration/kep.yaml). */
+static const struct {
+	const char *name, *canonical;
+} aliases_table[] = {
+	{"WorkloadAwareScheduling", "JobSetWorkloadAwareSchedulingAPI"},
 };
 
 /* component-base's two special keys: each sets every gate of its stage
@@ -51,8 +62,8 @@ static const struct {
 const char *js_gates_known(void)
 {
 	return "RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking, "
-	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, "
-	       "ProgressDeadline, TLSOptions, AllAlpha, AllBeta";
+	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, JobSetWorkloadAwareSchedulingAPI, "
+	       "ProgressDeadline, TLSOptions, AllAlpha, AllBeta (deprecated: WorkloadAwareScheduling)";
 }
 
 static int fail(char **reterr_msg, char *msg)
@@ -76,8 +87,23 @@ struct request {
 	signed char all[N_ALL];
 };
 
+/* The canonical name `name` stands for: itself, or the gate a deprecated
+ * alias names. Sets *n to its length. */
+static const char *canonical(const char *name, size_t *n)
+{
+	for (size_t i = 0; i < JS_ARRAY_SIZE(aliases_table); i++)
+		if (name_is(aliases_table[i].name, name, *n)) {
+			*n = strlen(aliases_table[i].canonical);
+			return aliases_table[i].canonical;
+		}
+	return name;
+}
+
 static int request_add(struct request *req, const char *name, size_t n, bool on, char **reterr_msg)
 {
+	size_t given_n = n;
+	const char *given = name;
+	name = canonical(name, &n);
 	for (size_t i = 0; i < N_ALL; i++) {
 		if (name_is(all_table[i].name, name, n)) {
 			req->all[i] = on;
@@ -89,11 +115,12 @@ static int request_add(struct request *req, const char *name, size_t n, bool on,
 			continue;
 		if (gates_table[i].locked && !on)
 			return fail(reterr_msg, js_buf_format("cannot set feature gate '%.*s' to false: it is locked to true",
-							      (int)n, name));
+							      (int)given_n, given));
 		req->gate[i] = on;
 		return 0;
 	}
-	return fail(reterr_msg, js_buf_format("unknown feature gate '%.*s' (known: %s)", (int)n, name, js_gates_known()));
+	return fail(reterr_msg,
+		    js_buf_format("unknown feature gate '%.*s' (known: %s)", (int)given_n, given, js_gates_known()));
 }
 
 /* Explicit settings win over AllAlpha/AllBeta whatever their order, as in
@@ -177,4 +204,36 @@ int js_gates_parse(const char *spec, struct js_gates *gates, char **reterr_msg)
 	}
 	request_apply(&req, gates);
 	return 0;
+}
+
+const char *js_gates_deprecated(const char *name, size_t len)
+{
+	/* One text per alias, so the pointer is static. */
+	static const char *const msgs[] = {
+		"feature gate 'WorkloadAwareScheduling' is deprecated and will be removed in the next release: use "
+		"'JobSetWorkloadAwareSchedulingAPI' (KEP-969's name; same meaning)",
+	};
+	_Static_assert(JS_ARRAY_SIZE(msgs) == JS_ARRAY_SIZE(aliases_table), "one message per alias");
+	for (size_t i = 0; i < JS_ARRAY_SIZE(aliases_table); i++)
+		if (name_is(aliases_table[i].name, name, len))
+			return msgs[i];
+	return NULL;
+}
+
+const char *js_gates_list_deprecated(const char *spec)
+{
+	for (const char *p = spec ? spec : ""; *p;) {
+		size_t n = strcspn(p, ",");
+		const char *name = p;
+		const char *eq = memchr(p, '=', n);
+		size_t name_len = eq ? (size_t)(eq - p) : n;
+		trim(&name, &name_len);
+		const char *w = js_gates_deprecated(name, name_len);
+		if (w)
+			return w;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return NULL;
 }

@@ -33,9 +33,10 @@ struct js_gate_setting {
  * Apply the `n` settings to `gates` as component-base's SetFromMap does.
  * Known gates: RestartJob, InPlaceRestart, ElasticJobSet,
  * ExecutionAttemptsTracking (KEP-1282), MutablePodResourcesForSuspendedJobSets
- * (KEP-1150), JobSetActiveDeadlineSeconds (KEP-1186), WorkloadAwareScheduling
- * (KEP-969), ProgressDeadline (ours: hang detection,
- * docs/progress-deadline.md) (alpha, off by default) and TLSOptions (GA, locked to true:
+ * (KEP-1150), JobSetActiveDeadlineSeconds (KEP-1186),
+ * JobSetWorkloadAwareSchedulingAPI (KEP-969; its deprecated alias
+ * WorkloadAwareScheduling sets the same gate), ProgressDeadline (ours: hang
+ * detection, docs/progress-deadline.md) (alpha, off by default) and TLSOptions (GA, locked to true:
  * setting it true is accepted and changes nothing). The special keys
  * `AllAlpha` and `AllBeta` set every alpha (beta) gate that the settings do
  * not name themselves, whatever the order; they never touch a locked gate.
@@ -62,5 +63,17 @@ JS_WARN_UNUSED int js_gates_parse(const char *spec, struct js_gates *gates, char
 
 /** The known gate names, ", "-separated, for usage texts and messages. Static. */
 const char *js_gates_known(void);
+
+/**
+ * When the `len` bytes at `name` are a deprecated alias of a gate (accepted
+ * for one release after a rename; today WorkloadAwareScheduling, now
+ * JobSetWorkloadAwareSchedulingAPI), the warning to show, naming the new
+ * name; else NULL. Static text.
+ */
+const char *js_gates_deprecated(const char *name, size_t len);
+
+/** js_gates_deprecated for the first item of a --feature-gates list (as
+ * js_gates_parse reads it) that uses a deprecated alias, or NULL. */
+const char *js_gates_list_deprecated(const char *spec);
 
 #endif

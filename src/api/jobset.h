@@ -377,7 +377,8 @@ struct js_gates {
 	bool mutable_pod_resources;  /* "MutablePodResourcesForSuspendedJobSets"
 					(KEP-1150) */
 	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
-	bool workload_aware_scheduling; /* "WorkloadAwareScheduling" (KEP-969) */
+	bool workload_aware_scheduling; /* "JobSetWorkloadAwareSchedulingAPI" (KEP-969;
+					   deprecated alias "WorkloadAwareScheduling") */
 	bool progress_deadline;      /* "ProgressDeadline" (ours: hang
 					detection, docs/progress-deadline.md) */
 };

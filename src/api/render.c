@@ -237,10 +237,10 @@ static void add_pvc_volumes(const struct js_jobset *js, json_t *pod_spec)
 	}
 }
 
-/* KEP-969: the Job names its group template, and its pods the PodGroup the
- * scheduler gangs them in (1.36's pod spec.schedulingGroup). A scheduling
- * field that does not check out adds nothing: validation refuses it before
- * a Job is ever rendered. */
+/* KEP-969: the Job names its group template (an annotation, as the KEP
+ * says), and its pods the PodGroup the scheduler gangs them in (1.36's pod
+ * spec.schedulingGroup). A scheduling field that does not check out adds
+ * nothing: validation refuses it before a Job is ever rendered. */
 static void add_sched_group(const struct js_jobset *js, size_t ri, json_t *meta, json_t *pod_spec)
 {
 	struct js_sched_groups *g = NULL;
@@ -248,7 +248,7 @@ static void add_sched_group(const struct js_jobset *js, size_t ri, json_t *meta,
 		return;
 	const struct js_sched_group *x = js_sched_group_of(g, ri);
 	if (x) {
-		json_object_set_new(js_json_path_make(meta, "labels"), JS_LABEL_SCHED_GROUP_TEMPLATE,
+		json_object_set_new(js_json_path_make(meta, "annotations"), JS_ANN_SCHED_GROUP_TEMPLATE,
 				    json_string(x->template_name));
 		json_object_set_new(pod_spec, "schedulingGroup", json_pack("{s:s}", "podGroupName", x->name));
 	}

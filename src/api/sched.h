@@ -1,21 +1,31 @@
 /*
  * sched.h - gang scheduling of a JobSet (KEP-969, "Workload-Aware
- * Scheduling Integration", gate WorkloadAwareScheduling): read and check
- * `spec.scheduling`, decide the PodGroups it stands for, and render the
- * Kubernetes objects that carry them - one scheduling.k8s.io/v1alpha2
+ * Scheduling Integration", gate JobSetWorkloadAwareSchedulingAPI): read and
+ * check `spec.scheduling`, decide the PodGroups it stands for, and render
+ * the Kubernetes objects that carry them - one scheduling.k8s.io/v1alpha2
  * Workload (Kubernetes 1.36) and one PodGroup per group.
  *
+ * Field names are the KEP's (keps/969-WAS-integration): schedulingPolicy,
+ * schedulingConstraints, disruptionMode ({single: {}} | {all: {}}) and
+ * replicatedJobs[] (targetReplicatedJobs, ...). Our first names - policy,
+ * constraints, disruption (Single|All), replicatedJobPolicies[] with
+ * targetReplicatedJob - are read as deprecated aliases of them for one
+ * release (js_sched_warnings); a block that gives both names of one field
+ * is refused.
+ *
  * Modes (KEP-969 "Controller Integration"):
- *   - top-level: no replicatedJobPolicies and no sequenced startup
+ *   - top-level: no replicatedJobs entries and no sequenced startup
  *     (startupPolicyOrder InOrder, or any dependsOn): one group for the whole
  *     JobSet, named after it, Gang by default with minCount = the sum of
  *     parallelism x replicas over all ReplicatedJobs (Basic when asked);
- *   - per-ReplicatedJob: otherwise; one group per ReplicatedJob, named
- *     <jobset>-<replicatedJob> (shortened with a hash past 63 characters),
- *     a targeted policy overriding the composite defaults, Gang by default
- *     with minCount = parallelism x replicas of that ReplicatedJob. Sequenced
- *     startup needs this mode: a single group could never reach its
- *     minCount while later Jobs wait for earlier ones.
+ *   - per-ReplicatedJob: otherwise; one group per replicatedJobs entry,
+ *     holding all of its targets, named <jobset>-<target1>-<target2>...,
+ *     and one per ReplicatedJob no entry targets, <jobset>-<replicatedJob>
+ *     (each shortened with a hash past 63 characters); an entry's fields
+ *     override the top-level ones; Gang by default with minCount = the sum
+ *     of parallelism x replicas of what the group holds. Sequenced startup
+ *     needs this mode: a single group could never reach its minCount while
+ *     later Jobs wait for earlier ones.
  *
  * The defaults are applied when the groups are computed, never written back
  * into the JobSet (docs/differences.md).
@@ -34,8 +44,9 @@
 #include "base/common.h"
 #include "base/diag.h"
 
-/** The group-template label on child Jobs (KEP-969). */
-#define JS_LABEL_SCHED_GROUP_TEMPLATE "scheduling.k8s.io/group-template-name"
+/** The group-template annotation on child Jobs (KEP-969 "Controller
+ * Integration": an annotation, not a label). */
+#define JS_ANN_SCHED_GROUP_TEMPLATE "scheduling.k8s.io/group-template-name"
 /** The API version of the generated Workload and PodGroups (Kubernetes 1.36). */
 #define JS_SCHED_API_VERSION "scheduling.k8s.io/v1alpha2"
 /** At most this many podGroupTemplates in one Workload (Kubernetes 1.36's
@@ -53,7 +64,6 @@ enum js_sched_policy {
 struct js_sched_group {
 	char *name;          /* the PodGroup's name */
 	char *template_name; /* its podGroupTemplate in the Workload */
-	int rjob;            /* the ReplicatedJob it holds, -1 = all of them */
 	enum js_sched_policy policy;
 	int32_t min_count;   /* Gang only */
 	json_t *template_;   /* the Workload's podGroupTemplate entry */
@@ -64,22 +74,33 @@ struct js_sched_groups {
 	bool per_rjob;
 	size_t n;
 	struct js_sched_group *items;
+	size_t n_rjobs; /* spec.replicatedJobs' length */
+	int *of_rjob;   /* per ReplicatedJob, the index of its group in items */
 };
 
 /**
  * Check `js->spec.scheduling` (the caller checks it is set and the gate is
- * on) against KEP-969's rules - known fields and shapes, Basic or Gang,
- * disruption Single or All, targets that name existing ReplicatedJobs once
- * each, minCount within 1 and the represented pod count, no explicit
- * top-level Gang minCount with sequenced startup, one priorityClassName for
- * a top-level group, at most JS_SCHED_MAX_TEMPLATES groups - and compute its
- * groups. Problems go to `diag` (may be NULL) with spec.scheduling field
+ * on) against KEP-969's rules - known fields and shapes (the KEP's names,
+ * or their deprecated aliases, not both), Basic or Gang, disruptionMode
+ * single or all, 1..50 targets per entry naming existing ReplicatedJobs,
+ * each targeted once, no per-Job `job` gangs (not implemented), minCount
+ * within 1 and the represented pod count, no explicit top-level Gang
+ * minCount with sequenced startup, one priorityClassName per group, at
+ * most JS_SCHED_MAX_TEMPLATES groups - and compute its groups. Problems go to `diag` (may be NULL) with spec.scheduling field
  * paths. Returns 0 and *ret (caller frees with js_sched_groups_free), or
  * JS_EINVALID (nothing allocated) when anything is wrong. Source: KEP-969
  * "Defaulting", "Validation", "Controller Integration"; the limits are
  * Kubernetes 1.36's (k8s.io/api scheduling/v1alpha2).
  */
 JS_WARN_UNUSED int js_sched_groups(const struct js_jobset *js, struct js_diag *diag, struct js_sched_groups **ret);
+
+/**
+ * The deprecated field names `js->spec.scheduling` uses, one message each
+ * naming the field path and the KEP's name to use instead (for admission
+ * warnings and `jobset validate`). Returns a new JSON array of strings
+ * (caller json_decref's it), empty when none or when the field is unset.
+ */
+json_t *js_sched_warnings(const struct js_jobset *js);
 
 /** Free the groups. NULL is a no-op. Returns NULL. */
 struct js_sched_groups *js_sched_groups_free(struct js_sched_groups *g);

@@ -628,8 +628,8 @@ static void check_scheduling(struct js_vctx *v)
 {
 	if (!v->opts->gates.workload_aware_scheduling) {
 		js__vadd(v, JS_DIAG_FORBIDDEN, "spec.scheduling", NULL,
-			 "scheduling needs the WorkloadAwareScheduling feature gate, which is off (enable it with the "
-			 "gate WorkloadAwareScheduling=true)");
+			 "scheduling needs the JobSetWorkloadAwareSchedulingAPI feature gate, which is off (enable it "
+			 "with the gate JobSetWorkloadAwareSchedulingAPI=true)");
 		return;
 	}
 	struct js_sched_groups *g = NULL;

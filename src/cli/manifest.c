@@ -12,6 +12,7 @@
 #include "api/codec.h"
 #include "api/defaults.h"
 #include "api/gates.h"
+#include "api/sched.h"
 #include "api/validate.h"
 #include "base/buf.h"
 #include "base/json.h"
@@ -20,8 +21,12 @@
 int js_cli_opt_gates(const char *cmd, const char *arg, struct js_gates *gates)
 {
 	char *err = NULL;
-	if (js_gates_parse(arg, gates, &err) == 0)
+	if (js_gates_parse(arg, gates, &err) == 0) {
+		const char *w = js_gates_list_deprecated(arg);
+		if (w)
+			fprintf(stderr, "jobset %s: warning: %s\n", cmd, w);
 		return JS_EXIT_OK;
+	}
 	fprintf(stderr, "jobset %s: %s\n", cmd, err);
 	free(err);
 	return JS_EXIT_USAGE;
@@ -47,10 +52,10 @@ int js_cli_refuse_gang(const char *cmd, const struct js_gates *gates)
 	if (!gates->workload_aware_scheduling)
 		return JS_EXIT_OK;
 	fprintf(stderr,
-		"jobset %s: --feature-gates WorkloadAwareScheduling=true is refused: gang scheduling makes Workload "
+		"jobset %s: --feature-gates JobSetWorkloadAwareSchedulingAPI=true is refused: gang scheduling makes Workload "
 		"and PodGroup objects for the Kubernetes scheduler, which 'jobset %s' has not. 'jobset validate' and "
 		"'jobset render' accept the gate for checking manifests (AllAlpha=true turns it on too: add "
-		"WorkloadAwareScheduling=false)\n",
+		"JobSetWorkloadAwareSchedulingAPI=false)\n",
 		cmd, cmd);
 	return JS_EXIT_USAGE;
 }
@@ -123,6 +128,14 @@ enum js_cli_doc_kind js_cli_read_doc(const struct js_docs *docs, size_t i, const
 		return JS_CLI_DOC_INVALID;
 	}
 	js_default_jobset(js);
+	/* KEP-969's renamed spec.scheduling fields: the old names still work
+	 * for one release; say which to use, valid or not. */
+	json_t *warn = js_sched_warnings(js);
+	size_t wi;
+	const json_t *w;
+	json_array_foreach(warn, wi, w)
+		fprintf(stderr, "%s:%d: warning: %s\n", js_docs_file(docs), js_docs_line(docs, i), json_string_value(w));
+	json_decref(warn);
 	struct js_validate_opts opts = {.gates = *gates, .strict = true};
 	if (js_validate_create(js, &opts, diag) < 0) {
 		js_docs_locate(docs, i, diag, from);

@@ -39,7 +39,7 @@ int js_cli_opt_format(const char *cmd, const char *flag, const char *arg, const 
 int js_cli_refuse_in_place(const char *cmd, const struct js_gates *gates, const char *missing);
 
 /** For the subcommands that drive the reconcile core (run, simulate):
- * refuse WorkloadAwareScheduling=true (KEP-969): gang scheduling makes
+ * refuse JobSetWorkloadAwareSchedulingAPI=true (KEP-969): gang scheduling makes
  * Workload and PodGroup objects for the Kubernetes scheduler, which they
  * have not. Returns JS_EXIT_OK, or JS_EXIT_USAGE having said why on stderr
  * (docs/differences.md). */
@@ -55,6 +55,8 @@ enum js_cli_doc_kind {
 /**
  * Decode document `i` of `docs` as a JobSet, default it (SPEC §4) and
  * validate it for creation (SPEC §5, strict). Diagnostics get positions.
+ * Deprecated spec.scheduling names (api/sched.h js_sched_warnings) are
+ * printed to stderr as warnings.
  * `ret_kind_name` receives "Kind/name" of the document (borrowed from docs).
  */
 enum js_cli_doc_kind js_cli_read_doc(const struct js_docs *docs, size_t i, const struct js_gates *gates,

@@ -316,6 +316,9 @@ static void summary_json(const struct js_local *l, enum js_local_result res, con
 	struct js_local_phases ph;
 	js_local_phases(l, &ph);
 	json_object_set_new(doc, "phaseSummary", js_local_phases_json(&ph));
+	char *report = js_buf_format("%s/report.html", run_dir);
+	json_object_set_new(doc, "report", json_string(report));
+	free(report);
 	char *s = json_dumps(doc, JSON_INDENT(2));
 	if (s)
 		printf("%s\n", s);
@@ -386,6 +389,7 @@ static void summary_text(FILE *out, const struct js_cli_runview *o, const struct
 		fprintf(out, "  ... and %d more failed pods (jobset ps --run-dir %s)\n", t.failed - RUNVIEW_MAX_FAILED_PODS,
 		       run_dir);
 	fprintf(out, "  logs:   %s/logs\n  status: %s/jobset.json\n", run_dir, run_dir);
+	fprintf(out, "picture of the run: %s/report.html\n", run_dir);
 	fflush(out);
 }
 

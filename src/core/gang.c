@@ -1,6 +1,6 @@
 /*
  * gang.c - the Workload and PodGroups a JobSet with spec.scheduling stands
- * for (KEP-969, gate WorkloadAwareScheduling; the groups come from
+ * for (KEP-969, gate JobSetWorkloadAwareSchedulingAPI; the groups come from
  * api/sched.h).
  *
  * Lifecycle (KEP-969 "Workload Lifecycle"): created before the Jobs, so the

@@ -61,7 +61,7 @@
  *     attempt (the restart cleanup's guard, core/cleanup.h: its
  *     invariant); dependsOn; InOrder                    (§6.1, §11.11-11.12)
  *     (never while suspended since creation: no Job, no Service, #535)
- *   WorkloadAwareScheduling gate and spec.scheduling: create the Workload
+ *   JobSetWorkloadAwareSchedulingAPI gate and spec.scheduling: create the Workload
  *     and its PodGroups before the Jobs; delete them while suspended
  *     (KEP-969, core/gang.c)
  *   suspend pass | resume pass (clear startTime, merge template; the
@@ -115,7 +115,7 @@ struct js_reconcile_input {
 	size_t n_pvcs;
 	bool workload_exists;             /* KEP-969: the JobSet's Workload
 					     exists (read only with the gate
-					     WorkloadAwareScheduling and
+					     JobSetWorkloadAwareSchedulingAPI and
 					     spec.scheduling set) */
 	const char *const *podgroups;     /* names of the JobSet's PodGroups
 					     that exist and are not being

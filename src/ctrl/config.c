@@ -310,6 +310,8 @@ static int apply_gates(struct js_config *cfg, const json_t *map, char **reterr_m
 			return fail(reterr_msg, "featureGates.%s: expected a boolean", g);
 		}
 		set[i++] = (struct js_gate_setting){g, strlen(g), json_is_true(on)};
+		if (js_gates_deprecated(g, strlen(g)))
+			cfg->gate_warning = js_gates_deprecated(g, strlen(g));
 	}
 	char *msg = NULL;
 	size_t bad = 0;
@@ -512,6 +514,8 @@ static int apply_flag(struct js_config *cfg, const struct flag *f, const char *v
 		*(int *)(base + f->off) = (int)i;
 		return 0;
 	case FL_GATES:
+		if (js_gates_list_deprecated(v))
+			cfg->gate_warning = js_gates_list_deprecated(v);
 		return js_gates_parse(v, (struct js_gates *)(base + f->off), reterr_msg);
 	case FL_PLACEMENT:
 		if (strcmp(v, "gates") == 0)
@@ -697,7 +701,9 @@ const char *js_config_usage(void)
 	       "  --health-probe-bind-address ADDR  /healthz, /readyz listen address (:8081; 0 disables)\n"
 	       "  --feature-gates A=true,...        RestartJob, InPlaceRestart, ElasticJobSet,\n"
 	       "                                    ExecutionAttemptsTracking, JobSetActiveDeadlineSeconds,\n"
-	       "                                    MutablePodResourcesForSuspendedJobSets, WorkloadAwareScheduling;\n"
+	       "                                    MutablePodResourcesForSuspendedJobSets,\n"
+	       "                                    JobSetWorkloadAwareSchedulingAPI (deprecated alias:\n"
+	       "                                    WorkloadAwareScheduling);\n"
 	       "                                    AllAlpha=true: every gate not named\n"
 	       "  --enable-webhooks[=BOOL]          serve the admission webhooks, on every replica (true)\n"
 	       "  --webhook-port N                  webhook HTTPS port (9443)\n"

@@ -68,6 +68,10 @@ struct js_config {
 	char *healthz_path;     /* health.livenessEndpointName ("healthz") */
 
 	struct js_gates gates;  /* featureGates, --feature-gates */
+	/* Set when featureGates or --feature-gates named a deprecated gate
+	 * alias (api/gates.h js_gates_deprecated): the warning main logs once
+	 * at start. Static text, NULL when none. */
+	const char *gate_warning;
 
 	bool webhooks;          /* --enable-webhooks (true) */
 	int webhook_port;       /* webhook.port, --webhook-port (9443) */

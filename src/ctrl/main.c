@@ -434,6 +434,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	arg_verbosity = arg_cfg.verbosity;
+	/* Once, at start: the old gate name still works for one release. */
+	if (arg_cfg.gate_warning)
+		logf_(1, "warning: %s", arg_cfg.gate_warning);
 
 	/* Signals are taken synchronously by main; every thread inherits the mask. */
 	sigset_t set;

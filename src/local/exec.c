@@ -286,6 +286,17 @@ static void account_phase(struct js_local *l, int64_t t)
 	}
 }
 
+/* A whole-JobSet restart the stored status now counts (it had `before`):
+ * the picture's attempt marker, with RestartingJobSet's reason. */
+static void record_restart(struct js_local *l, int32_t before)
+{
+	if (l->js->status.restarts <= before)
+		return;
+	const struct js_condition *c = js_jobset_condition(l->js, "RestartingJobSet");
+	js_timeline_add_restart(l->timeline, js__local_wall_ms(), l->js->status.restarts, c ? c->reason : NULL,
+				c ? c->message : NULL);
+}
+
 void js__exec_reconcile(struct js_local *l, int64_t t)
 {
 	struct js_plan *plan = NULL;
@@ -312,9 +323,11 @@ void js__exec_reconcile(struct js_local *l, int64_t t)
 	} else if (plan->status_changed) {
 		/* The plan's working copy, carrying the new status, becomes the
 		 * stored JobSet: taken, not copied. */
+		int32_t before = l->js->status.restarts;
 		js_jobset_free(l->js);
 		l->js = js_plan_take_jobset(plan);
 		l->dirty = true;
+		record_restart(l, before);
 	}
 	if (r >= 0)
 		account_phase(l, t);

@@ -334,8 +334,10 @@ bool js__jobs_collect(struct js_local *l)
 		}
 		js__report_event(l, "Normal", "Deleted", "job", j->name, "%s", "");
 		json_array_append_new(l->history, j->obj);
-		for (size_t k = 0; k < j->n_pods; k++)
+		for (size_t k = 0; k < j->n_pods; k++) {
 			json_array_append_new(l->pod_history, js_podjson_pod(j->pods[k], true));
+			js__report_pod_record(l, j->pods[k]);
+		}
 		js_job_unref(j->rec);
 		js__job_free_pods(l, j);
 		free(j->name);

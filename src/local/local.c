@@ -147,6 +147,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	obs.since_ms = obs.wait_since_ms = -1;
 	js_phase_acct_init(&l->phases, &obs, l->start_ms);
 	l->end_ms = -1;
+	l->timeline = js_timeline_new(l->js, l->start_wall_ms);
 	const char *path = getenv("PATH");
 	l->path_env = js_xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
 	l->home_env = getenv("HOME") ? js_xstrdup(getenv("HOME")) : NULL;
@@ -217,6 +218,7 @@ int js_local_free(struct js_local *l)
 	if (l->lock_fd >= 0)
 		close(l->lock_fd);
 	js_jobset_free(l->js);
+	js_timeline_free(l->timeline);
 	free(l->run_dir);
 	free(l->log_dir);
 	free(l->hosts_path);

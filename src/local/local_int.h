@@ -25,6 +25,7 @@
 #include "local/local.h"
 #include "local/net.h"
 #include "local/pod.h"
+#include "local/timeline.h"
 
 struct ljob {
 	json_t *obj;          /* batch/v1 Job with status */
@@ -98,6 +99,8 @@ struct js_local {
 	int64_t end_ms;       /* the run ended (monotonic), or -1 */
 	size_t n_readies;
 	struct js_phase_ready readies[JS_LOCAL_MAX_READIES];
+	/* The run's record for its picture (timeline.h, report.html). */
+	struct js_timeline *timeline;
 };
 
 /* ---- local.c: the run's shared helpers ---- */
@@ -224,9 +227,15 @@ void js__report_job_outcome(struct js_local *l, struct ljob *j);
 /** "Starting", "Running", "Stopping", "Completed", "Failed" (static). */
 const char *js__report_run_state(const struct js_local *l);
 
-/** Write jobset.json and jobs.json (and keep the List as l->results).
- * Returns 0 or the first -errno. */
-int js__report_results(struct js_local *l);
+/** Write jobset.json, jobs.json (and keep the List as l->results) and the
+ * run's picture, report.html, for a run that ended as `final`
+ * ("Completed", "Failed", "Interrupted", "Stalled"). Returns 0 or the
+ * first -errno. */
+int js__report_results(struct js_local *l, const char *final);
+
+/** Record pod `p` in the run's timeline (once, when it is final: its Job
+ * collected or the run ended). */
+void js__report_pod_record(struct js_local *l, const struct js_pod *p);
 
 /** Write state.json if it is stale and JS_LOCAL_STATE_INTERVAL_MS passed
  * since the last write (`t`, monotonic ms), or at once when `final` names

@@ -616,8 +616,9 @@ int js__loop_run(struct js_local *l, enum js_local_result *ret_result)
 	view(l, js__local_now_ms(), true);
 	retain_volumes(l);
 	l->end_ms = js__local_now_ms();
-	int wr = js__report_results(l);
-	js__report_state(l, js__local_now_ms(), l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : js__report_run_state(l));
+	const char *final = l->stalled ? "Stalled" : l->interrupts ? "Interrupted" : js__report_run_state(l);
+	int wr = js__report_results(l, final);
+	js__report_state(l, js__local_now_ms(), final);
 	close(l->sig_fd);
 	l->sig_fd = -1;
 	close(l->death_wr);

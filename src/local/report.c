@@ -18,11 +18,14 @@
 #include "base/buf.h"
 #include "base/file.h"
 #include "base/json.h"
+#include "base/parse.h"
 #include "base/time.h"
 #include "local/jobctl.h"
 #include "local/local_int.h"
 #include "local/container.h"
+#include "local/html.h"
 #include "local/podjson.h"
+#include "local/timeline.h"
 
 /* The kinds events name, as `kubectl` spells them in text and in JSON. */
 static const struct {
@@ -93,6 +96,8 @@ void js__report_event(struct js_local *l, const char *type, const char *reason, 
 		js_buf_done(&line);
 	}
 	l->state_dirty = true;
+	if (l->timeline)
+		js_timeline_add_event(l->timeline, &e);
 	if (l->opts.on_event)
 		l->opts.on_event(l->opts.ctx, &e);
 	js_buf_done(&msg);
@@ -149,6 +154,27 @@ static bool failed_before_stop(const struct js_pod *p)
 	return false;
 }
 
+/** How a finished pod ended, for its event and the run's picture alike: a
+ * pod deleted while it ran was stopped, not failed, except an evicted pod
+ * (its failure counts), one stopped for missing its progress deadline, and
+ * one whose containers had failed before its Job
+ * failed and the Job controller deleted it (OnFailure past backoffLimit). */
+static enum js_timeline_end pod_end(const struct js_pod *p, const struct js_pod_info *in)
+{
+	enum js_jobctl_phase ph = js_pod_phase(p);
+	if (ph < JS_JOBCTL_SUCCEEDED)
+		return JS_TIMELINE_UNFINISHED;
+	if (in->stop == JS_POD_STOP_EVICTED)
+		return ph == JS_JOBCTL_FAILED ? JS_TIMELINE_FAILED : JS_TIMELINE_SUCCEEDED;
+	if (in->stop == JS_POD_STOP_PROGRESS)
+		return JS_TIMELINE_FAILED; /* missed its progress deadline: always a failure */
+	if (in->stop == JS_POD_STOP_JOB_FAILED && failed_before_stop(p))
+		return JS_TIMELINE_FAILED;
+	if (in->stop != JS_POD_STOP_NONE)
+		return JS_TIMELINE_STOPPED;
+	return ph == JS_JOBCTL_SUCCEEDED ? JS_TIMELINE_SUCCEEDED : JS_TIMELINE_FAILED;
+}
+
 /** The event of a pod that reached Succeeded or Failed, with every exit
  * code and reason: Completed, Failed, or Stopped for a pod that was deleted
  * while it ran (by the Job controller, with its Job, or by the runner; an
@@ -169,22 +195,87 @@ void js__report_pod_finished(struct js_local *l, const struct js_pod *p, enum js
 		[JS_POD_STOP_RUNNER] = "deleted by the runner",
 		[JS_POD_STOP_JOB_FAILED] = "deleted by the Job controller when its Job failed",
 	};
+	enum js_timeline_end end = pod_end(p, &in);
 	if (in.stop == JS_POD_STOP_EVICTED)
-		js__report_event(l, ph == JS_JOBCTL_FAILED ? "Warning" : "Normal", ph == JS_JOBCTL_FAILED ? "Failed" : "Completed",
-		      "pod", in.name, "evicted (DisruptionTarget: %s); %s", in.condition_reason, js_buf_str(&b));
+		js__report_event(l, end == JS_TIMELINE_FAILED ? "Warning" : "Normal",
+		      end == JS_TIMELINE_FAILED ? "Failed" : "Completed", "pod", in.name, "evicted (DisruptionTarget: %s); %s",
+		      in.condition_reason, js_buf_str(&b));
 	else if (in.stop == JS_POD_STOP_PROGRESS)
 		js__report_event(l, "Warning", "Failed", "pod", in.name, "stopped for missing its progress deadline "
 				 "(ProgressDeadlineExceeded); %s", js_buf_str(&b));
-	else if (in.stop == JS_POD_STOP_JOB_FAILED && failed_before_stop(p))
+	else if (in.stop == JS_POD_STOP_JOB_FAILED && end == JS_TIMELINE_FAILED)
 		js__report_event(l, "Warning", "Failed", "pod", in.name,
 		      "its containers failed, then its Job failed and the Job controller deleted it; %s",
 		      js_buf_str(&b));
-	else if (in.stop != JS_POD_STOP_NONE)
+	else if (end == JS_TIMELINE_STOPPED)
 		js__report_event(l, "Normal", "Stopped", "pod", in.name, "%s; %s", stopped_by[in.stop], js_buf_str(&b));
-	else if (ph == JS_JOBCTL_SUCCEEDED)
+	else if (end == JS_TIMELINE_SUCCEEDED)
 		js__report_event(l, "Normal", "Completed", "pod", in.name, "%s", js_buf_str(&b));
 	else
 		js__report_event(l, "Warning", "Failed", "pod", in.name, "%s", js_buf_str(&b));
+	js_buf_done(&b);
+}
+
+/** The first container whose exit decided a failed pod: a regular one
+ * that exited non-zero (or failed before its last restart), else a failed
+ * init container. Its exit code and reason go on the failure's mark. */
+static bool deciding_exit(const struct js_pod *p, int32_t *ret_code, const char **ret_reason)
+{
+	for (size_t i = 0; i < js_pod_n_containers(p); i++) {
+		struct js_pod_ctr_info c;
+		js_pod_ctr_info(p, i, &c);
+		if (c.sidecar)
+			continue;
+		if (c.has_term && c.term.exit_code != 0) {
+			*ret_code = c.term.exit_code;
+			*ret_reason = c.term.reason;
+			return true;
+		}
+		if (restarted_after_failure(&c)) {
+			*ret_code = c.last.exit_code;
+			*ret_reason = c.last.reason;
+			return true;
+		}
+	}
+	return false;
+}
+
+/** A label of the pod's template as a number, or -1. */
+static int32_t label_i32(const json_t *labels, const char *key)
+{
+	const char *v = js_json_str(labels, key);
+	int64_t n;
+	return v && js_parse_i64_in(v, strlen(v), 0, INT32_MAX, &n) == 0 ? (int32_t)n : -1;
+}
+
+void js__report_pod_record(struct js_local *l, const struct js_pod *p)
+{
+	struct js_pod_info in;
+	js_pod_info(p, &in);
+	const json_t *labels = js_json_path(in.tmpl, "metadata.labels");
+	const char *rjob = js_json_str(labels, JS_LABEL_RJOB_NAME);
+	struct js_timeline_pod row = {
+		.name = in.name, .rjob = rjob ? rjob : "", .job = in.job_name ? in.job_name : "",
+		.job_index = label_i32(labels, JS_LABEL_JOB_INDEX), .index = in.index,
+		.attempt = label_i32(labels, JS_LABEL_RESTART_ATTEMPT), .created_ms = in.created_ms,
+		.started_ms = in.started_ms, .deleted_ms = in.stopping ? in.deleted_ms : 0,
+		.finished_ms = in.finished_ms, .end = pod_end(p, &in), .reason = "", .detail = "",
+	};
+	struct js_buf b;
+	js_buf_init(&b, 4096);
+	if (row.end == JS_TIMELINE_FAILED) {
+		/* An evicted pod's reason is its eviction, whatever its
+		 * containers exited with. */
+		if (!deciding_exit(p, &row.exit_code, &row.reason))
+			row.reason = "Failed";
+		if (in.stop == JS_POD_STOP_EVICTED)
+			row.reason = "Evicted";
+		else if (in.stop == JS_POD_STOP_PROGRESS)
+			row.reason = "ProgressDeadlineExceeded";
+		exits_text(p, &b);
+		row.detail = js_buf_str(&b);
+	}
+	js_timeline_add_pod(l->timeline, &row);
 	js_buf_done(&b);
 }
 
@@ -235,8 +326,31 @@ static int write_doc(const struct js_local *l, const char *name, const json_t *d
 	return r;
 }
 
-/** jobset.json, and jobs.json: a v1 List of every Job, then every pod. */
-int js__report_results(struct js_local *l)
+/** The run's picture (html.h) from its record, completed with the pods
+ * still held and the phase numbers the summary prints. */
+static int write_picture(struct js_local *l, const char *final)
+{
+	for (size_t i = 0; i < l->n_jobs; i++) {
+		for (size_t k = 0; k < l->jobs[i].n_pods; k++)
+			js__report_pod_record(l, l->jobs[i].pods[k]);
+	}
+	struct js_local_phases ph;
+	js_local_phases(l, &ph);
+	js_timeline_end(l->timeline, js__local_wall_ms(), final, l->js->status.restarts, &ph);
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	int r = js_html_report(l->timeline, &b);
+	char *path = js_buf_format("%s/report.html", l->run_dir);
+	if (r == 0)
+		r = js_file_write_atomic(path, js_buf_str(&b), b.len);
+	free(path);
+	js_buf_done(&b);
+	return r;
+}
+
+/** jobset.json, and jobs.json: a v1 List of every Job, then every pod;
+ * report.html. */
+int js__report_results(struct js_local *l, const char *final)
 {
 	json_t *items = json_deep_copy(l->history);
 	for (size_t i = 0; i < l->n_jobs; i++)
@@ -257,7 +371,8 @@ int js__report_results(struct js_local *l)
 	int r = write_doc(l, "jobset.json", js, JSON_INDENT(2));
 	int r2 = write_doc(l, "jobs.json", l->results, JSON_INDENT(2));
 	json_decref(js);
-	return r < 0 ? r : r2;
+	int r3 = write_picture(l, final);
+	return r < 0 ? r : r2 < 0 ? r2 : r3;
 }
 
 json_t *js_local_phases_json(const struct js_local_phases *p)

@@ -21,8 +21,8 @@
 
 /* What a previous run leaves that a reused directory must not mix with the
  * next one; work/ and volumes/ (the pods' own files) are kept. */
-static const char *const run_files[] = {"events.log", "jobset.json", "jobs.json", "state.json", "hosts",
-					"runner.log", "control"};
+static const char *const run_files[] = {"events.log", "jobset.json", "jobs.json", "report.html", "state.json",
+					"hosts", "runner.log", "control"};
 static const char *const run_dirs[] = {"logs", "hosts.d", "containers"};
 
 /* mkdir -p: parents 0755, the directory itself `mode`. */

@@ -10,6 +10,7 @@
 #include "api/codec.h"
 #include "api/defaults.h"
 #include "api/render.h"
+#include "api/sched.h"
 #include "api/validate.h"
 #include "base/buf.h"
 #include "webhook/jsonpatch.h"
@@ -110,6 +111,15 @@ void js__jobset_admit_validate(const struct js_webhook_admit_cfg *cfg, const str
 	if (r < 0 || d.n > 0) {
 		resp->allowed = false;
 		resp->status = js_admission_status_invalid(JS_API_GROUP, JS_KIND, object_name(req, js), &d);
+	}
+	/* KEP-969's renamed fields: the old names still work for one release,
+	 * and kubectl shows these next to the answer. */
+	if (js->spec.scheduling) {
+		json_t *w = js_sched_warnings(js);
+		if (json_array_size(w) > 0)
+			resp->warnings = w;
+		else
+			json_decref(w);
 	}
 	js_diag_done(&d);
 	js_jobset_free(old);

@@ -361,30 +361,57 @@ static const struct {
 
 /* spec.scheduling (KEP-969): kept verbatim by the codec, so its structure is
  * written out here (api/sched.c checks the rest: one of basic/gang, targets
- * that exist, minCount within the pods, disruption Single or All). */
-#define SCHED_POLICY                                                                                          \
-	"{\"type\":\"object\",\"description\":\"Basic (pods schedule one by one) or Gang (no pod starts until "       \
-	"minCount of them fit); Gang when absent.\",\"properties\":{\"basic\":{\"type\":\"object\"},\"gang\":{"      \
+ * that exist, minCount within the pods, one of single/all, the old and the
+ * new name of a field not both). The KEP's names first; our first names
+ * stay as deprecated aliases for one release, so that `kubectl apply
+ * --validate=strict` takes either (docs/gang-scheduling.md). */
+#define SCHED_DEPRECATED(now) "Deprecated: use " now " (KEP-969's name); accepted until the next release. "
+#define SCHED_POLICY(pre)                                                                                     \
+	"{\"type\":\"object\",\"description\":\"" pre "Basic (pods schedule one by one) or Gang (no pod starts "      \
+	"until minCount of them fit); Gang when absent.\",\"properties\":{\"basic\":{\"type\":\"object\"},\"gang\":{" \
 	"\"type\":\"object\",\"properties\":{\"minCount\":{\"type\":\"integer\",\"format\":\"int32\",\"minimum\":1,"    \
 	"\"description\":\"Pods that must fit together; defaults to parallelism x replicas of what the group "     \
 	"holds.\"}}}}}"
-#define SCHED_CONSTRAINTS                                                                                     \
-	"{\"type\":\"object\",\"description\":\"Topology the group must fit in.\",\"properties\":{\"topology\":{"   \
-	"\"type\":\"array\"," ATOMIC ",\"items\":{\"type\":\"object\",\"required\":[\"key\"],\"properties\":{\"key\":{" \
-	"\"type\":\"string\",\"description\":\"Node label key of the topology domain.\"}}}}}}"
-#define SCHED_DISRUPTION "{\"type\":\"string\",\"description\":\"Single (pods are disrupted one by one) or All.\"}"
+#define SCHED_CONSTRAINTS(pre)                                                                                \
+	"{\"type\":\"object\",\"description\":\"" pre "Topology the group must fit in.\",\"properties\":{"          \
+	"\"topology\":{\"type\":\"array\"," ATOMIC ",\"items\":{\"type\":\"object\",\"required\":[\"key\"],"            \
+	"\"properties\":{\"key\":{\"type\":\"string\",\"description\":\"Node label key of the topology "              \
+	"domain.\"}}}}}}"
+#define SCHED_DISRUPTION_MODE                                                                                 \
+	"{\"type\":\"object\",\"description\":\"Exactly one of single (pods are disrupted one by one) and all (the " \
+	"group is disrupted as one).\",\"properties\":{\"single\":{\"type\":\"object\"},\"all\":{\"type\":"          \
+	"\"object\"}}}"
+#define SCHED_DISRUPTION                                                                                      \
+	"{\"type\":\"string\",\"description\":\"" SCHED_DEPRECATED("disruptionMode") "Single (pods are disrupted "   \
+	"one by one) or All.\"}"
+/* The fields every block has, KEP-969's names and the deprecated ones. */
+#define SCHED_BLOCK                                                                                           \
+	"\"schedulingPolicy\":" SCHED_POLICY("") ",\"schedulingConstraints\":" SCHED_CONSTRAINTS(                   \
+		"") ",\"disruptionMode\":" SCHED_DISRUPTION_MODE                                                     \
+	",\"policy\":" SCHED_POLICY(SCHED_DEPRECATED("schedulingPolicy")) ",\"constraints\":" SCHED_CONSTRAINTS(     \
+		SCHED_DEPRECATED("schedulingConstraints")) ",\"disruption\":" SCHED_DISRUPTION
+/* One replicatedJobs entry. `job` (KEP-969's per-Job gangs) is in the
+ * schema so that it is kept, not pruned, and admission refuses it by name. */
+#define SCHED_ENTRY                                                                                           \
+	"{\"type\":\"object\",\"properties\":{\"targetReplicatedJobs\":{\"type\":\"array\",\"minItems\":1,"          \
+	"\"maxItems\":50,\"x-kubernetes-list-type\":\"set\",\"description\":\"The ReplicatedJobs that share this "  \
+	"entry's PodGroup.\",\"items\":{\"type\":\"string\",\"maxLength\":256}},\"targetReplicatedJob\":{\"type\":"  \
+	"\"string\",\"description\":\"" SCHED_DEPRECATED("targetReplicatedJobs") "One ReplicatedJob.\"},"          \
+	SCHED_BLOCK ",\"resourceClaims\":{\"type\":\"array\",\"maxItems\":4," MAP_BY("name") ",\"description\":"    \
+	"\"DRA claims shared by the group's pods.\",\"items\":{\"type\":\"object\",\"required\":[\"name\"],"          \
+	"\"properties\":{\"name\":{\"type\":\"string\"},\"resourceClaimName\":{\"type\":\"string\"},"                \
+	"\"resourceClaimTemplateName\":{\"type\":\"string\"}}}},\"job\":{\"type\":\"object\",\"description\":"     \
+	"\"KEP-969's per-Job gangs: not supported by this implementation (refused at admission).\","             \
+	"\"properties\":{\"schedulingPolicy\":" SCHED_POLICY("") ",\"schedulingConstraints\":" SCHED_CONSTRAINTS(  \
+		"") ",\"disruptionMode\":" SCHED_DISRUPTION_MODE "}}}}"
 static const char sched_schema[] =
 	"{\"type\":\"object\"," IMMUTABLE ",\"description\":\"Gang scheduling through Kubernetes Workload and "
-	"PodGroup objects (KEP-969; feature gate WorkloadAwareScheduling).\",\"properties\":{\"policy\":" SCHED_POLICY
-	",\"constraints\":" SCHED_CONSTRAINTS ",\"disruption\":" SCHED_DISRUPTION ",\"replicatedJobPolicies\":{"
-	"\"type\":\"array\"," MAP_BY("targetReplicatedJob") ",\"description\":\"Per-ReplicatedJob overrides; any "
-	"entry gives each ReplicatedJob its own PodGroup.\",\"items\":{\"type\":\"object\",\"required\":["
-	"\"targetReplicatedJob\"],\"properties\":{\"targetReplicatedJob\":{\"type\":\"string\"},\"policy\":"
-	SCHED_POLICY ",\"constraints\":" SCHED_CONSTRAINTS ",\"disruption\":" SCHED_DISRUPTION ",\"resourceClaims\":{"
-	"\"type\":\"array\",\"maxItems\":4," MAP_BY("name") ",\"description\":\"DRA claims shared by the group's "
-	"pods.\",\"items\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":"
-	"\"string\"},\"resourceClaimName\":{\"type\":\"string\"},\"resourceClaimTemplateName\":{\"type\":"
-	"\"string\"}}}}}}}}}";
+	"PodGroup objects (KEP-969; feature gate JobSetWorkloadAwareSchedulingAPI).\",\"properties\":{" SCHED_BLOCK
+	",\"replicatedJobs\":{\"type\":\"array\"," ATOMIC ",\"maxItems\":50,\"description\":\"Per-ReplicatedJob "
+	"PodGroups: each entry's targets share one; any entry gives every ReplicatedJob a PodGroup of its own or of "
+	"its entry.\",\"items\":" SCHED_ENTRY "},\"replicatedJobPolicies\":{\"type\":\"array\"," ATOMIC
+	",\"maxItems\":50,\"description\":\"" SCHED_DEPRECATED("replicatedJobs") "\",\"items\":" SCHED_ENTRY
+	"}}}";
 
 static json_t *load(const char *path)
 {

@@ -223,8 +223,13 @@ OPTION_CASES = [
     ("run", ["--feature-gates", "RestartJob=true,InPlaceRestart=1,Nope=true"], 2, "unknown feature gate 'Nope'"),
     ("simulate", ["--feature-gates", "InPlaceRestart=true"], 2, "the simulator models Jobs, not Pods"),
     # KEP-969: gang scheduling is the Kubernetes scheduler's; nothing here could gang pods.
-    ("run", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "WorkloadAwareScheduling=true is refused"),
-    ("simulate", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "WorkloadAwareScheduling=true is refused"),
+    ("run", ["--feature-gates", "JobSetWorkloadAwareSchedulingAPI=true"], 2,
+     "JobSetWorkloadAwareSchedulingAPI=true is refused"),
+    ("simulate", ["--feature-gates", "JobSetWorkloadAwareSchedulingAPI=true"], 2,
+     "JobSetWorkloadAwareSchedulingAPI=true is refused"),
+    ("validate", ["--feature-gates", "InPlaceRestart=true,JobSetWorkloadAwareSchedulingAPI=true"], 0, "is valid"),
+    # Its deprecated alias (our first name) is the same gate.
+    ("run", ["--feature-gates", "WorkloadAwareScheduling=true"], 2, "JobSetWorkloadAwareSchedulingAPI=true is refused"),
     ("validate", ["--feature-gates", "InPlaceRestart=true,WorkloadAwareScheduling=true"], 0, "is valid"),
     ("validate", ["--feature-gates", "RestartJob"], 2, "invalid feature gate 'RestartJob': expected Name=true|false"),
     ("render", ["--feature-gates", "Nope=true"], 2, "unknown feature gate 'Nope'"),
@@ -234,14 +239,51 @@ OPTION_CASES = [
     ("validate", ["--feature-gates", "AllAlpha=true,AllBeta=false"], 0, "is valid"),
     ("render", ["--feature-gates", "AllAlpha=1"], 0, "kind: Job"),
     ("render", ["--feature-gates", "AllBeta=true"], 1, "needs the InPlaceRestart feature gate"),  # it is alpha
-    ("run", ["--feature-gates", "AllAlpha=true"], 2, "turns it on too: add WorkloadAwareScheduling=false"),
-    ("run", ["--feature-gates", "AllAlpha=true,WorkloadAwareScheduling=false,Nope=1"], 2, "unknown feature gate 'Nope'"),
-    ("simulate", ["--feature-gates", "AllAlpha=true,WorkloadAwareScheduling=false"], 2,
+    ("run", ["--feature-gates", "AllAlpha=true"], 2, "turns it on too: add JobSetWorkloadAwareSchedulingAPI=false"),
+    ("run", ["--feature-gates", "AllAlpha=true,JobSetWorkloadAwareSchedulingAPI=false,Nope=1"], 2,
+     "unknown feature gate 'Nope'"),
+    ("simulate", ["--feature-gates", "AllAlpha=true,JobSetWorkloadAwareSchedulingAPI=false"], 2,
      "turns it on too: add InPlaceRestart=false"),
     ("validate", ["-o", "yaml"], 2, "jobset validate: -o takes text or json, not 'yaml'"),
     ("render", ["-o", "text"], 2, "jobset render: -o takes yaml or json, not 'text'"),
     ("render", ["--output", "json", "--feature-gates", "InPlaceRestart=true"], 0, '"kind": "List"'),
 ]
+
+
+def test_kep969_deprecated_names_warn(tmp_path):
+    """KEP-969 renamed the gate and the spec.scheduling fields; the old
+    names are accepted for one release, and `jobset validate` says which
+    new name to use (on stderr; the manifest is still valid). Both names of
+    one field are refused with the field path."""
+    r = run("validate", "--feature-gates", "InPlaceRestart=true,WorkloadAwareScheduling=true", str(IN_PLACE))
+    assert r.returncode == 0 and "is valid" in r.stdout, r.stdout + r.stderr
+    assert "feature gate 'WorkloadAwareScheduling' is deprecated" in r.stderr, r.stderr
+    assert "use 'JobSetWorkloadAwareSchedulingAPI'" in r.stderr, r.stderr
+    r = run("validate", "--feature-gates", "InPlaceRestart=true,JobSetWorkloadAwareSchedulingAPI=true", str(IN_PLACE))
+    assert r.returncode == 0 and "deprecated" not in r.stderr, r.stdout + r.stderr
+
+    def manifest(scheduling):
+        doc = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "g"},
+               "spec": {"scheduling": scheduling, "replicatedJobs": [
+                   {"name": "w", "template": {"spec": {"template": {"spec": {
+                       "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}]}}
+        p = tmp_path / "g.json"
+        p.write_text(json.dumps(doc))
+        return str(p)
+    gate = ["--feature-gates", "JobSetWorkloadAwareSchedulingAPI=true"]
+    r = run("validate", *gate, manifest({"replicatedJobPolicies": [{"targetReplicatedJob": "w",
+                                                                    "disruption": "All"}]}))
+    assert r.returncode == 0 and "is valid" in r.stdout, r.stdout + r.stderr
+    for want in ("spec.scheduling.replicatedJobPolicies: deprecated field name, use spec.scheduling.replicatedJobs",
+                 "replicatedJobPolicies[0].targetReplicatedJob: deprecated field name",
+                 "replicatedJobPolicies[0].disruption: deprecated field name"):
+        assert want in r.stderr, r.stderr
+    r = run("validate", *gate, manifest({"replicatedJobs": [{"targetReplicatedJobs": ["w"],
+                                                             "disruptionMode": {"all": {}}}]}))
+    assert r.returncode == 0 and "deprecated" not in r.stderr, r.stdout + r.stderr
+    r = run("validate", *gate, manifest({"policy": {"basic": {}}, "schedulingPolicy": {"gang": {}}}))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "spec.scheduling.policy: Forbidden" in r.stderr and "both are set" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("cmd,opts,rc,needle", OPTION_CASES,

@@ -10,13 +10,17 @@ def test_demo_success_all_and_coordinator(run):
     r = run(EX / "demo.yaml")
     assert r.rc == 0, r.stderr
     assert r.status["terminalState"] == "Completed"
-    assert r.status["restarts"] == 0
+    # Worker 1 fails once in attempt 0; the set restarts once (test_report.py).
+    assert r.status["restarts"] == 1
     assert r.condition("Completed")["reason"] == "AllJobsCompleted"
-    # 4 workers (ranks 0-3) send (rank+1)*step for steps 1..5: 10 * 15.
-    assert "leader: result=150" in r.logs("demo-leader-0-0", "leader")
+    # 4 workers (ranks 0-3) send (rank+1)*step for steps 1..10: 10 * 55.
+    assert "leader: result=550" in r.logs("demo-leader-0-0", "leader")
     workers = r.logs("demo-workers-", "worker")
-    # Workers found the leader by the coordinator endpoint, at its own address.
-    assert workers.count("connected to leader demo-leader-0-0.demo at 10.244.0.2") == 4
+    # Workers found the leader by the coordinator endpoint, at its own
+    # address, in both attempts (a worker may connect more than once: to the
+    # old attempt's leader, which turns it away).
+    connected = re.findall(r"connected to leader demo-leader-0-0\.demo at (\S+)", workers)
+    assert len(connected) >= 8 and set(connected) == {"10.244.0.2"}, connected
     assert "logs:" in r.stdout and str(r.dir) in r.stdout
 
 

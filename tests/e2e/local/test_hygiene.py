@@ -107,7 +107,7 @@ def test_default_run_root_is_per_user_and_private(jobset_bin, tmp_path):
 def test_no_namespaces_runs_the_demo(run):
     r = run(EX / "demo.yaml", "--no-namespaces")
     assert r.rc == 0, r.stdout + r.stderr + r.logs("demo-", "worker")
-    assert "leader: result=150" in r.logs("demo-leader-0-0", "leader")
+    assert "leader: result=550" in r.logs("demo-leader-0-0", "leader")
     assert "Warning Degraded jobset/demo:" in r.events()
 
 

@@ -34,7 +34,9 @@ static void test_parse(void **state)
 		{"TLSOptions=false", "cannot set feature gate 'TLSOptions' to false: it is locked to true", false, false, false},
 		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, "
 			      "ExecutionAttemptsTracking, MutablePodResourcesForSuspendedJobSets, "
-			      "JobSetActiveDeadlineSeconds, WorkloadAwareScheduling, ProgressDeadline, TLSOptions, AllAlpha, AllBeta)",
+			      "JobSetActiveDeadlineSeconds, JobSetWorkloadAwareSchedulingAPI, ProgressDeadline, "
+			      "TLSOptions, AllAlpha, AllBeta "
+			      "(deprecated: WorkloadAwareScheduling))",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
 		{"RestartJob", "invalid feature gate 'RestartJob': expected Name=true|false", false, false, false},
@@ -170,6 +172,51 @@ static void test_set_all(void **state)
 	assert_memory_equal(&g, &before, sizeof(g));
 }
 
+/* KEP-969's gate is JobSetWorkloadAwareSchedulingAPI; our first name,
+ * WorkloadAwareScheduling, is its deprecated alias for one release: the
+ * same gate (so AllAlpha and "last one wins" see one gate), with a warning
+ * that names the new name. */
+static void test_kep969_gate_alias(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		bool start, want;
+		bool warned;
+	} cases[] = {
+		{"JobSetWorkloadAwareSchedulingAPI=true", false, true, false},
+		{"WorkloadAwareScheduling=true", false, true, true},
+		{"WorkloadAwareScheduling=false", true, false, true},
+		{"WorkloadAwareScheduling=true,JobSetWorkloadAwareSchedulingAPI=false", false, false, true},
+		{"JobSetWorkloadAwareSchedulingAPI=false, WorkloadAwareScheduling = true", false, true, true},
+		{"WorkloadAwareScheduling=true,AllAlpha=false", false, true, true},
+		{"AllAlpha=true,WorkloadAwareScheduling=false", false, false, true},
+		{"AllAlpha=true", false, true, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct js_gates g = {.workload_aware_scheduling = cases[i].start};
+		char *err = NULL;
+		int r = js_gates_parse(cases[i].in, &g, &err);
+		if (r != 0 || g.workload_aware_scheduling != cases[i].want)
+			fail_msg("'%s': r=%d (%s) gate=%d, want %d", cases[i].in, r, err ? err : "",
+				 g.workload_aware_scheduling, cases[i].want);
+		const char *w = js_gates_list_deprecated(cases[i].in);
+		if (cases[i].warned ? !w || !strstr(w, "use 'JobSetWorkloadAwareSchedulingAPI'") : w != NULL)
+			fail_msg("'%s': warning %s", cases[i].in, w ? w : "(none)");
+	}
+	/* The file's map: the alias sets the gate too. */
+	struct js_gates g = {0};
+	const struct js_gate_setting set[] = {{"WorkloadAwareScheduling", 23, true}};
+	assert_int_equal(js_gates_set_all(&g, set, 1, NULL, NULL), 0);
+	assert_true(g.workload_aware_scheduling);
+	assert_non_null(js_gates_deprecated("WorkloadAwareScheduling", 23));
+	assert_null(js_gates_deprecated("JobSetWorkloadAwareSchedulingAPI", 32));
+	assert_null(js_gates_deprecated("WorkloadAwareSchedulingX", 24));
+	assert_null(js_gates_list_deprecated(NULL));
+	/* An unknown name near the alias is still unknown. */
+	assert_int_equal(js_gates_parse("WorkloadAwareSchedulingAPI=true", &g, NULL), JS_EINVALID);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_set_all),
 		cmocka_unit_test(test_all_alpha),
 		cmocka_unit_test(test_kep_gates),
+		cmocka_unit_test(test_kep969_gate_alias),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,7 +178,7 @@ enum {
 	F_RESTART_JOB = 2,  /* gate RestartJob */
 	F_DEADLINE = 4,     /* gate JobSetActiveDeadlineSeconds */
 	F_LOOSE = 8,        /* upstream's checks only */
-	F_SCHED = 16,       /* gate WorkloadAwareScheduling */
+	F_SCHED = 16,       /* gate JobSetWorkloadAwareSchedulingAPI */
 	F_JOB_ATTEMPT_MAX = 32, /* the failed Job's per-Job attempt is 2147483647 */
 };
 

@@ -172,6 +172,49 @@ static void test_gates(void **state)
 	}
 }
 
+/* KEP-969's gate by its name and by its deprecated alias, from the flag
+ * and from the file: the same gate; the alias leaves the warning main logs
+ * once at start, which names the new name. */
+static void test_kep969_gate_alias(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file_gate; /* featureGates key, or NULL for no file */
+		const char *flag;
+		bool on, warned;
+	} cases[] = {
+		{NULL, "--feature-gates=JobSetWorkloadAwareSchedulingAPI=true", true, false},
+		{NULL, "--feature-gates=WorkloadAwareScheduling=true", true, true},
+		{NULL, "--feature-gates=RestartJob=true,WorkloadAwareScheduling=false", false, true},
+		{"JobSetWorkloadAwareSchedulingAPI", NULL, true, false},
+		{"WorkloadAwareScheduling", NULL, true, true},
+		{"WorkloadAwareScheduling", "--feature-gates=JobSetWorkloadAwareSchedulingAPI=false", false, true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char fpath[] = "/tmp/js-config-gates-XXXXXX", fflag[128], doc[256];
+		if (cases[i].file_gate) {
+			snprintf(doc, sizeof(doc),
+				 "apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n"
+				 "featureGates:\n  %s: true\n",
+				 cases[i].file_gate);
+			temp_config(fpath, doc, fflag, sizeof(fflag));
+		}
+		const char *args[2] = {cases[i].flag, NULL};
+		struct js_config c;
+		char *err = NULL;
+		if (parse(&c, cases[i].file_gate ? fflag : NULL, args, 2, &err) < 0)
+			fail_msg("case %zu refused: %s", i, err);
+		if (c.gates.workload_aware_scheduling != cases[i].on ||
+		    (cases[i].warned ? !c.gate_warning || !strstr(c.gate_warning, "JobSetWorkloadAwareSchedulingAPI")
+				     : c.gate_warning != NULL))
+			fail_msg("case %zu: gate %d warning %s", i, c.gates.workload_aware_scheduling,
+				 c.gate_warning ? c.gate_warning : "(none)");
+		js_config_done(&c);
+		if (cases[i].file_gate)
+			unlink(fpath);
+	}
+}
+
 static const char good_file[] = "apiVersion: config.jobset.x-k8s.io/v1alpha1\n"
 				"kind: Configuration\n"
 				"leaderElection:\n"
@@ -465,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_gates),
+		cmocka_unit_test(test_kep969_gate_alias),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_flags_and_precedence),
 		cmocka_unit_test(test_cert_management),

@@ -78,8 +78,8 @@ static void test_fresh_and_reuse(void **state)
 	assert_int_equal(js_rundir_prepare(run, JS_RUNDIR_FRESH, &err), 0);
 	assert_int_equal(js_rundir_prepare(run, JS_RUNDIR_FRESH, &err), 0);
 	/* A previous run's files: refused fresh, cleared when reused. */
-	static const char *const gone[] = {"events.log", "jobset.json", "jobs.json", "state.json", "hosts",
-					   "runner.log", "logs/p/c.log", "hosts.d/p"};
+	static const char *const gone[] = {"events.log", "jobset.json", "jobs.json", "report.html", "state.json",
+					   "hosts", "runner.log", "logs/p/c.log", "hosts.d/p"};
 	static const char *const kept[] = {"work/ckpt", "volumes/claim/data", "runner.lock"};
 	static const char *const dirs[] = {"logs", "logs/p", "hosts.d", "work", "volumes", "volumes/claim"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {

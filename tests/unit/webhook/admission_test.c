@@ -585,12 +585,74 @@ static void test_status_invalid(void **state)
 	js_diag_done(&d);
 }
 
+/* vjobset.kb.io with the KEP-969 gate on: KEP-969's spec.scheduling names
+ * pass quietly; our first names (deprecated aliases) pass with admission
+ * warnings naming the new names, which kubectl shows; both names of one
+ * field are refused, the cause at the old name's path. */
+static void test_scheduling_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *scheduling;
+		bool allowed;
+		const char *warning; /* a substring of response.warnings[], NULL: no warnings */
+		const char *cause;
+	} rows[] = {
+		{"{\"schedulingPolicy\":{\"gang\":{}},\"disruptionMode\":{\"all\":{}},\"replicatedJobs\":[{"
+		 "\"targetReplicatedJobs\":[\"rj\"]}]}",
+		 true, NULL, NULL},
+		{"{\"policy\":{\"gang\":{}}}", true,
+		 "spec.scheduling.policy: deprecated field name, use spec.scheduling.schedulingPolicy", NULL},
+		{"{\"replicatedJobPolicies\":[{\"targetReplicatedJob\":\"rj\",\"disruption\":\"Single\"}]}", true,
+		 "spec.scheduling.replicatedJobPolicies[0].disruption: deprecated field name, use "
+		 "spec.scheduling.replicatedJobPolicies[0].disruptionMode",
+		 NULL},
+		{"{\"policy\":{\"gang\":{}},\"schedulingPolicy\":{\"gang\":{}}}", false, NULL,
+		 "spec.scheduling.policy"},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
+		struct js_webhook_admit_cfg cfg = {.strict = true, .gates = {.workload_aware_scheduling = true}};
+		struct rcase c = {.id = "scheduling", .path = JSV, .op = "CREATE"};
+		json_t *review = review_for(&c);
+		json_t *obj = json_object_get(json_object_get(review, "request"), "object");
+		tu_merge_patch(obj, DEFAULTED);
+		json_object_set_new(json_object_get(obj, "spec"), "scheduling", json_loads(rows[i].scheduling, 0, NULL));
+		char *body = json_dumps(review, 0);
+		json_t *out = NULL;
+		int http = 0;
+		assert_int_equal(js_webhook_review(&cfg, JSV, body, strlen(body), &out, &http), 0);
+		const json_t *resp = json_object_get(out, "response");
+		const json_t *warnings = json_object_get(resp, "warnings");
+		bool allowed = json_is_true(json_object_get(resp, "allowed"));
+		bool found = false;
+		size_t wi;
+		json_t *w;
+		json_array_foreach(js_json_unconst(warnings), wi, w) found |=
+			rows[i].warning && strstr(json_string_value(w), rows[i].warning) != NULL;
+		if (allowed != rows[i].allowed || (rows[i].warning ? !found : rows[i].allowed && warnings != NULL)) {
+			char *s = json_dumps(resp, 0);
+			fail_msg("row %zu: response %s", i, s);
+		}
+		if (rows[i].cause) {
+			const json_t *causes = js_json_path(json_object_get(resp, "status"), "details.causes");
+			bool has = false;
+			json_array_foreach(js_json_unconst(causes), wi, w) has |=
+				strcmp(js_json_str(w, "field"), rows[i].cause) == 0;
+			assert_true(has);
+		}
+		json_decref(out);
+		free(body);
+		json_decref(review);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_status_invalid),
+		cmocka_unit_test(test_scheduling_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

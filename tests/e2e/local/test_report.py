@@ -1,0 +1,301 @@
+"""A run's picture, report.html (docs/local.md "A picture of the run"), and
+the demo it is shown with (scripts/demo, examples/demo.yaml): a worker fails
+once, the whole JobSet restarts and resumes from its checkpoint, and the
+picture has a row per pod, the attempt marker and the failure's mark.
+
+The page is checked as text (self-contained, escaped) and in a real
+browser: Debian's chromium (scripts/setup-debian.sh installs it) renders it
+headless, its DOM is read back and a screenshot taken. Without chromium the
+browser tests fail, naming the package: they never skip.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, wait_for
+
+EX = REPO / "examples"
+# Nothing a self-contained page may load: no URL, no script, no external
+# stylesheet, font or image.
+EXTERNAL = re.compile(r"https?://|\bsrc\s*=|<script|<link|@import|url\(", re.I)
+
+
+class Classes(HTMLParser):
+    """Elements by class, with their attributes, and the text of <title>s."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_class = {}
+        self.titles = []
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs, _tag=tag)
+        for c in (a.get("class") or "").split():
+            self.by_class.setdefault(c, []).append(a)
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.titles.append(data)
+
+
+def spans(doc, kind):
+    """The timeline's rectangles of one phase (not the legend's swatches)."""
+    return [a for a in doc.by_class.get(kind, []) if a["_tag"] == "rect"]
+
+
+def groups(doc, cls):
+    """The timeline's groups of a class: rows, attempt markers, failure marks."""
+    return [a for a in doc.by_class.get(cls, []) if a["_tag"] == "g"]
+
+
+def parse(html):
+    p = Classes()
+    p.feed(html)
+    return p
+
+
+@pytest.fixture(scope="module")
+def demo(jobset_bin, demo_dir, tmp_path_factory):
+    """The demo, run once for this file as scripts/demo runs it."""
+    d = tmp_path_factory.mktemp("demo")
+    env = dict(os.environ, PATH=f"{demo_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    start = time.monotonic()
+    p = subprocess.run([str(jobset_bin), "run", "--run-dir", str(d / "run"), str(EX / "demo.yaml")], cwd=d, env=env,
+                       capture_output=True, text=True, timeout=120)
+    return p, d / "run", time.monotonic() - start
+
+
+def test_demo_fails_once_restarts_and_resumes(demo):
+    p, run_dir, took = demo
+    assert p.returncode == 0, p.stdout + p.stderr
+    js = json.loads((run_dir / "jobset.json").read_text())
+    assert js["status"]["restarts"] == 1 and js["status"]["terminalState"] == "Completed"
+    events = (run_dir / "events.log").read_text()
+    # Worker rank 1 (Job 0, index 1) fails in attempt 0, and only there.
+    assert len(re.findall(r"Warning Failed pod/demo-workers-0-1-\w+: worker: exit code 1 \(Error\)", events)) == 1, events
+    assert "RestartJobSetFailurePolicyAction jobset/demo" in events
+    leader = "".join(f.read_text() for f in sorted((run_dir / "logs").glob("demo-leader-0-0-*/leader.log")))
+    assert "resumed from checkpoint at step 3" in leader
+    # 4 workers send (rank+1)*step for steps 1..10: 10 * 55, resumed or not.
+    assert "leader: result=550" in leader
+    # Long enough to see, short enough for a first command.
+    assert 1.5 < took < 30, took
+    assert f"picture of the run: {run_dir}/report.html" in p.stdout
+
+
+def test_demo_picture_is_self_contained_with_rows_and_marks(demo):
+    p, run_dir, _ = demo
+    html = (run_dir / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert not EXTERNAL.search(html), EXTERNAL.search(html)
+    doc = parse(html)
+    rows = groups(doc, "row")
+    assert [r["data-job"] for r in rows] == ["demo-leader-0", "demo-workers-0", "demo-workers-0", "demo-workers-1",
+                                            "demo-workers-1"]
+    assert {r["data-kind"] for r in rows} == {"pod"}
+    assert [a["data-attempt"] for a in groups(doc, "attempt")] == ["1"]
+    marks = groups(doc, "fail-mark")
+    assert len(marks) == 1 and marks[0]["data-exit-code"] == "1", marks
+    assert marks[0]["data-pod"].startswith("demo-workers-0-1-")
+    # Text alternatives: the failure's and the restart's titles say what.
+    assert any("failed at" in t and "(attempt 0): worker: exit code 1 (Error)" in t for t in doc.titles), doc.titles
+    assert any(t.startswith("attempt 1 began at") and "DefaultFailurePolicy" in t for t in doc.titles)
+    # One source of numbers: the goodput the summary printed.
+    goodput = json.loads((run_dir / "jobset.json").read_text())["phaseSummary"]["goodput"]
+    assert f"<strong>{goodput:.2f}</strong>" in html
+    assert f"goodput {goodput:.2f}" in p.stdout
+
+
+def test_failed_run_marks_exit_code_and_escapes_messages(run, tmp_path):
+    """A command that cannot be started: its StartError message carries the
+    command's name, which goes through the page escaped."""
+    r = run("""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: broken}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: c
+              image: busybox
+              command: ["/nonexistent/<script>alert(1)</script>"]
+""")
+    assert r.rc == 1, r.stdout + r.stderr
+    html = (r.dir / "report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    doc = parse(html)
+    assert doc.by_class["Failed"], "the result is not marked Failed"
+    marks = groups(doc, "fail-mark")
+    assert [m["data-exit-code"] for m in marks] == ["128"], marks
+    assert "exit 128 (StartError)" in html
+
+
+def test_interrupted_run_writes_its_picture(jobset_bin, demo_dir, tmp_path):
+    manifest = tmp_path / "sleep.yaml"
+    manifest.write_text("""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: sleepy}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            restartPolicy: Never
+            terminationGracePeriodSeconds: 1
+            containers:
+            - name: c
+              image: busybox
+              command: [sleep, "600"]
+""")
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen([str(jobset_bin), "run", "--run-dir", str(run_dir), str(manifest)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def running():
+            s = run_dir / "state.json"
+            try:
+                pods = json.loads(s.read_text())["pods"]
+            except (OSError, ValueError):
+                return False
+            return len(pods) == 2 and all(p["status"].get("phase") == "Running" for p in pods)
+
+        wait_for(running, 30, "two running pods")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert f"picture of the run: {run_dir}/report.html" in out
+    doc = parse((run_dir / "report.html").read_text())
+    assert doc.by_class["Interrupted"]
+    assert len(groups(doc, "row")) == 2 and not groups(doc, "fail-mark")
+    # Deleted while running: their stop is drawn, not a failure.
+    assert len(spans(doc, "terminating")) == 2
+
+
+# ---- in a real browser ----
+
+def chromium():
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail("chromium is not installed; scripts/setup-debian.sh installs it (Debian package chromium)")
+
+
+def browse(html_path, tmp_path, *args):
+    """Run headless chromium on the page; its stdout."""
+    cmd = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+           f"--user-data-dir={tmp_path / 'profile'}", *args, html_path.as_uri()]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout
+
+
+def png_pixels(path):
+    """Width, height and RGBA rows of an 8-bit RGB(A) PNG (what chromium
+    writes), unfiltered with the standard's five filters."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype = ihdr[:4]
+    assert depth == 8 and ctype in (2, 6), ihdr
+    bpp = 4 if ctype == 6 else 3
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def count_colour(rows, bpp, rgb, tol=12):
+    n = 0
+    for line in rows:
+        for i in range(0, len(line), bpp):
+            if all(abs(line[i + k] - rgb[k]) <= tol for k in range(3)):
+                n += 1
+    return n
+
+
+def test_picture_in_chromium_dom(demo, tmp_path):
+    _, run_dir, _ = demo
+    dom = browse(run_dir / "report.html", tmp_path, "--dump-dom")
+    doc = parse(dom)
+    # The browser built the SVG's rows, markers and marks from the page.
+    assert len(groups(doc, "row")) == 5, dom[:2000]
+    assert len(groups(doc, "rjob")) == 2 and len(groups(doc, "job")) == 3
+    assert [a["data-attempt"] for a in groups(doc, "attempt")] == ["1"]
+    assert [m["data-exit-code"] for m in groups(doc, "fail-mark")] == ["1"]
+    assert len(spans(doc, "running")) >= 5 and spans(doc, "pending")
+    assert "RestartJobSetFailurePolicyAction" in dom
+
+
+def test_picture_in_chromium_screenshot(demo, tmp_path):
+    _, run_dir, _ = demo
+    shot = tmp_path / "report.png"
+    browse(run_dir / "report.html", tmp_path, f"--screenshot={shot}", "--window-size=1200,800")
+    assert shot.exists() and shot.stat().st_size > 10_000, "no screenshot, or an empty one"
+    w, h, bpp, rows = png_pixels(shot)
+    assert (w, h) == (1200, 800)
+    # Painted: the running bars' blue and the failure's red are on screen
+    # (the timeline is above the fold).
+    assert count_colour(rows, bpp, (0x3b, 0x7d, 0xd8)) > 2000, "no running bars in the screenshot"
+    assert count_colour(rows, bpp, (0xd3, 0x3a, 0x30)) > 20, "no failure mark in the screenshot"
+    if os.environ.get("JS_UPDATE_SCREENSHOT") == "1":
+        # README's picture (docs/img/report.png) is this screenshot.
+        shutil.copyfile(shot, REPO / "docs" / "img" / "report.png")
