@@ -385,6 +385,8 @@ struct js_gates {
 	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
 	bool workload_aware_scheduling; /* "JobSetWorkloadAwareSchedulingAPI" (KEP-969;
 					   deprecated alias "WorkloadAwareScheduling") */
+	bool progress_deadline;      /* "ProgressDeadline" (ours: hang
+					detection, docs/progress-deadline.md) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their
