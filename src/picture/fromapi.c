@@ -248,8 +248,8 @@ static void attempts(struct build *b)
 }
 
 /* The attempt of a pod created at `ms` whose Job is gone: the latest
- * attempt known to have begun by then; -1 when an earlier one whose start
- * is not known could be it. */
+ * attempt known to have begun by then; -1 when the next attempt's start
+ * is not known (the pod may be of either) or none began by then. */
 static int32_t attempt_at(const struct build *b, int64_t ms)
 {
 	for (size_t a = b->n_att; a-- > 0;) {

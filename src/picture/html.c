@@ -208,13 +208,6 @@ static int cmp_iv(const void *va, const void *vb)
 	return c ? c : cmp_i64(a->b, b->b);
 }
 
-/* When the pod stopped being what its bars show: its finish, else the
- * run's end (it was still there). */
-static int64_t life_end(const struct js_timeline *t, const struct js_timeline_pod *p)
-{
-	return p->finished_ms ? p->finished_ms : t->end_ms;
-}
-
 /* The first restart at or after `ms`, or the run's end: how long a
  * finished pod's outcome stood before the JobSet moved on (a restart is
  * often decided in the millisecond the failure is seen). A pod of the same
@@ -226,6 +219,19 @@ static int64_t next_boundary(const struct js_timeline *t, int64_t ms)
 			return t->restarts_at[i].at_ms;
 	}
 	return t->end_ms;
+}
+
+/* When the pod stopped being what its bars show: its finish, else the
+ * run's end (it was still there). A pod the API no longer holds was not
+ * there at the end: without a recorded finish it lasted until its
+ * deletion, else until the restart after its creation (that deleted it). */
+static int64_t life_end(const struct js_timeline *t, const struct js_timeline_pod *p)
+{
+	if (p->finished_ms)
+		return p->finished_ms;
+	if (p->source == JS_TIMELINE_SEEN)
+		return t->end_ms;
+	return p->deleted_ms ? p->deleted_ms : next_boundary(t, p->created_ms + 1);
 }
 
 /* A pod the API no longer holds: known from its events without a start,
@@ -242,9 +248,7 @@ static bool unrecorded(const struct js_timeline_pod *p)
 static bool pod_span(const struct js_timeline *t, const struct js_timeline_pod *p, enum span s, struct iv *ret)
 {
 	if (unrecorded(p) && s != SPAN_SUCCEEDED && s != SPAN_FAILED) {
-		int64_t b = p->finished_ms ? p->finished_ms
-			    : p->deleted_ms ? p->deleted_ms
-					    : next_boundary(t, p->created_ms + 1);
+		int64_t b = life_end(t, p);
 		*ret = (struct iv){p->created_ms, b};
 		return s == SPAN_UNRECORDED && p->created_ms != 0 && b > p->created_ms;
 	}

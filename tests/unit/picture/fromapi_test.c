@@ -3,9 +3,9 @@
  * (picture/fromapi.h), table-driven from JSON fixtures in
  * tests/cases/picture/ (each {"jobset", "jobs", "pods", "events" (null:
  * unreadable), "events_error", "now"}): a restart with the old attempt's
- * pods held, gone and known from events, gone with their events; a pending
- * pod without containerStatuses; two restarts folded into one event
- * series; garbage in every field. Each case names the pods it must yield
+ * pods held, gone and known from events (a kubelet's too), gone with their
+ * events, events unreadable; a pending pod without containerStatuses; two
+ * restarts folded into one event series; garbage in every field. Each case names the pods it must yield
  * (name|attempt|source|end|exit code|started), the restarts
  * (attempt|ms after the start|reason), the result, and strings the notes
  * and the rendered page must hold; the page must be whole and
@@ -40,6 +40,7 @@ struct fcase {
 	const char *result;
 	size_t events;                 /* in the events table */
 	const char *text[MAXW];        /* substrings of notes + phases note + page */
+	const char *absent;            /* a substring the page must not hold */
 };
 
 static const struct fcase cases[] = {
@@ -50,38 +51,47 @@ static const struct fcase cases[] = {
 	 {"1|4380|RestartJobSetFailurePolicyAction"}, "Completed", 10,
 	 {"rebuilt from their events", "data-from-events=\"1\"", "its exit code is not recorded",
 	  "its Job failed: Job has reached the specified backoff limit", "Phase totals and goodput are not shown",
-	  "Now: finished since +8.0 s", "class=\"span unrecorded\"", "generator\" content=\"kubectl jobset report\""}},
+	  "Now: finished since +8.0 s", "class=\"span unrecorded\"", "generator\" content=\"kubectl jobset report\""}, NULL},
+	{"a kubelet's Started and Killing events: the gone pod's run drawn, ending at its deletion",
+	 "restart-events-kubelet.json", 0,
+	 {"rep-leader-0-0-bbbbb|1|seen|succeeded|-|s", "rep-w-0-0-ccccc|1|seen|succeeded|-|s",
+	  "rep-w-1-0-ddddd|1|seen|succeeded|-|s", "rep-leader-0-0-aaaa1|0|events|unknown|-|s",
+	  "rep-w-0-0-aaaa2|0|events|succeeded|-|-", "rep-w-1-0-aaaa3|0|events|failed|-|-"},
+	 {"1|4380|RestartJobSetFailurePolicyAction"}, "Completed", 12,
+	 {"rep-leader-0-0: running from +1.50 s to +4.40 s", "rep-leader-0-0: pending from +1.25 s to +1.50 s", NULL},
+	 /* Gone, so not still terminating at the end of the picture. */
+	 "rep-leader-0-0: terminating from +4.40 s to +8.00 s"},
 	{"the old attempt's pods held: seen, the failure with its exit code, the others stopped or done",
 	 "restart-held.json", 0,
 	 {"rep-leader-0-0-aaaa1|0|seen|stopped|-|s", "rep-w-0-0-aaaa2|0|seen|succeeded|-|s",
 	  "rep-w-1-0-aaaa3|0|seen|failed|3|s", "rep-leader-0-0-bbbbb|1|seen|succeeded|-|s",
 	  "rep-w-0-0-ccccc|1|seen|succeeded|-|s", "rep-w-1-0-ddddd|1|seen|succeeded|-|s"},
 	 {"1|4380|RestartJobSetFailurePolicyAction"}, "Completed", 10,
-	 {"data-exit-code=\"3\" data-source=\"seen\"", "exit 3 (Error)", "c: exit code 3 (Error)", NULL}},
+	 {"data-exit-code=\"3\" data-source=\"seen\"", "exit 3 (Error)", "c: exit code 3 (Error)", NULL}, NULL},
 	{"events expired: no record of attempt 0, the restart at its first Job", "restart-events-expired.json", 0,
 	 {"rep-leader-0-0-bbbbb|1|seen|succeeded|-|s", "rep-w-0-0-ccccc|1|seen|succeeded|-|s",
 	  "rep-w-1-0-ddddd|1|seen|succeeded|-|s", "job:rep-leader-0-0|0|none|unknown|-|-", "job:rep-w-0-0|0|none|unknown|-|-",
 	  "job:rep-w-1-0|0|none|unknown|-|-"},
 	 {"1|5000|"}, "Completed", 0,
 	 {"placed at the creation of the attempt", "3 pods of earlier attempts left no record",
-	  "data-no-record=\"1\"", "reason not recorded", NULL}},
+	  "data-no-record=\"1\"", "reason not recorded", NULL}, NULL},
 	{"events unreadable: said on the page", "restart-events-forbidden.json", 0,
 	 {"rep-leader-0-0-bbbbb|1|seen|succeeded|-|s", "rep-w-0-0-ccccc|1|seen|succeeded|-|s",
 	  "rep-w-1-0-ddddd|1|seen|succeeded|-|s", "job:rep-leader-0-0|0|none|unknown|-|-", "job:rep-w-0-0|0|none|unknown|-|-",
 	  "job:rep-w-1-0|0|none|unknown|-|-"},
 	 {"1|5000|"}, "Completed", 0,
-	 {"The events could not be read (Forbidden: events.events.k8s.io is forbidden)", NULL}},
+	 {"The events could not be read (Forbidden: events.events.k8s.io is forbidden)", NULL}, NULL},
 	{"running: a pod with no containerStatuses is pending, never started", "running-pending.json", 0,
 	 {"rep-w-0-0-ppppp|0|seen|unfinished|-|-", "rep-leader-0-0-rrrrr|0|seen|unfinished|-|s"}, {NULL}, "", 0,
-	 {"Now: pending", "class=\"span pending\"", "class=\"span running\"", "None: the whole run was attempt 0."}},
+	 {"Now: pending", "class=\"span pending\"", "class=\"span running\"", "None: the whole run was attempt 0."}, NULL},
 	{"two restarts folded into one event series: both timed", "restart-series.json", 0, {NULL},
 	 {"1|3500|RestartJobSetFailurePolicyAction", "2|6500|RestartJobSetFailurePolicyAction"}, "Completed", 1,
-	 {"data-attempt=\"2\"", NULL}},
+	 {"data-attempt=\"2\"", NULL}, NULL},
 	{"garbage and absent fields: skipped, no crash", "garbage.json", 0,
 	 {"rep-w-0-0-x|-1|seen|stopped|-|-", "rep-w-1-0-y|-1|seen|failed|2147483647|-",
 	  "rep-w-0-0-q|-1|events|failed|-|-"},
-	 {NULL}, "", 4, {"attempt not recorded", NULL}},
-	{"not a JobSet object: refused", "not-a-jobset.json", JS_EINVALID, {NULL}, {NULL}, NULL, 0, {NULL}},
+	 {NULL}, "", 4, {"attempt not recorded", NULL}, NULL},
+	{"not a JobSet object: refused", "not-a-jobset.json", JS_EINVALID, {NULL}, {NULL}, NULL, 0, {NULL}, NULL},
 };
 
 static void fail_case(const struct fcase *c, const char *what, const char *got)
@@ -215,6 +225,10 @@ static void run_case(const struct fcase *c)
 			snprintf(msg, sizeof(msg), "page lacks '%s'", c->text[i]);
 			fail_case(c, msg, html);
 		}
+	}
+	if (c->absent && strstr(html, c->absent)) {
+		snprintf(msg, sizeof(msg), "page holds '%s'", c->absent);
+		fail_case(c, msg, html);
 	}
 	json_t *j = js_timeline_to_json(t);
 	if (!j || json_array_size(json_object_get(j, "pods")) != t->n_pods ||
