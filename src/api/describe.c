@@ -3,6 +3,7 @@
  */
 #include "api/describe.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "api/jobset.h"
 #include "base/json.h"
+#include "base/time.h"
 
 #define LABEL_JOB_NAME "batch.kubernetes.io/job-name"
 #define LABEL_JOB_NAME_OLD "job-name"
@@ -359,4 +361,121 @@ int js_describe_tree(const json_t *jobset, const json_t *jobs, const json_t *pod
 	for (size_t i = 0; i < json_array_size(rjobs); i++)
 		put_rjob(&o, jobset, json_array_get(rjobs, i), jobs, pods);
 	return o.err;
+}
+
+/* ---- events ---- */
+
+static const char *meta_name(const json_t *o)
+{
+	return js_json_str(js_json_path(o, "metadata"), "name");
+}
+
+static bool named_in(const json_t *list, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const char *n = meta_name(json_array_get(list, i));
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/** Skip "-<digits>" at *p; false when there is none. */
+static bool skip_index(const char **p)
+{
+	if (**p != '-' || !isdigit((unsigned char)(*p)[1]))
+		return false;
+	for (++*p; isdigit((unsigned char)**p); ++*p) {
+	}
+	return true;
+}
+
+/** Whether `name` is one the JobSet's Jobs have or had (<js>-<rjob>-<i>),
+ * or, with `pod`, a pod of one of them (<job>-<index>-<suffix>): events of
+ * an older attempt's Jobs and pods, already deleted mid-restart, are still
+ * the JobSet's, and say why it restarts. */
+static bool of_jobset(const json_t *js, const char *name, bool pod)
+{
+	const char *jsname = meta_name(js);
+	size_t n = jsname ? strlen(jsname) : 0;
+	if (!n || strncmp(name, jsname, n) != 0 || name[n] != '-')
+		return false;
+	const json_t *rjobs = js_json_path(js, "spec.replicatedJobs");
+	for (size_t i = 0; i < json_array_size(rjobs); i++) {
+		const char *rj = js_json_str(json_array_get(rjobs, i), "name");
+		size_t m = rj ? strlen(rj) : 0;
+		const char *p = name + n + 1;
+		if (!m || strncmp(p, rj, m) != 0)
+			continue;
+		p += m;
+		if (!skip_index(&p))
+			continue;
+		if (!pod && !*p)
+			return true;
+		if (pod && skip_index(&p) && *p == '-')
+			return true;
+	}
+	return false;
+}
+
+bool js_describe_event_regards(const json_t *jobset, const json_t *jobs, const json_t *pods, const json_t *event)
+{
+	const json_t *reg = json_object_get(event, "regarding");
+	const char *kind = js_json_str(reg, "kind"), *name = js_json_str(reg, "name");
+	const char *jsname = meta_name(jobset);
+	if (!kind || !name || !jsname)
+		return false;
+	if (strcmp(kind, "JobSet") == 0)
+		return strcmp(name, jsname) == 0;
+	if (strcmp(kind, "Job") == 0)
+		return named_in(jobs, name) || of_jobset(jobset, name, false);
+	if (strcmp(kind, "Pod") == 0)
+		return named_in(pods, name) || of_jobset(jobset, name, true);
+	return false;
+}
+
+int js_describe_time_ms(const char *s, int64_t *ret)
+{
+	int64_t sec;
+	if (!s || js_time_parse_rfc3339(s, &sec) != 0)
+		return JS_EINVALID;
+	/* The parser drops fractions; events carry microseconds, and a
+	 * picture of a run of a few seconds needs at least milliseconds. */
+	int64_t ms = 0;
+	const char *dot = strchr(s, '.');
+	if (dot && dot - s == 19) {
+		int k = 0;
+		for (const char *p = dot + 1; isdigit((unsigned char)*p); p++, k++) {
+			if (k < 3)
+				ms = ms * 10 + (*p - '0');
+		}
+		for (; k < 3; k++)
+			ms *= 10;
+	}
+	*ret = js_sat_add(js_sat_mul(sec, 1000), ms);
+	return 0;
+}
+
+/* The first of `paths` in `e` that parses as a time, in ms; 0 if none. */
+static int64_t first_time(const json_t *e, const char *const *paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t t;
+		if (js_describe_time_ms(json_string_value(js_json_path(e, paths[i])), &t) == 0)
+			return t;
+	}
+	return 0;
+}
+
+int64_t js_describe_event_time_ms(const json_t *e)
+{
+	static const char *const paths[] = {"series.lastObservedTime", "deprecatedLastTimestamp", "eventTime",
+					    "metadata.creationTimestamp"};
+	return first_time(e, paths, JS_ARRAY_SIZE(paths));
+}
+
+int64_t js_describe_event_first_ms(const json_t *e)
+{
+	static const char *const paths[] = {"eventTime", "deprecatedFirstTimestamp", "metadata.creationTimestamp"};
+	return first_time(e, paths, JS_ARRAY_SIZE(paths));
 }

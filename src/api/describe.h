@@ -9,6 +9,8 @@
 #define JS_DESCRIBE_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "base/common.h"
@@ -39,5 +41,38 @@ JS_WARN_UNUSED int js_describe_policies(const json_t *jobset, struct js_buf *out
  */
 JS_WARN_UNUSED int js_describe_tree(const json_t *jobset, const json_t *jobs, const json_t *pods,
 				    struct js_buf *out);
+
+/* ---- events (describe's table, and report's timeline: picture/fromapi.h) ---- */
+
+/**
+ * Whether events.k8s.io/v1 Event `event` regards JobSet `jobset`, one of
+ * its Jobs or one of its pods: by kind and name, the Jobs and pods listed
+ * in `jobs` and `pods` (either may be NULL), and, for those already
+ * deleted (an older attempt's, gone at its restart), by the names the
+ * JobSet gives them (<jobset>-<rjob>-<i>, pods <job>-<index>-<suffix>).
+ * NULL or malformed objects regard nothing.
+ */
+bool js_describe_event_regards(const json_t *jobset, const json_t *jobs, const json_t *pods, const json_t *event);
+
+/**
+ * When `event` last happened, in Unix milliseconds: series.lastObservedTime,
+ * deprecatedLastTimestamp, eventTime, else metadata.creationTimestamp (the
+ * first that parses; fractions of a second kept). 0 when none does.
+ */
+int64_t js_describe_event_time_ms(const json_t *event);
+
+/**
+ * When `event` first happened, in Unix milliseconds: eventTime,
+ * deprecatedFirstTimestamp, else metadata.creationTimestamp. 0 when none
+ * parses.
+ */
+int64_t js_describe_event_first_ms(const json_t *event);
+
+/**
+ * An RFC 3339 time ("2026-12-02T15:41:52.123456Z", offsets accepted) as
+ * Unix milliseconds, the fraction cut to milliseconds. Returns 0 and *ret,
+ * or JS_EINVALID (NULL or malformed).
+ */
+JS_WARN_UNUSED int js_describe_time_ms(const char *s, int64_t *ret);
 
 #endif

@@ -4,7 +4,6 @@
  * ReplicatedJobs -> restart attempts -> Jobs -> pods (api/describe.h), and
  * the recent events of the JobSet, its Jobs and its pods.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,6 @@
 #include "api/describe.h"
 #include "api/jobset.h"
 #include "base/json.h"
-#include "base/time.h"
 #include "cli/cli.h"
 #include "cli/kubectl.h"
 #include "kube/kprint.h"
@@ -83,69 +81,13 @@ static const char *state(const json_t *js)
 /* When an event last happened, as Unix seconds (0 when unknown). */
 static int64_t event_time(const json_t *e)
 {
-	static const char *const paths[] = {"series.lastObservedTime", "deprecatedLastTimestamp", "eventTime",
-					    "metadata.creationTimestamp"};
-	for (size_t i = 0; i < JS_ARRAY_SIZE(paths); i++) {
-		int64_t t;
-		const char *s = json_string_value(js_json_path(e, paths[i]));
-		if (s && js_time_parse_rfc3339(s, &t) == 0)
-			return t;
-	}
-	return 0;
+	return js_describe_event_time_ms(e) / 1000;
 }
 
 static int by_time(const void *a, const void *b)
 {
 	int64_t x = event_time(*(json_t *const *)a), y = event_time(*(json_t *const *)b);
 	return x < y ? -1 : x > y;
-}
-
-static bool named_in(const json_t *list, const char *name)
-{
-	for (size_t i = 0; name && i < json_array_size(list); i++) {
-		const char *n = meta(json_array_get(list, i), "name");
-		if (n && strcmp(n, name) == 0)
-			return true;
-	}
-	return false;
-}
-
-/** Skip "-<digits>" at *p; false when there is none. */
-static bool skip_index(const char **p)
-{
-	if (**p != '-' || !isdigit((unsigned char)(*p)[1]))
-		return false;
-	for (++*p; isdigit((unsigned char)**p); ++*p) {
-	}
-	return true;
-}
-
-/** Whether `name` is one the JobSet's Jobs have or had (<js>-<rjob>-<i>),
- * or, with `pod`, a pod of one of them (<job>-<index>-<suffix>): events of
- * an older attempt's Jobs and pods, already deleted mid-restart, are still
- * the JobSet's, and say why it restarts. */
-static bool of_jobset(const json_t *js, const char *name, bool pod)
-{
-	const char *jsname = meta(js, "name");
-	size_t n = jsname ? strlen(jsname) : 0;
-	if (!n || strncmp(name, jsname, n) != 0 || name[n] != '-')
-		return false;
-	const json_t *rjobs = js_json_path(js, "spec.replicatedJobs");
-	for (size_t i = 0; i < json_array_size(rjobs); i++) {
-		const char *rj = js_json_str(json_array_get(rjobs, i), "name");
-		size_t m = rj ? strlen(rj) : 0;
-		const char *p = name + n + 1;
-		if (!m || strncmp(p, rj, m) != 0)
-			continue;
-		p += m;
-		if (!skip_index(&p))
-			continue;
-		if (!pod && !*p)
-			return true;
-		if (pod && skip_index(&p) && *p == '-')
-			return true;
-	}
-	return false;
 }
 
 /* The events whose `regarding` is the JobSet, one of its Jobs or pods
@@ -162,13 +104,7 @@ static void put_events(struct kctx *k, const json_t *js, const json_t *jobs, con
 	size_t n = 0;
 	for (size_t i = 0; i < json_array_size(evs); i++) {
 		json_t *e = json_array_get(evs, i);
-		const char *kind = js_json_str(json_object_get(e, "regarding"), "kind");
-		const char *name = js_json_str(json_object_get(e, "regarding"), "name");
-		if (!kind || !name)
-			continue;
-		if ((strcmp(kind, "JobSet") == 0 && strcmp(name, meta(js, "name")) == 0) ||
-		    (strcmp(kind, "Job") == 0 && (named_in(jobs, name) || of_jobset(js, name, false))) ||
-		    (strcmp(kind, "Pod") == 0 && (named_in(pods, name) || of_jobset(js, name, true))))
+		if (js_describe_event_regards(js, jobs, pods, e))
 			mine[n++] = e;
 	}
 	qsort(mine, n, sizeof(*mine), by_time);

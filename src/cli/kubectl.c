@@ -1,8 +1,8 @@
 /*
  * kubectl.c - `jobset kubectl COMMAND` and the `kubectl-jobset` plugin
  * (docs/kubectl-jobset.md): dispatch, kubectl's global flags, connecting
- * through kubeconfig, and the commands get and restart. describe, logs and
- * diff live in kdescribe.c, klogs.c and kdiff.c.
+ * through kubeconfig, and the commands get and restart. describe, logs,
+ * diff and report live in kdescribe.c, klogs.c, kdiff.c and kreport.c.
  *
  * Which mode: the binary run as `kubectl-jobset` (kubectl's plugin
  * discovery, `kubectl jobset ...`) or `jobset kubectl ...` talks to a
@@ -39,13 +39,14 @@ static const char usage[] =
 	"  logs NAME         pod logs: [--rjob R] [--index I] [--attempt A] [-c C] [--tail N] [-f]\n"
 	"  restart NAME      restart the whole JobSet (a new attempt; not counted toward maxRestarts)\n"
 	"  diff FILE         what `jobset render FILE` creates against what exists (exit 1: differences)\n"
+	"  report NAME       a picture of the run: -o html (default; > run.html) or -o json\n"
 	"\n"
 	"Flags (anywhere on the line):\n"
 	"  -n, --namespace NS     namespace (default: the context's, else \"default\")\n"
 	"  -A, --all-namespaces   get: every namespace\n"
 	"  --context NAME         kubeconfig context\n"
 	"  --kubeconfig FILE      kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)\n"
-	"  -o, --output FORMAT    get: json, yaml, wide or name\n"
+	"  -o, --output FORMAT    get: json, yaml, wide or name; report: html or json\n"
 	"  --feature-gates LIST   diff: the controller's gates (RestartJob=true,...)\n"
 	"\n"
 	"Exit status: 0 ok (diff: no differences), 1 an API error such as NotFound (diff:\n"
@@ -53,7 +54,7 @@ static const char usage[] =
 
 /* ---- flags ---- */
 
-enum { F_GLOBAL = 1, F_GET = 2, F_LOGS = 4, F_DIFF = 8 };
+enum { F_GLOBAL = 1, F_GET = 2, F_LOGS = 4, F_DIFF = 8, F_REPORT = 16 };
 
 struct flag {
 	const char *lng;
@@ -65,7 +66,7 @@ struct flag {
 static const struct flag flags[] = {
 	{"namespace", 'n', true, F_GLOBAL},    {"context", 0, true, F_GLOBAL},
 	{"kubeconfig", 0, true, F_GLOBAL},     {"all-namespaces", 'A', false, F_GET},
-	{"output", 'o', true, F_GET},          {"rjob", 0, true, F_LOGS},
+	{"output", 'o', true, F_GET | F_REPORT},          {"rjob", 0, true, F_LOGS},
 	{"index", 0, true, F_LOGS},            {"attempt", 0, true, F_LOGS},
 	{"follow", 'f', false, F_LOGS},        {"container", 'c', true, F_LOGS},
 	{"tail", 0, true, F_LOGS},             {"feature-gates", 0, true, F_DIFF},
@@ -80,6 +81,8 @@ static int where_of(const char *cmd)
 		return F_LOGS;
 	if (strcmp(cmd, "diff") == 0)
 		return F_DIFF;
+	if (strcmp(cmd, "report") == 0)
+		return F_REPORT;
 	return 0;
 }
 
@@ -246,7 +249,8 @@ int kjs_api_error(const char *what, int r, const struct js_apierr *e)
 	return JS_EXIT_INVALID;
 }
 
-int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret)
+/* GET the JobSet; `say_ns`: errors name the namespace too. */
+static int get_jobset(struct kctx *k, const char *name, bool say_ns, json_t **ret)
 {
 	/* Names go into request paths: "a?dryRun=All" must not become a query. */
 	if (!js_is_dns1123_subdomain(name)) {
@@ -257,7 +261,11 @@ int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret)
 	struct js_apierr e = {0};
 	int r = js_client_get(k->client, &js_client_res_jobsets, k->ns, name, NULL, ret, &e);
 	int rc = 0;
-	if (r == JS_ENOTFOUND && e.reason)
+	if (r == JS_ENOTFOUND && e.reason && say_ns)
+		rc = (fprintf(stderr, "Error from server (NotFound): %s \"%s\" not found in namespace \"%s\"\n",
+			      KJS_RESOURCE, name, k->ns),
+		      JS_EXIT_INVALID);
+	else if (r == JS_ENOTFOUND && e.reason)
 		/* kubectl's words, whatever the server's message. */
 		rc = (fprintf(stderr, "Error from server (NotFound): %s \"%s\" not found\n", KJS_RESOURCE, name),
 		      JS_EXIT_INVALID);
@@ -267,21 +275,30 @@ int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret)
 	return rc;
 }
 
-int kjs_list_all(struct kctx *k, const struct js_resource *res, const char *ns, const char *selector, json_t **ret)
+int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret)
+{
+	return get_jobset(k, name, false, ret);
+}
+
+int kjs_get_jobset_in(struct kctx *k, const char *name, json_t **ret)
+{
+	return get_jobset(k, name, true, ret);
+}
+
+int kjs_list_quiet(struct kctx *k, const struct js_resource *res, const char *ns, const char *selector, json_t **ret,
+		   struct js_apierr *reterr_e)
 {
 	json_t *all = json_array();
 	char *cont = NULL;
 	int rc = 0;
 	do {
 		struct js_list_opts lo = {.label_selector = selector, .continue_token = cont, .limit = 500};
-		struct js_apierr e = {0};
 		json_t *page = NULL;
-		int r = js_client_list(k->client, res, ns, &lo, &page, &e);
+		int r = js_client_list(k->client, res, ns, &lo, &page, reterr_e);
 		free(cont);
 		cont = NULL;
 		if (r < 0) {
-			rc = kjs_api_error(res->resource, r, &e);
-			js_apierr_done(&e);
+			rc = r;
 			break;
 		}
 		json_array_extend(all, json_object_get(page, "items"));
@@ -296,6 +313,15 @@ int kjs_list_all(struct kctx *k, const struct js_resource *res, const char *ns, 
 	}
 	*ret = all;
 	return 0;
+}
+
+int kjs_list_all(struct kctx *k, const struct js_resource *res, const char *ns, const char *selector, json_t **ret)
+{
+	struct js_apierr e = {0};
+	int r = kjs_list_quiet(k, res, ns, selector, ret, &e);
+	int rc = r < 0 ? kjs_api_error(res->resource, r, &e) : 0;
+	js_apierr_done(&e);
+	return rc;
 }
 
 /* ---- get ---- */
@@ -509,14 +535,14 @@ int js_cli_kubectl(int argc, char **argv)
 		const char *name;
 		int (*fn)(struct kctx *k);
 	} cmds[] = {{"get", cmd_get}, {"describe", kjs_describe}, {"logs", kjs_logs}, {"restart", cmd_restart},
-		    {"diff", kjs_diff}};
+		    {"diff", kjs_diff}, {"report", kjs_report}};
 	int (*fn)(struct kctx *) = NULL;
 	for (size_t i = 0; k.cmd && i < JS_ARRAY_SIZE(cmds); i++)
 		if (strcmp(k.cmd, cmds[i].name) == 0)
 			fn = cmds[i].fn;
 	if (!fn)
 		return kjs_usage(NULL, "unknown command \"%s\" for \"kubectl jobset\"; valid: get, describe, logs, restart, "
-				       "diff",
+				       "diff, report",
 				 k.cmd ? k.cmd : "");
 	/* A command's flag given before the command word: checked now that the
 	 * command is known, as those after it were while parsing. */

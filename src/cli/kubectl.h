@@ -2,7 +2,7 @@
  * kubectl.h - `jobset kubectl COMMAND` and the `kubectl-jobset` plugin
  * (docs/kubectl-jobset.md): the JobSet commands against a cluster, through
  * kubeconfig and the C client of src/kube. Shared by kubectl.c (dispatch,
- * flags, get, restart), kdescribe.c, klogs.c and kdiff.c.
+ * flags, get, restart), kdescribe.c, klogs.c, kdiff.c and kreport.c.
  */
 #ifndef JS_CLI_KUBECTL_H
 #define JS_CLI_KUBECTL_H
@@ -15,7 +15,7 @@
 
 /** A parsed command line, and the client once connected. */
 struct kctx {
-	const char *cmd;                 /* get, describe, logs, restart, diff */
+	const char *cmd;                 /* get, describe, logs, restart, diff, report */
 	const char *kubeconfig, *context; /* --kubeconfig, --context */
 	const char *ns_flag;             /* -n/--namespace, or NULL */
 	bool all_ns;                     /* -A/--all-namespaces */
@@ -51,10 +51,20 @@ int kjs_api_error(const char *what, int r, const struct js_apierr *e);
  * (kubectl's NotFound text for an unknown name) and returns 1. */
 int kjs_get_jobset(struct kctx *k, const char *name, json_t **ret);
 
+/** The same, but a NotFound names the namespace too ("... not found in
+ * namespace \"team\""): for commands typed by hand, where the namespace
+ * is the likelier mistake than the name. */
+int kjs_get_jobset_in(struct kctx *k, const char *name, json_t **ret);
+
 /** LIST every page (500 items each) of `res` in namespace `ns` (NULL: all)
  * with label `selector` (NULL: none). Returns 0 with *ret a new array (the
  * caller's reference), or prints the API error and returns 1. */
 int kjs_list_all(struct kctx *k, const struct js_resource *res, const char *ns, const char *selector, json_t **ret);
+
+/** The same without printing: 0 and *ret, or the client's negative error
+ * with *reterr_e filled (the caller's to js_apierr_done either way). */
+int kjs_list_quiet(struct kctx *k, const struct js_resource *res, const char *ns, const char *selector, json_t **ret,
+		   struct js_apierr *reterr_e);
 
 /** Usage error naming the command: prints "error: MSG" and a hint; returns 2. */
 int kjs_usage(const struct kctx *k, const char *fmt, ...) JS_PRINTF(2, 3);
@@ -64,5 +74,6 @@ int kjs_usage(const struct kctx *k, const char *fmt, ...) JS_PRINTF(2, 3);
 int kjs_describe(struct kctx *k); /* kdescribe.c */
 int kjs_logs(struct kctx *k);     /* klogs.c */
 int kjs_diff(struct kctx *k);     /* kdiff.c: 0 no differences, 1 some, 2 error */
+int kjs_report(struct kctx *k);   /* kreport.c */
 
 #endif

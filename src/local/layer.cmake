@@ -3,4 +3,4 @@
 # threads (the --publish forwarder, local/publish.c).
 pkg_check_modules(MNL REQUIRED IMPORTED_TARGET libmnl)
 find_package(Threads REQUIRED)
-js_layer(js_local local js_core js_api js_base PkgConfig::MNL Threads::Threads)
+js_layer(js_local local js_picture js_core js_api js_base PkgConfig::MNL Threads::Threads)

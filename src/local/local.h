@@ -27,8 +27,8 @@
  * state, below), and at the end jobset.json (the JobSet with its final
  * status), jobs.json (a v1 List of every Job and every pod, deleted ones
  * included, with their final status; pods as local/podjson.h renders them)
- * and report.html (the run's picture, local/html.h, from its record,
- * local/timeline.h).
+ * and report.html (the run's picture, picture/html.h, from its record,
+ * picture/timeline.h).
  *
  * The live state file, state.json, is how `jobset ps`, `describe`, `logs`
  * and `down` see a run while it runs: {"runner": {pid, state, startedAt,

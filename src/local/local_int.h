@@ -25,7 +25,7 @@
 #include "local/local.h"
 #include "local/net.h"
 #include "local/pod.h"
-#include "local/timeline.h"
+#include "picture/timeline.h"
 
 struct ljob {
 	json_t *obj;          /* batch/v1 Job with status */

@@ -23,9 +23,9 @@
 #include "local/jobctl.h"
 #include "local/local_int.h"
 #include "local/container.h"
-#include "local/html.h"
 #include "local/podjson.h"
-#include "local/timeline.h"
+#include "picture/html.h"
+#include "picture/timeline.h"
 
 /* The kinds events name, as `kubectl` spells them in text and in JSON. */
 static const struct {
@@ -97,7 +97,8 @@ void js__report_event(struct js_local *l, const char *type, const char *reason, 
 	}
 	l->state_dirty = true;
 	if (l->timeline)
-		js_timeline_add_event(l->timeline, &e);
+		js_timeline_add_event(l->timeline, &(struct js_timeline_event){e.time_ms, e.type, e.reason, e.kind, e.name,
+										e.message});
 	if (l->opts.on_event)
 		l->opts.on_event(l->opts.ctx, &e);
 	js_buf_done(&msg);
@@ -336,7 +337,10 @@ static int write_picture(struct js_local *l, const char *final)
 	}
 	struct js_local_phases ph;
 	js_local_phases(l, &ph);
-	js_timeline_end(l->timeline, js__local_wall_ms(), final, l->js->status.restarts, &ph);
+	_Static_assert(JS_LOCAL_MAX_READIES <= JS_TIMELINE_MAX_READIES, "the picture lists every wait the run keeps");
+	struct js_timeline_phases tp = {.known = true, .sum = ph.sum, .n_readies = ph.n_readies};
+	memcpy(tp.readies, ph.readies, sizeof(ph.readies));
+	js_timeline_end(l->timeline, js__local_wall_ms(), final, l->js->status.restarts, &tp, NULL);
 	struct js_buf b;
 	js_buf_init(&b, 0);
 	int r = js_html_report(l->timeline, &b);

@@ -10,7 +10,7 @@
  *   control            FIFO the runner reads commands from (see below)
  *   state.json         live state, replaced atomically (local/local.h)
  *   events.log, logs/, hosts, hosts.d/, containers/, jobset.json, jobs.json,
- *   report.html (the run's picture, local/html.h)
+ *   report.html (the run's picture, picture/html.h)
  *   work/, volumes/    the pods' files and claims: kept by --reuse-run-dir
  *
  * Control commands are single lines shorter than PIPE_BUF (so a write is

@@ -30,13 +30,13 @@ def run(argv, kubeconfig="/nonexistent/kubeconfig"):
 def test_help_in_both_forms(plugin):
     a, b = run([plugin, "--help"]), run([BIN, "kubectl", "--help"])
     assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
-    for cmd in ("get [NAME]", "describe NAME", "logs NAME", "restart NAME", "diff FILE"):
+    for cmd in ("get [NAME]", "describe NAME", "logs NAME", "restart NAME", "diff FILE", "report NAME"):
         assert cmd in a.stdout
     assert "kubectl CMD" in run([BIN, "--help"]).stdout
 
 
 @pytest.mark.parametrize("args,code,words", [
-    (["bogus"], 2, ['unknown command "bogus"', "get, describe, logs, restart, diff"]),
+    (["bogus"], 2, ['unknown command "bogus"', "get, describe, logs, restart, diff, report"]),
     (["get", "-o", "xml"], 2, ['"xml"', "json,name,wide,yaml"]),
     (["get", "--bogus"], 2, ["unknown flag: --bogus"]),
     (["get", "-n"], 2, ["flag needs an argument: -n"]),
@@ -53,6 +53,10 @@ def test_help_in_both_forms(plugin):
     (["restart", "x", "-f"], 2, ["unknown flag for restart: -f"]),
     (["diff"], 2, ["diff takes one FILE"]),
     (["diff", "x.yaml", "--feature-gates", "NoSuchGate=true"], 2, ["--feature-gates"]),
+    (["report"], 2, ["report takes the JobSet's NAME"]),
+    (["report", "x", "-o", "yaml"], 2, ['"yaml"', "html or json"]),
+    (["report", "x", "--tail", "5"], 2, ["unknown flag for report: --tail"]),
+    (["-o", "svg", "report", "x"], 2, ['"svg"', "html or json"]),
 ])
 def test_usage_errors(plugin, args, code, words):
     p = run([plugin, *args])

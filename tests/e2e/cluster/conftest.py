@@ -15,6 +15,7 @@ HTTPS behind TokenReview and SubjectAccessReview, as upstream's: the tests
 scrape it with the token of a ServiceAccount bound to deploy/'s
 jobset-metrics-reader ClusterRole.
 """
+import base64
 import json
 import os
 import shutil
@@ -229,6 +230,21 @@ def mint_token(kube, sa, ns, duration="1h"):
         with os.fdopen(fd, "a") as f:
             f.write(tok + "\n")
     return tok
+
+
+def write_token_kubeconfig(path, token, namespace=SYSTEM_NS):
+    """A kubeconfig with `token` inline, 0600 from the start (test_least_privilege,
+    test_report_cluster)."""
+    server, ca = os.environ["JOBSET_TEST_SERVER"], Path(os.environ["JOBSET_TEST_CA"]).read_text()
+    kc = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+          "clusters": [{"name": "c", "cluster": {"server": server,
+                                                 "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}],
+          "users": [{"name": "u", "user": {"token": token}}],
+          "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "namespace": namespace}}]}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(kc, f)
+    return str(path)
 
 
 def ensure_sa(kube, sa, ns, cluster_role=None):

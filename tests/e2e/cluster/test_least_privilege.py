@@ -23,7 +23,6 @@
 * Tokens never reach the controller's log, even at -v 10 with a token the
   API server refuses.
 """
-import base64
 import copy
 import json
 import os
@@ -39,7 +38,8 @@ import pytest
 import yaml
 
 from conftest import (CONTROLLER_SA, METRICS_NS, ROOT, SYSTEM_NS, Controller, _free_port, controller_kubeconfig,
-                      ensure_sa, https_get, jobset, metrics_token, mint_token, rjob, upstream_module_dir, wait_for)
+                      ensure_sa, https_get, jobset, metrics_token, mint_token, rjob, upstream_module_dir, wait_for,
+                      write_token_kubeconfig)
 
 pytestmark = pytest.mark.skipif(not os.environ.get("JOBSET_TEST_KUBECONFIG"),
                                 reason="JOBSET_TEST_KUBECONFIG unset: run hack/cluster up and eval hack/cluster env")
@@ -109,20 +109,6 @@ def audit(user, pred=lambda e: True):
         if e["user"]["username"] == user and pred(e):
             out.append(e)
     return out
-
-
-def write_token_kubeconfig(path, token):
-    """A kubeconfig with `token` inline, 0600 from the start."""
-    server, ca = os.environ["JOBSET_TEST_SERVER"], Path(os.environ["JOBSET_TEST_CA"]).read_text()
-    kc = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
-          "clusters": [{"name": "c", "cluster": {"server": server,
-                                                 "certificate-authority-data": base64.b64encode(ca.encode()).decode()}}],
-          "users": [{"name": "u", "user": {"token": token}}],
-          "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u", "namespace": SYSTEM_NS}}]}
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(kc, f)
-    return str(path)
 
 
 # ---- the controller's identity and RBAC ----

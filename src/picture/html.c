@@ -3,7 +3,7 @@
  * and goodput, restarts, the timeline as inline SVG, the failures and the
  * events as tables.
  */
-#include "local/html.h"
+#include "picture/html.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -192,9 +192,10 @@ static double rel_s(const struct js_timeline *t, int64_t ms)
 /* The kinds of span a row shows, in drawing order: the thin outcome tails
  * under the bars. */
 enum span {
-	SPAN_SUCCEEDED, SPAN_FAILED, SPAN_PENDING, SPAN_RUNNING, SPAN_TERMINATING, SPAN__COUNT
+	SPAN_SUCCEEDED, SPAN_FAILED, SPAN_UNRECORDED, SPAN_PENDING, SPAN_RUNNING, SPAN_TERMINATING, SPAN__COUNT
 };
-static const char *const span_names[SPAN__COUNT] = {"succeeded", "failed", "pending", "running", "terminating"};
+static const char *const span_names[SPAN__COUNT] = {"succeeded", "failed", "unrecorded", "pending", "running",
+						    "terminating"};
 
 struct iv {
 	int64_t a, b;
@@ -205,13 +206,6 @@ static int cmp_iv(const void *va, const void *vb)
 	const struct iv *a = va, *b = vb;
 	int c = cmp_i64(a->a, b->a);
 	return c ? c : cmp_i64(a->b, b->b);
-}
-
-/* When the pod stopped being what its bars show: its finish, else the
- * run's end (it was still there). */
-static int64_t life_end(const struct js_timeline *t, const struct js_timeline_pod *p)
-{
-	return p->finished_ms ? p->finished_ms : t->end_ms;
 }
 
 /* The first restart at or after `ms`, or the run's end: how long a
@@ -227,9 +221,37 @@ static int64_t next_boundary(const struct js_timeline *t, int64_t ms)
 	return t->end_ms;
 }
 
+/* When the pod stopped being what its bars show: its finish, else the
+ * run's end (it was still there). A pod the API no longer holds was not
+ * there at the end: without a recorded finish it lasted until its
+ * deletion, else until the restart after its creation (that deleted it). */
+static int64_t life_end(const struct js_timeline *t, const struct js_timeline_pod *p)
+{
+	if (p->finished_ms)
+		return p->finished_ms;
+	if (p->source == JS_TIMELINE_SEEN)
+		return t->end_ms;
+	return p->deleted_ms ? p->deleted_ms : next_boundary(t, p->created_ms + 1);
+}
+
+/* A pod the API no longer holds: known from its events without a start,
+ * or not at all (its attempt's span). Its phases are not recorded, so it
+ * gets one "unrecorded" span from its creation to its finish, else its
+ * deletion, else the next restart: never a pending or running bar that
+ * would claim what nobody saw. */
+static bool unrecorded(const struct js_timeline_pod *p)
+{
+	return p->source == JS_TIMELINE_NO_RECORD || (p->source == JS_TIMELINE_FROM_EVENTS && !p->started_ms);
+}
+
 /* The span of kind `s` of pod `p`, if it has one. */
 static bool pod_span(const struct js_timeline *t, const struct js_timeline_pod *p, enum span s, struct iv *ret)
 {
+	if (unrecorded(p) && s != SPAN_SUCCEEDED && s != SPAN_FAILED) {
+		int64_t b = life_end(t, p);
+		*ret = (struct iv){p->created_ms, b};
+		return s == SPAN_UNRECORDED && p->created_ms != 0 && b > p->created_ms;
+	}
 	int64_t end = life_end(t, p);
 	int64_t run_end = p->deleted_ms && p->deleted_ms < end ? p->deleted_ms : end;
 	switch (s) {
@@ -246,6 +268,8 @@ static bool pod_span(const struct js_timeline *t, const struct js_timeline_pod *
 	case SPAN_FAILED:
 		*ret = (struct iv){p->finished_ms, next_boundary(t, p->finished_ms)};
 		return p->finished_ms != 0 && p->end == (s == SPAN_SUCCEEDED ? JS_TIMELINE_SUCCEEDED : JS_TIMELINE_FAILED);
+	case SPAN_UNRECORDED:
+		return false;
 	default:
 		return false;
 	}
@@ -274,9 +298,27 @@ static void draw_spans(struct w *w, const struct js_timeline *t, const struct ge
 		out(w, "<rect class=\"span %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"><title>", span_names[s],
 		    x, tail ? y + BAR_H - TAIL_H : y, x2 - x < 1.0 ? 1.0 : x2 - x, tail ? TAIL_H : BAR_H);
 		esc(w, label);
-		out(w, ": %s from +%.2f s to +%.2f s</title></rect>", span_names[s], rel_s(t, cur.a), rel_s(t, cur.b));
+		out(w, ": %s from +%.2f s to +%.2f s</title></rect>",
+		    s == SPAN_UNRECORDED ? "phase not recorded (the pod is gone)" : span_names[s], rel_s(t, cur.a),
+		    rel_s(t, cur.b));
 	}
 	free(ivs);
+}
+
+/* Whether a failure's exit code is known: always for a pod seen, for one
+ * known from events only when its event said it. */
+static bool exit_known(const struct js_timeline_pod *p)
+{
+	return p->source == JS_TIMELINE_SEEN || p->has_exit_code;
+}
+
+/* " (attempt N)", or the words for an attempt nobody recorded. */
+static void attempt_words(struct w *w, int32_t attempt)
+{
+	if (attempt >= 0)
+		out(w, " (attempt %d)", attempt);
+	else
+		out(w, " (attempt not recorded)");
 }
 
 /* The failure marks of a row: a red diamond per failed pod, at its finish,
@@ -297,18 +339,29 @@ static void draw_failures(struct w *w, const struct js_timeline *t, const struct
 		double x = xof(g, p->finished_ms ? p->finished_ms : life_end(t, p));
 		out(w, "<g class=\"fail-mark\" data-pod=\"");
 		esc(w, p->name);
-		out(w, "\" data-exit-code=\"%d\"><polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/><title>pod ", p->exit_code,
-		    x, cy - 7, x + 7, cy, x, cy + 7, x - 7, cy);
+		if (exit_known(p))
+			out(w, "\" data-exit-code=\"%d", p->exit_code);
+		else
+			out(w, "\" data-exit-code=\"");
+		out(w, "\" data-source=\"%s\"><polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/><title>pod ",
+		    js_timeline_source_name(p->source), x, cy - 7, x + 7, cy, x, cy + 7, x - 7, cy);
 		esc(w, p->name);
-		out(w, " failed at +%.2f s (attempt %d): ", rel_s(t, p->finished_ms ? p->finished_ms : t->end_ms), p->attempt);
+		out(w, " failed %s +%.2f s", exit_known(p) ? "at" : "by", rel_s(t, p->finished_ms ? p->finished_ms : t->end_ms));
+		attempt_words(w, p->attempt);
+		out(w, ": ");
 		esc(w, p->detail[0] ? p->detail : p->reason);
+		if (p->source == JS_TIMELINE_FROM_EVENTS)
+			out(w, " (from events: the pod is gone%s)", exit_known(p) ? "" : "; its exit code is not recorded");
 		out(w, "</title></g>");
 		/* One label per pod row; an aggregated row counts them. */
 		if (seen++ == 0 || !aggregated) {
 			out(w, "<text class=\"fail-label\" x=\"%.1f\" y=\"%.1f\">", x + 9, cy + 4);
 			if (aggregated && failed > 1)
 				out(w, "%zu failed, first: ", failed);
-			out(w, "exit %d", p->exit_code);
+			if (exit_known(p))
+				out(w, "exit %d", p->exit_code);
+			else
+				out(w, "failed");
 			if (p->reason[0]) {
 				out(w, " (");
 				esc(w, p->reason);
@@ -339,18 +392,39 @@ static void short_label(struct w *w, const char *s)
 	out(w, "\xe2\x80\xa6"); /* "…" */
 }
 
+/* Counts of a row or the page. Pods with no record are not pods anybody
+ * saw: they are counted apart (no_record), not in pods or by_end. */
 struct tally {
 	size_t pods, jobs, by_end[JS_TIMELINE_END__COUNT];
+	size_t from_events, no_record;
 };
 
 static void tally(const struct key *k, size_t n, struct tally *ret)
 {
-	*ret = (struct tally){.pods = n};
+	*ret = (struct tally){0};
 	for (size_t i = 0; i < n; i++) {
+		ret->jobs += i == 0 || !same_row(&k[i - 1], &k[i], JS_HTML_ROWS_JOB);
+		if (k[i].p->source == JS_TIMELINE_NO_RECORD) {
+			ret->no_record++;
+			continue;
+		}
+		ret->pods++;
+		ret->from_events += k[i].p->source == JS_TIMELINE_FROM_EVENTS;
 		if (k[i].p->end >= 0 && k[i].p->end < JS_TIMELINE_END__COUNT)
 			ret->by_end[k[i].p->end]++;
-		ret->jobs += i == 0 || !same_row(&k[i - 1], &k[i], JS_HTML_ROWS_JOB);
 	}
+}
+
+/* ", N from events only, M unknown ends, K attempts with no record", as
+ * far as there are any. */
+static void tally_extra(struct w *w, const struct tally *c)
+{
+	if (c->by_end[JS_TIMELINE_END_UNKNOWN])
+		out(w, ", %zu ended unrecorded", c->by_end[JS_TIMELINE_END_UNKNOWN]);
+	if (c->from_events)
+		out(w, ", %zu known only from events", c->from_events);
+	if (c->no_record)
+		out(w, ", %zu with no record left", c->no_record);
 }
 
 /* One row: its label, spans and failure marks, in a group that names it. */
@@ -361,19 +435,25 @@ static void draw_row(struct w *w, const struct js_timeline *t, const struct geo 
 	const struct js_timeline_pod *p = k[0].p;
 	struct tally c;
 	tally(k, n, &c);
+	/* A NonIndexed pod's row is named by its pod; a row whose first pod
+	 * has no record (no name) by its Job. */
 	char *label = kind == JS_HTML_ROWS_RJOB ? js_buf_format("%s: %zu Jobs, %zu pods", p->rjob, c.jobs, c.pods)
 		      : kind == JS_HTML_ROWS_JOB ? js_buf_format("%s: %zu pods", p->job, c.pods)
 		      : p->index >= 0           ? js_buf_format("%s-%d", p->job, p->index)
-						: js_buf_format("%s", p->name);
+		      : p->name[0]              ? js_buf_format("%s", p->name)
+						: js_buf_format("%s", p->job);
 	out(w, "<g class=\"row\" data-kind=\"%s\" data-rjob=\"", kinds[kind]);
 	esc(w, p->rjob);
 	out(w, "\" data-job=\"");
 	esc(w, kind == JS_HTML_ROWS_RJOB ? "" : p->job);
-	out(w, "\" data-pods=\"%zu\" data-failed=\"%zu\"><title>", c.pods, c.by_end[JS_TIMELINE_FAILED]);
+	out(w, "\" data-pods=\"%zu\" data-failed=\"%zu\" data-from-events=\"%zu\" data-no-record=\"%zu\"><title>",
+	    c.pods, c.by_end[JS_TIMELINE_FAILED], c.from_events, c.no_record);
 	esc(w, label);
-	out(w, ": %zu pod%s, %zu succeeded, %zu failed, %zu stopped, %zu unfinished</title>", c.pods, c.pods == 1 ? "" : "s",
+	out(w, ": %zu pod%s, %zu succeeded, %zu failed, %zu stopped, %zu unfinished", c.pods, c.pods == 1 ? "" : "s",
 	    c.by_end[JS_TIMELINE_SUCCEEDED], c.by_end[JS_TIMELINE_FAILED], c.by_end[JS_TIMELINE_STOPPED],
 	    c.by_end[JS_TIMELINE_UNFINISHED]);
+	tally_extra(w, &c);
+	out(w, "</title>");
 	out(w, "<text class=\"row-label\" x=\"%d\" y=\"%.1f\">", 8 + (kind == JS_HTML_ROWS_POD ? 12 : 0), y + BAR_H - 2);
 	short_label(w, label);
 	out(w, "</text>");
@@ -419,7 +499,7 @@ static void draw_attempts(struct w *w, const struct js_timeline *t, const struct
 		double x = xof(g, r->at_ms);
 		out(w, "<g class=\"attempt\" data-attempt=\"%d\"><title>attempt %d began at +%.2f s: ", r->attempt, r->attempt,
 		    rel_s(t, r->at_ms));
-		esc(w, r->reason);
+		esc(w, r->reason[0] ? r->reason : "reason not recorded");
 		if (r->message[0]) {
 			out(w, ": ");
 			esc(w, r->message);
@@ -440,9 +520,11 @@ static void draw_timeline(struct w *w, const struct js_timeline *t, const struct
 	double height = bottom + BOTTOM_H;
 	struct geo g = {.t0 = t->start_ms, .t1 = t->end_ms > t->start_ms ? t->end_ms : t->start_ms + 1,
 			.x0 = LABEL_W, .w = SVG_W - LABEL_W - RIGHT_W};
-	size_t failed = 0;
-	for (size_t i = 0; i < t->n_pods; i++)
+	size_t failed = 0, known = 0;
+	for (size_t i = 0; i < t->n_pods; i++) {
 		failed += t->pods[i].end == JS_TIMELINE_FAILED;
+		known += t->pods[i].source != JS_TIMELINE_NO_RECORD;
+	}
 	static const char *const per[] = {"pod", "Job", "ReplicatedJob"};
 	out(w, "<svg class=\"timeline\" role=\"img\" aria-labelledby=\"tl-title tl-desc\" viewBox=\"0 0 %d %.0f\" width=\"%d\" "
 	       "height=\"%.0f\"><title id=\"tl-title\">Timeline of JobSet ",
@@ -450,7 +532,7 @@ static void draw_timeline(struct w *w, const struct js_timeline *t, const struct
 	esc(w, t->name);
 	out(w, "</title><desc id=\"tl-desc\">%zu pods in %zu rows, one per %s; %zu failed; %zu restart%s, each marked "
 	       "where its attempt began. The tables below say the same in text.</desc>\n",
-	    t->n_pods, rows, per[kind], failed, t->n_restarts, t->n_restarts == 1 ? "" : "s");
+	    known, rows, per[kind], failed, t->n_restarts, t->n_restarts == 1 ? "" : "s");
 	/* Every other attempt shaded, under everything: where one attempt ends
 	 * and the next begins reads at a glance. */
 	for (size_t i = 0; i < t->n_restarts; i += 2) {
@@ -520,6 +602,9 @@ static const char style[] =
 	".sw.terminating,.span.terminating{fill:#e8852a;background:#e8852a}"
 	".sw.succeeded,.span.succeeded{fill:#2f9e55;background:#2f9e55}"
 	".sw.failed,.span.failed{fill:#d33a30;background:#d33a30}"
+	".span.unrecorded{fill:#c9c9c9;fill-opacity:.6;stroke:#777;stroke-width:1;stroke-dasharray:3 2}"
+	".sw.unrecorded{background:repeating-linear-gradient(45deg,#999 0 2px,#e4e4e4 2px 5px)}"
+	".notes{background:#fff8e1;border-left:4px solid #d9b64c;padding:4px 12px}"
 	".sw.attempt{background:repeating-linear-gradient(90deg,#444 0 3px,transparent 3px 5px)}"
 	".timeline{max-width:100%;height:auto;font-size:12px}"
 	".timeline text{fill:#1d1d1f}.axis line{stroke:#e3e3e3}.axis text{fill:#666;text-anchor:middle}"
@@ -532,6 +617,11 @@ static const char style[] =
 	".phasebar span{display:block;height:100%}"
 	".ph-pending{background:#d9b64c}.ph-running{background:#3b7dd8}.ph-restarting{background:#7b4bb7}"
 	".ph-suspended{background:#999}";
+
+static const char *generator(const struct js_timeline *t)
+{
+	return t->origin == JS_TIMELINE_CLUSTER ? "kubectl jobset report" : "jobset run";
+}
 
 static void stamp(int64_t ms, char *buf, size_t n)
 {
@@ -553,7 +643,7 @@ static void head(struct w *w, const struct js_timeline *t, const struct tally *c
 {
 	out(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-	       "<meta name=\"generator\" content=\"jobset run\"><title>JobSet ");
+	       "<meta name=\"generator\" content=\"%s\"><title>JobSet ", generator(t));
 	esc(w, t->name);
 	out(w, ": ");
 	esc(w, t->result[0] ? t->result : "running");
@@ -565,9 +655,26 @@ static void head(struct w *w, const struct js_timeline *t, const struct tally *c
 	esc(w, t->result[0] ? t->result : "running");
 	out(w, "</span></h1>\n<p>namespace ");
 	esc(w, t->namespace_);
-	out(w, "; %.1f s; restarts %d; %zu pods: %zu succeeded, %zu failed, %zu stopped, %zu unfinished.</p></header>\n",
+	out(w, "; %.1f s; restarts %d; %zu pods: %zu succeeded, %zu failed, %zu stopped, %zu unfinished",
 	    (double)(t->end_ms - t->start_ms) / 1000.0, t->restarts, c->pods, c->by_end[JS_TIMELINE_SUCCEEDED],
 	    c->by_end[JS_TIMELINE_FAILED], c->by_end[JS_TIMELINE_STOPPED], c->by_end[JS_TIMELINE_UNFINISHED]);
+	tally_extra(w, c);
+	out(w, ".</p></header>\n");
+}
+
+/* What the page cannot show (a cluster's lost history), before anything
+ * is read as complete. */
+static void notes(struct w *w, const struct js_timeline *t)
+{
+	if (!t->n_notes)
+		return;
+	out(w, "<section class=\"notes\" aria-labelledby=\"h-notes\"><h2 id=\"h-notes\">What this page cannot show</h2>\n<ul>");
+	for (size_t i = 0; i < t->n_notes; i++) {
+		out(w, "<li>");
+		esc(w, t->notes[i]);
+		out(w, "</li>");
+	}
+	out(w, "</ul></section>\n");
 }
 
 /* core/phase's numbers, as the run's summary prints them. */
@@ -579,8 +686,15 @@ static void phases(struct w *w, const struct js_timeline *t)
 	} rows[] = {{JS_PHASE_PENDING, "ph-pending"}, {JS_PHASE_RUNNING, "ph-running"},
 		    {JS_PHASE_RESTARTING, "ph-restarting"}, {JS_PHASE_SUSPENDED, "ph-suspended"}};
 	const struct js_phase_summary *s = &t->phases.sum;
-	out(w, "<section aria-labelledby=\"h-phases\"><h2 id=\"h-phases\">Phases and goodput</h2>\n"
-	       "<div class=\"phasebar\" aria-hidden=\"true\">");
+	out(w, "<section aria-labelledby=\"h-phases\"><h2 id=\"h-phases\">Phases and goodput</h2>\n");
+	if (!t->phases.known) {
+		/* No numbers made up: the body says why it has none. */
+		out(w, "<p class=\"phases-unknown\">");
+		esc(w, t->phases_note && t->phases_note[0] ? t->phases_note : "Not recorded.");
+		out(w, "</p>\n</section>\n");
+		return;
+	}
+	out(w, "<div class=\"phasebar\" aria-hidden=\"true\">");
 	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
 		double pct = s->wall_seconds > 0 ? 100.0 * s->seconds[rows[i].ph] / s->wall_seconds : 0;
 		out(w, "<span class=\"%s\" style=\"width:%.1f%%\"></span>", rows[i].cls, pct > 100 ? 100 : pct);
@@ -592,7 +706,7 @@ static void phases(struct w *w, const struct js_timeline *t)
 	out(w, "<tr><td>wall (first start to end)</td><td class=\"num\">%.1f</td></tr>"
 	       "<tr><td><strong>goodput</strong> (running / wall)</td><td class=\"num\"><strong>%.2f</strong></td></tr></table>\n",
 	    s->wall_seconds, s->goodput);
-	size_t n = t->phases.n_readies < JS_LOCAL_MAX_READIES ? t->phases.n_readies : JS_LOCAL_MAX_READIES;
+	size_t n = t->phases.n_readies < JS_TIMELINE_MAX_READIES ? t->phases.n_readies : JS_TIMELINE_MAX_READIES;
 	if (n) {
 		out(w, "<p>Time to all ready:");
 		for (size_t i = 0; i < n; i++)
@@ -613,7 +727,7 @@ static void restarts(struct w *w, const struct js_timeline *t)
 	for (size_t i = 0; i < t->n_restarts; i++) {
 		const struct js_timeline_restart *r = &t->restarts_at[i];
 		out(w, "<li>Attempt %d began at +%.2f s: <strong>", r->attempt, rel_s(t, r->at_ms));
-		esc(w, r->reason);
+		esc(w, r->reason[0] ? r->reason : "reason not recorded");
 		out(w, "</strong>");
 		if (r->message[0]) {
 			out(w, ": ");
@@ -628,11 +742,14 @@ static void restarts(struct w *w, const struct js_timeline *t)
 	out(w, "</section>\n");
 }
 
-static void legend(struct w *w, enum js_html_rows kind, size_t n_pods)
+static void legend(struct w *w, enum js_html_rows kind, size_t n_pods, bool any_unrecorded)
 {
 	out(w, "<section aria-labelledby=\"h-timeline\"><h2 id=\"h-timeline\">Timeline</h2>\n<p class=\"legend\">");
 	for (int s = SPAN_PENDING; s < SPAN__COUNT; s++)
 		out(w, "<span><i class=\"sw %s\"></i>%s</span>", span_names[s], span_names[s]);
+	if (any_unrecorded)
+		out(w, "<span><i class=\"sw unrecorded\"></i>phase not recorded (the pod is gone: known from events, "
+		       "or only its attempt)</span>");
 	out(w, "<span><i class=\"sw succeeded\"></i>succeeded</span><span><i class=\"sw failed\"></i>failed (&#9670; with "
 	       "its exit code)</span><span><i class=\"sw attempt\"></i>a restart: a new attempt begins</span></p>\n");
 	if (kind == JS_HTML_ROWS_POD)
@@ -658,8 +775,16 @@ static void failures(struct w *w, const struct js_timeline *t, const struct key 
 			continue;
 		out(w, "<tr><td>");
 		esc(w, p->name);
-		out(w, "</td><td class=\"num\">%d</td><td class=\"num\">+%.2f s</td><td class=\"num\">%d</td><td>", p->attempt,
-		    rel_s(t, p->finished_ms ? p->finished_ms : t->end_ms), p->exit_code);
+		if (p->attempt >= 0)
+			out(w, "</td><td class=\"num\">%d", p->attempt);
+		else
+			out(w, "</td><td>not recorded");
+		out(w, "</td><td class=\"num\">%s+%.2f s</td>", exit_known(p) ? "" : "by ",
+		    rel_s(t, p->finished_ms ? p->finished_ms : t->end_ms));
+		if (exit_known(p))
+			out(w, "<td class=\"num\">%d</td><td>", p->exit_code);
+		else
+			out(w, "<td>not recorded</td><td>");
 		esc(w, p->reason);
 		out(w, "</td><td>");
 		esc(w, p->detail);
@@ -670,7 +795,8 @@ static void failures(struct w *w, const struct js_timeline *t, const struct key 
 	else
 		out(w, "<p>No pod failed.</p>\n");
 	if (n > JS_HTML_MAX_FAILURES)
-		out(w, "<p>... and %zu more failed pods (events.log, jobs.json).</p>\n", n - JS_HTML_MAX_FAILURES);
+		out(w, "<p>... and %zu more failed pods (%s).</p>\n", n - JS_HTML_MAX_FAILURES,
+		    t->origin == JS_TIMELINE_CLUSTER ? "kubectl jobset report -o json" : "events.log, jobs.json");
 	out(w, "</section>\n");
 }
 
@@ -698,7 +824,8 @@ static void events(struct w *w, const struct js_timeline *t)
 	}
 	out(w, "</table>\n");
 	if (t->events_dropped)
-		out(w, "<p>... and %zu more events in events.log.</p>\n", t->events_dropped);
+		out(w, "<p>... and %zu more events %s.</p>\n", t->events_dropped,
+		    t->origin == JS_TIMELINE_CLUSTER ? "not shown" : "in events.log");
 	out(w, "</section>\n");
 }
 
@@ -709,10 +836,15 @@ int js_html_report(const struct js_timeline *t, struct js_buf *b)
 	enum js_html_rows kind = choose_rows(k, t->n_pods);
 	struct tally c;
 	tally(k, t->n_pods, &c);
+	bool any_unrecorded = false;
+	for (size_t i = 0; i < t->n_pods; i++)
+		any_unrecorded = any_unrecorded || unrecorded(&t->pods[i]);
 	/* The picture first: it is what the page is for; the numbers and
-	 * the tables after it say the same in text. */
+	 * the tables after it say the same in text. What the page cannot
+	 * show comes before it, so nobody reads it as complete. */
 	head(&w, t, &c);
-	legend(&w, kind, t->n_pods);
+	notes(&w, t);
+	legend(&w, kind, t->n_pods, any_unrecorded);
 	out(&w, "<figure>\n");
 	draw_timeline(&w, t, k, kind);
 	out(&w, "</figure>\n</section>\n");
@@ -720,8 +852,12 @@ int js_html_report(const struct js_timeline *t, struct js_buf *b)
 	restarts(&w, t);
 	failures(&w, t, k);
 	events(&w, t);
-	out(&w, "<footer><p>Written by <code>jobset run</code> at the end of the run. Beside this file: events.log, "
-		"jobset.json (phaseSummary), jobs.json, logs/.</p></footer>\n</body></html>\n");
+	if (t->origin == JS_TIMELINE_CLUSTER)
+		out(&w, "<footer><p>Written by <code>kubectl jobset report</code> from what the API server held at the "
+			"end of the timeline: the JobSet, its Jobs, its pods and their events.</p></footer>\n</body></html>\n");
+	else
+		out(&w, "<footer><p>Written by <code>jobset run</code> at the end of the run. Beside this file: events.log, "
+			"jobset.json (phaseSummary), jobs.json, logs/.</p></footer>\n</body></html>\n");
 	free(k);
 	return w.err;
 }

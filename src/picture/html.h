@@ -1,7 +1,9 @@
 /*
  * html.h - a run's picture: report.html, one self-contained page drawn from
- * the run's record (local/timeline.h), written at the end of every run
- * (docs/local.md "A picture of the run").
+ * the run's record (picture/timeline.h): written at the end of every local
+ * run (docs/local.md "A picture of the run") and by `kubectl jobset report
+ * -o html` for a JobSet on a cluster (docs/kubectl-jobset.md). One renderer
+ * for both bodies.
  *
  * The page: the outcome; core/phase's totals and goodput (the numbers the
  * run's summary prints); the restarts with their reasons; a timeline (inline
@@ -9,7 +11,10 @@
  * (pending, running, terminating, then succeeded or failed), a vertical
  * marker where each whole-JobSet restart began, and each failure marked with
  * its exit code and reason; then tables of the failures and of the events,
- * which say in text what the picture shows.
+ * which say in text what the picture shows. A timeline that lost history
+ * (a cluster's deleted pods and expired events) says so first, marks the
+ * rows it rebuilt from events or could not rebuild ("phase not recorded"),
+ * and prints why the phase totals are missing instead of numbers.
  *
  * Static and self-contained: inline CSS, no script, no font, image or
  * anything fetched. Every mark has a text alternative (an SVG <title>), the
@@ -24,7 +29,7 @@
 
 #include "base/buf.h"
 #include "base/common.h"
-#include "local/timeline.h"
+#include "picture/timeline.h"
 
 /* Rows drawn one per pod at most: past this many, a row per Job (and past
  * this many Jobs, a row per ReplicatedJob), so that a picture of 1,000 pods

@@ -1,5 +1,5 @@
 /*
- * html_test.c - a run's picture (local/html.h), table-driven: each case
+ * html_test.c - a run's picture (picture/html.h), table-driven: each case
  * builds a timeline (ReplicatedJobs x Jobs x pods, attempts, failures) and
  * checks the page's rows, attempt markers, failure marks with their exit
  * codes, escaping, the aggregation past JS_HTML_MAX_ROWS, and that the page
@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
-#include "local/html.h"
-#include "local/timeline.h"
+#include "picture/html.h"
+#include "picture/timeline.h"
 
 #define EVIL "<script>alert('x')</script>&\""
 
@@ -128,6 +128,7 @@ static void build(const struct hcase *c, struct js_timeline *t, struct pool *poo
 		.n_rjobs = c->rjobs, .pods = pods, .n_pods = n, .restarts_at = rs, .n_restarts = (size_t)c->restarts,
 		.events = ev, .n_events = 2,
 	};
+	t->phases.known = true;
 	t->phases.sum.goodput = 0.42;
 	t->phases.sum.wall_seconds = 3.0;
 	t->phases.sum.seconds[JS_PHASE_RUNNING] = 1.26;
