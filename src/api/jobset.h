@@ -379,6 +379,7 @@ struct js_gates {
 	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
 	bool workload_aware_scheduling; /* "JobSetWorkloadAwareSchedulingAPI" (KEP-969;
 					   deprecated alias "WorkloadAwareScheduling") */
+	bool node_quarantine;        /* "NodeQuarantine" (ours; docs/node-quarantine.md) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their

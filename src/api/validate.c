@@ -15,6 +15,7 @@
 #include "api/api_int.h"
 #include "api/render.h"
 #include "api/sched.h"
+#include "api/quarantine.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/parse.h"
@@ -137,6 +138,8 @@ static void check_schema(struct js_vctx *v)
 		vadd_str(v, JS_DIAG_INVALID, "metadata.annotations[" JS_ANN_RESTART_REQUEST "]",
 			 json_is_string(req) ? json_string_value(req) : "",
 			 "a restart request names the attempt to end: the status.restarts seen, a whole number from 0");
+	/* Ours (docs/node-quarantine.md): the rules of node quarantine. */
+	(void)js_quarantine_validate(js, &v->opts->gates, v->diag);
 	bool any_depends = false;
 	for (size_t i = 0; i < s->n_replicated_jobs; i++) {
 		const struct js_rjob *r = &s->replicated_jobs[i];

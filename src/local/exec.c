@@ -265,6 +265,9 @@ int js__exec_plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_
 		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
 		.n_pods = np, .gates = l->opts.gates, .now = js__local_wall_ms() / 1000,
 		.pvcs = (const char *const *)l->pvcs, .n_pvcs = l->n_pvcs,
+		/* One machine, no node to keep off: a restart never waits
+		 * for failed pods (docs/node-quarantine.md "Locally"). */
+		.failed_pods_known = true,
 	};
 	int r = js_reconcile_run(&in, ret_plan, ret_err);
 	free(obs);
