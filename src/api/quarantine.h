@@ -40,6 +40,10 @@
 /* The condition of ours, True while the current attempt avoids a node. */
 #define JS_COND_NODES_QUARANTINED "NodesQuarantined"
 
+/* Between the human part of the NodesQuarantined message and the list's
+ * text (core/avoid.c writes it, `kubectl jobset describe` reads it). */
+#define JS_QUARANTINE_MARKER " (node:last attempt:reason): "
+
 /* ---- Bounds ---- */
 /* Nodes one attempt avoids at most: the list lives in an annotation and in
  * a condition message (at most 32768 bytes in the CRD): 32 entries of a

@@ -22,8 +22,7 @@
 #include "base/buf.h"
 #include "core/core_int.h"
 
-/* Between the human part of the condition message and the list's text. */
-#define MARKER " (node:last attempt:reason): "
+#define MARKER JS_QUARANTINE_MARKER
 
 /* The JobSet's rules, or NULL when the gate is off or it states none. A
  * value that never met the webhook and is not valid is left out (the rest
