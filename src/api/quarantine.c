@@ -190,6 +190,18 @@ int js_quarantine_validate(const struct js_jobset *js, const struct js_gates *ga
 	return r;
 }
 
+int js_quarantine_validate_update(const struct js_jobset *old, const struct js_jobset *js,
+				  const struct js_gates *gates, struct js_diag *diag)
+{
+	bool same = true;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rule_keys) && same; i++) {
+		const json_t *a = json_object_get(old->meta.annotations, rule_keys[i]);
+		const json_t *b = json_object_get(js->meta.annotations, rule_keys[i]);
+		same = (!a && !b) || (a && b && json_equal(a, b));
+	}
+	return same ? 0 : js_quarantine_validate(js, gates, diag);
+}
+
 /* ---- the list ---- */
 
 int js_quarantine_list_find(const struct js_quarantine_list *l, const char *node)

@@ -97,6 +97,14 @@ bool js_quarantine_rules_condition(const struct js_quarantine_rules *rules, cons
  */
 int js_quarantine_validate(const struct js_jobset *js, const struct js_gates *gates, struct js_diag *diag);
 
+/**
+ * On update: when the four rule annotations are the same as in `old`,
+ * nothing to say (a JobSet admitted with the gate on stays updatable after
+ * the gate is turned off); otherwise as js_quarantine_validate on `js`.
+ */
+int js_quarantine_validate_update(const struct js_jobset *old, const struct js_jobset *js,
+				  const struct js_gates *gates, struct js_diag *diag);
+
 /* ---- The list ---- */
 
 enum js_quarantine_why {

@@ -972,6 +972,7 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 			 opts->gates.mutable_pod_resources ? " and container resource requests and limits" : "",
 			 opts->gates.elastic_jobset ? " and parallelism/completions of Indexed Jobs" : "");
 	check_deadline_gate(&v, old, js);
+	(void)js_quarantine_validate_update(old, js, &opts->gates, diag); /* ours */
 	const char *om = old->spec.managed_by, *nm = js->spec.managed_by;
 	if (!((!om && !nm) || (om && nm && strcmp(om, nm) == 0)))
 		vadd_str(&v, JS_DIAG_INVALID, "spec.managedBy", nm, "cannot be changed after the JobSet is created");

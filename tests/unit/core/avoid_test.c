@@ -469,6 +469,27 @@ static void test_validate(void **state)
 		js_diag_done(&d);
 		js_jobset_free(js);
 	}
+	/* Update: unchanged rules pass with the gate off (a JobSet admitted
+	 * with it stays updatable); a changed or added rule is checked. */
+	{
+		struct row with = {.annotations = EXIT137}, other = {.annotations = ALL_RULES}, none = {0};
+		struct js_jobset *a = build(&with), *b = build(&with), *c = build(&other), *z = build(&none);
+		struct js_validate_opts off = {.strict = true};
+		struct js_diag d = {0};
+		assert_int_equal(js_validate_update(a, b, &off, &d), 0);
+		assert_int_not_equal(js_validate_update(a, c, &off, &d), 0);
+		assert_true(js_diag_has(&d, "metadata.annotations[" JS_ANN_NQ_NODE_LOST "]", "NodeQuarantine"));
+		js_diag_done(&d);
+		assert_int_not_equal(js_validate_update(z, a, &off, &d), 0);
+		js_diag_done(&d);
+		struct js_validate_opts on = {.gates = {.node_quarantine = true}, .strict = true};
+		assert_int_equal(js_validate_update(z, c, &on, &d), 0);
+		js_diag_done(&d);
+		js_jobset_free(a);
+		js_jobset_free(b);
+		js_jobset_free(c);
+		js_jobset_free(z);
+	}
 	/* Huge: a 1 MiB value is refused, bounded, and shown cut. */
 	size_t n = 1 << 20;
 	char *big = malloc(n + 1);
