@@ -45,6 +45,21 @@ static void trim(const char **p, size_t *n)
 		(*n)--;
 }
 
+/* The next item of a comma list at *p, blanks around it trimmed; false at
+ * the end. An empty item ("1,,2") is returned empty, for the caller to
+ * refuse. */
+static bool next_item(const char **p, const char **item, size_t *len)
+{
+	if (!**p)
+		return false;
+	size_t n = strcspn(*p, ",");
+	*item = *p;
+	*len = n;
+	*p += n + ((*p)[n] == ',');
+	trim(item, len);
+	return true;
+}
+
 /* The string value of `key`, or NULL (absent). A value that is no string or
  * over JS_QUARANTINE_MAX_RULE_TEXT is reported and read as absent. */
 static const char *rule_text(const json_t *ann, const char *key, struct js_diag *diag, int *r)
@@ -64,12 +79,9 @@ static const char *rule_text(const json_t *ann, const char *key, struct js_diag 
 static void read_exit_codes(const char *s, struct js_quarantine_rules *ret, struct js_diag *diag, int *r)
 {
 	size_t count = 0;
-	for (const char *p = s; *p;) {
-		size_t n = strcspn(p, ",");
-		const char *item = p;
-		size_t len = n;
-		p += n + (p[n] == ',');
-		trim(&item, &len);
+	const char *p = s, *item;
+	size_t len;
+	while (next_item(&p, &item, &len)) {
 		int64_t code;
 		if (js_parse_i64_in(item, len, 1, 255, &code) < 0) {
 			bad(diag, JS_ANN_NQ_EXIT_CODES, s, "a comma-separated list of exit codes, each a whole number from 1 to 255 (e.g. \"134,137\")");
@@ -87,12 +99,9 @@ static void read_exit_codes(const char *s, struct js_quarantine_rules *ret, stru
 
 static void read_conditions(const char *s, struct js_quarantine_rules *ret, struct js_diag *diag, int *r)
 {
-	for (const char *p = s; *p;) {
-		size_t n = strcspn(p, ",");
-		const char *item = p;
-		size_t len = n;
-		p += n + (p[n] == ',');
-		trim(&item, &len);
+	const char *p = s, *item;
+	size_t len;
+	while (next_item(&p, &item, &len)) {
 		if (ret->n_conditions == JS_QUARANTINE_MAX_CONDITIONS) {
 			bad(diag, JS_ANN_NQ_POD_CONDITIONS, s, "at most 16 pod condition types");
 			*r = JS_EINVALID;
