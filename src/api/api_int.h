@@ -40,6 +40,12 @@ void js__diag_addv(struct js_diag *diag, enum js_diag_type type, const char *pat
 void js__vadd(struct js_vctx *v, enum js_diag_type type, const char *path, const json_t *val, const char *fmt,
 	      ...) JS_PRINTF(5, 6);
 
+/** The hang-detection annotations (api/heartbeat.h) of v->js: refused
+ * while the gate ProgressDeadline is off (unless unchanged from `old`, an
+ * update's previous object; NULL on create), else each in range, and no
+ * startup allowance without a deadline. */
+void js__validate_progress(struct js_vctx *v, const struct js_jobset *old);
+
 /** Checks of the embedded Job template of ReplicatedJob `ri`. */
 void js__validate_template(struct js_vctx *v, size_t ri);
 

@@ -71,6 +71,12 @@
 #define JS_GATE_EXCLUSIVE_PLACEMENT "jobset.sigs.k8s.io/exclusive-placement"
 #define JS_LABEL_EXCLUSIVE_PLACEMENT "jobset.sigs.k8s.io/exclusive-placement"
 #define JS_LABEL_EXCLUSIVE_PLACEMENT_VALUE "gated"
+/* Put by the controller on the follower it lets lead an exclusive Job
+ * that will never have a leader pod again (index 0 finished and its pod
+ * gone, and no follower placed to take the domain from; core/placement.h
+ * js_placement_elect). Ours; value JS_ANN_PLACEMENT_LEADER_ELECTED. */
+#define JS_ANN_PLACEMENT_LEADER "jobset.sigs.k8s.io/exclusive-placement-leader"
+#define JS_ANN_PLACEMENT_LEADER_ELECTED "elected"
 /* Pod condition written before a follower on the wrong domain is deleted, and
  * its reason (SPEC §2.4, §10). */
 #define JS_POD_CONDITION_DISRUPTION_TARGET "DisruptionTarget"
@@ -379,6 +385,8 @@ struct js_gates {
 	bool active_deadline;        /* "JobSetActiveDeadlineSeconds" (KEP-1186) */
 	bool workload_aware_scheduling; /* "JobSetWorkloadAwareSchedulingAPI" (KEP-969;
 					   deprecated alias "WorkloadAwareScheduling") */
+	bool progress_deadline;      /* "ProgressDeadline" (ours: hang
+					detection, docs/progress-deadline.md) */
 	bool node_quarantine;        /* "NodeQuarantine" (ours; docs/node-quarantine.md) */
 };
 

@@ -683,6 +683,7 @@ int js_validate_create(const struct js_jobset *js, const struct js_validate_opts
 
 	check_schema(&v);
 	check_deadline_gate(&v, NULL, js);
+	js__validate_progress(&v, NULL);
 	if (!opts->gates.in_place_restart && s->failure_policy && s->failure_policy->has_restart_strategy &&
 	    s->failure_policy->restart_strategy == JS_RESTART_STRATEGY_IN_PLACE)
 		js__vadd(&v, JS_DIAG_FORBIDDEN, "spec.failurePolicy.restartStrategy", NULL,
@@ -972,6 +973,7 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 			 opts->gates.mutable_pod_resources ? " and container resource requests and limits" : "",
 			 opts->gates.elastic_jobset ? " and parallelism/completions of Indexed Jobs" : "");
 	check_deadline_gate(&v, old, js);
+	js__validate_progress(&v, old);
 	(void)js_quarantine_validate_update(old, js, &opts->gates, diag); /* ours */
 	const char *om = old->spec.managed_by, *nm = js->spec.managed_by;
 	if (!((!om && !nm) || (om && nm && strcmp(om, nm) == 0)))

@@ -282,7 +282,11 @@ const char *js_cli_runinfo_pod_status(const json_t *pod, char *buf, size_t n)
 	bool finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 	snprintf(buf, n, "%s", phase ? phase : "Unknown");
 	if (finished && stop) {
-		snprintf(buf, n, "%s", strcmp(stop, "Evicted") == 0 ? "Evicted" : "Stopped");
+		/* A pod stopped for missing its progress deadline failed, as an
+		 * evicted one did: both say why instead of "Stopped". */
+		snprintf(buf, n, "%s", strcmp(stop, "Evicted") == 0			     ? "Evicted"
+				       : strcmp(stop, "ProgressDeadlineExceeded") == 0 ? "ProgressDeadlineExceeded"
+										       : "Stopped");
 		return buf;
 	}
 	if (deleting && !finished) {

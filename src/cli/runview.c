@@ -183,7 +183,8 @@ static bool pod_failed(const json_t *pod)
 	const char *stop = js_json_str(js_json_path(pod, "metadata.annotations"), JS_PODJSON_ANN_STOP);
 	if (stop && strcmp(stop, "JobFailed") == 0)
 		return restarted_after_failure(pod);
-	return phase && strcmp(phase, "Failed") == 0 && (!stop || strcmp(stop, "Evicted") == 0);
+	return phase && strcmp(phase, "Failed") == 0 &&
+	       (!stop || strcmp(stop, "Evicted") == 0 || strcmp(stop, "ProgressDeadlineExceeded") == 0);
 }
 
 /** The terminated state of a container status: state.terminated, or
@@ -377,7 +378,11 @@ static void summary_text(FILE *out, const struct js_cli_runview *o, const struct
 		exits(it, &b);
 		const char *stop = js_json_str(js_json_path(it, "metadata.annotations"), JS_PODJSON_ANN_STOP);
 		fprintf(out, "  pod/%s:%s%s\n", js_json_str(js_json_path(it, "metadata"), "name"),
-		       b.len ? js_buf_str(&b) : " Failed", stop && strcmp(stop, "Evicted") == 0 ? " (evicted)" : "");
+		       b.len ? js_buf_str(&b) : " Failed",
+		       !stop				   ? ""
+		       : strcmp(stop, "Evicted") == 0		   ? " (evicted)"
+		       : strcmp(stop, "ProgressDeadlineExceeded") == 0 ? " (progress deadline exceeded)"
+								   : "");
 		js_buf_done(&b);
 	}
 	if (t.failed > RUNVIEW_MAX_FAILED_PODS)

@@ -178,6 +178,13 @@ static const char *our_label(const json_t *pod_labels, const json_t *job_labels,
 	return v ? v : js_json_str(job_labels, key);
 }
 
+bool js_job_completed_index0(const char *completed)
+{
+	/* Intervals in ascending order ("0-3,5,7-9"): index 0 can only be the
+	 * first, as "0" alone or the start of a range. */
+	return completed && completed[0] == '0' && (completed[1] == '\0' || completed[1] == ',' || completed[1] == '-');
+}
+
 struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 {
 	const json_t *meta = json_object_get(job, "metadata");
@@ -232,6 +239,7 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	j.has_ready = get_i32(st, "ready", &j.ready);
 	j.has_terminating = get_i32(st, "terminating", &j.terminating);
 	j.has_start_time = js_time_parse_rfc3339(js_json_str(st, "startTime"), &j.start_time) == 0;
+	j.index0_done = js_job_completed_index0(js_json_str(st, "completedIndexes"));
 
 	/* A handful of conditions at most; the scratch copy of the borrowed
 	 * view lives only until pack() has copied it. */
@@ -317,7 +325,7 @@ bool js_job_same(const struct js_obsjob *a, const struct js_obsjob *b)
 	if (a->deleting != b->deleting || !OPT_SAME(a, b, suspend) || !OPT_SAME(a, b, parallelism) ||
 	    !OPT_SAME(a, b, completions) || a->active != b->active || a->succeeded != b->succeeded ||
 	    a->failed != b->failed || !OPT_SAME(a, b, ready) || !OPT_SAME(a, b, terminating) ||
-	    !OPT_SAME(a, b, start_time))
+	    !OPT_SAME(a, b, start_time) || a->index0_done != b->index0_done)
 		return false;
 	if (a->n_conditions != b->n_conditions)
 		return false;

@@ -82,6 +82,11 @@ struct js_obsjob {
 	int32_t terminating;
 	bool has_start_time;               /* status.startTime */
 	int64_t start_time;
+	/* status.completedIndexes holds index 0 (an Indexed Job's leader
+	 * finished for good: the Job controller never makes that index
+	 * again). What exclusive placement needs to know that no leader pod
+	 * will come (core/placement.h js_placement_elect). */
+	bool index0_done;
 
 	size_t n_conditions;
 	const struct js_jobcond *conditions;
@@ -105,6 +110,15 @@ struct js_obsjob_init {
 };
 
 /* ---- building ---- */
+
+/**
+ * Whether a Job's status.completedIndexes (`completed`, NULL when absent)
+ * holds index 0. The API server writes it as ascending intervals
+ * ("0-3,5,7-9"), so index 0 is done iff the text begins with "0" followed
+ * by its end, ',' or '-'. Garbage ("00", "x") reads as not done. Source:
+ * batch/v1 JobStatus.completedIndexes.
+ */
+bool js_job_completed_index0(const char *completed);
 
 /**
  * A new record (refcount 1) from a batch/v1 Job object. `job` is borrowed

@@ -52,6 +52,12 @@ static bool gone(const struct js_placement_pod *p)
 	return p->terminal || p->deleting;
 }
 
+/* A follower elected to lead that still can: live, ungated, of this Job. */
+static bool elected_leader(const struct js_placement_pod *p, const char *job_uid)
+{
+	return p->elected && !p->gated && !gone(p) && !js_placement_is_leader(p) && js_str_match(p->owner_uid, job_uid);
+}
+
 enum js_placement_why js_placement_find_leader(const struct js_placement_pod *pods, size_t n, const char *job_uid,
 					       size_t *ret_leader, size_t *ret_count)
 {
@@ -75,6 +81,14 @@ enum js_placement_why js_placement_find_leader(const struct js_placement_pod *po
 				found = i;
 				break;
 			}
+		}
+	}
+	if (count == 0) {
+		/* Index 0 done and its pod gone: the follower elected to lead
+		 * (js_placement_elect). Counted, so that two (an edit) wait. */
+		for (size_t i = 0; i < n; i++) {
+			if (elected_leader(&pods[i], job_uid) && count++ == 0)
+				found = i;
 		}
 	}
 	if (ret_count)
@@ -108,6 +122,47 @@ enum js_placement_why js_placement_followers_domain(const struct js_placement_po
 	return JS_PLACEMENT_READY;
 }
 
+/* The completion index of `p` as a number, or -1 when absent or not a
+ * plain decimal (an edited annotation). */
+static long index_of(const struct js_placement_pod *p)
+{
+	const char *s = p->completion_index;
+	if (!s || !*s || strlen(s) > 10)
+		return -1;
+	long v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v;
+}
+
+bool js_placement_elect(const struct js_placement_pod *pods, size_t n, const char *job_uid, bool index0_done,
+			size_t *ret_at)
+{
+	if (!index0_done)
+		return false;
+	long best = -1;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct js_placement_pod *p = &pods[i];
+		if (elected_leader(p, job_uid))
+			return false;
+		long idx = index_of(p);
+		if (!p->gated || gone(p) || js_placement_is_leader(p) || idx < 0 || !js_str_match(p->owner_uid, job_uid))
+			continue;
+		if (best < 0 || idx < best) {
+			best = idx;
+			at = i;
+		}
+	}
+	if (best < 0)
+		return false;
+	*ret_at = at;
+	return true;
+}
+
 enum js_placement_why js_placement_domain(bool node_found, const char *value, const char **ret_domain)
 {
 	*ret_domain = NULL;
@@ -124,7 +179,7 @@ enum js_placement_why js_placement_domain(bool node_found, const char *value, co
 enum js_placement_act js_placement_follower(const struct js_placement_pod *p, const char *job_uid,
 					    const char *domain)
 {
-	if (js_placement_is_leader(p) || gone(p) || !js_str_match(p->owner_uid, job_uid))
+	if (js_placement_is_leader(p) || gone(p) || !js_str_match(p->owner_uid, job_uid) || (p->elected && !p->gated))
 		return JS_PLACEMENT_KEEP;
 	if (!domain)
 		return p->gated ? JS_PLACEMENT_WAIT : JS_PLACEMENT_KEEP;

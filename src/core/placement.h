@@ -15,6 +15,10 @@
  *  - with no usable leader pod (index 0 done and its pod deleted), the
  *    domain is the one the Job's placed followers are pinned to, when they
  *    agree (js_placement_followers_domain; found by tests/chaos);
+ *  - with neither (e.g. the Job was suspended and resumed after index 0
+ *    finished, which deletes every follower), one follower is elected to
+ *    lead: its gate is lifted without a domain, and the others follow it
+ *    (js_placement_elect; found by tests/chaos, seed 4242);
  *  - a deleted Node, a Node without the topology label or with an empty
  *    value gives no domain, so nothing is injected (#1088);
  *  - a terminating leader, or one of another incarnation of the Job (another
@@ -48,6 +52,8 @@ struct js_placement_pod {
 	bool deleting;                /* metadata.deletionTimestamp set */
 	bool gated;                   /* spec.schedulingGates holds JS_GATE_EXCLUSIVE_PLACEMENT */
 	bool succeeded;               /* status.phase Succeeded (terminal is true too) */
+	bool elected;                 /* annotation JS_ANN_PLACEMENT_LEADER is
+					 JS_ANN_PLACEMENT_LEADER_ELECTED */
 };
 
 /** Why followers cannot be placed yet (JS_PLACEMENT_READY: they can). */
@@ -93,7 +99,9 @@ bool js_placement_is_leader(const struct js_placement_pod *p);
  * Find the usable leader among `pods` (n of them), the pods of the Job whose
  * uid is `job_uid`: completion index "0", owned by that Job, neither terminal
  * nor terminating; when there is none, a succeeded one that is bound and not
- * terminating (the first, should there be several). Returns
+ * terminating (the first, should there be several); when there is none
+ * either, a live, ungated follower of that Job elected to lead
+ * (js_placement_elect; more than one is JS_PLACEMENT_LEADERS). Returns
  * JS_PLACEMENT_LEADER_UNBOUND or JS_PLACEMENT_READY (bound; the caller then
  * reads its Node) with *ret_leader its index, else JS_PLACEMENT_NO_LEADER or
  * JS_PLACEMENT_LEADERS. *ret_count (may be NULL) gets the number of live
@@ -130,6 +138,29 @@ enum js_placement_why js_placement_followers_domain(const struct js_placement_po
 						    const char **ret_domain);
 
 /**
+ * The follower to elect as the leader of the Job whose uid is `job_uid`,
+ * when the Job will never have a leader pod again: `index0_done` (its
+ * status.completedIndexes holds 0, js_job_completed_index0), no usable
+ * leader (js_placement_find_leader said JS_PLACEMENT_NO_LEADER) and no
+ * placed follower (js_placement_followers_domain said the same), and no
+ * live elected pod already. The one elected is the gated, live follower of
+ * the Job with the lowest completion index, so that passes that run before
+ * the cache shows an election pick the same pod (whose patch then fails its
+ * test of the gate) rather than a second one. Returns true with *ret_at its
+ * position in `pods`, else false.
+ *
+ * The elected pod's gate is lifted and nothing pins it: the scheduler
+ * places it where the required anti-affinity of every other exclusive
+ * Job's leader allows (a pod carrying a job-key label cannot land in their
+ * domains), and its domain then leads the others (js_placement_find_leader
+ * takes a live, ungated, elected pod as the leader when index 0 has none).
+ * It has no affinity of its own, so unlike a leader it does not keep other
+ * Jobs' leaderless followers out of its domain (docs/controller.md).
+ */
+bool js_placement_elect(const struct js_placement_pod *pods, size_t n, const char *job_uid, bool index0_done,
+			size_t *ret_at);
+
+/**
  * The leader's domain from its Node: `node_found` false when the Node does
  * not exist (GET answered NotFound), else `value` is the Node's label
  * topologyKey (NULL = absent). Returns JS_PLACEMENT_READY with *ret_domain =
@@ -145,7 +176,9 @@ enum js_placement_why js_placement_domain(bool node_found, const char *value, co
  * when its selector is absent or already the domain, repaired when it names
  * another domain, and waits while the domain is unknown. An ungated follower
  * is kept when its selector is the domain, repaired otherwise (also with no
- * selector: upstream's rule), and kept while the domain is unknown.
+ * selector: upstream's rule), and kept while the domain is unknown; an
+ * ungated elected follower (the leader of a Job whose index 0 is done) is
+ * kept.
  */
 enum js_placement_act js_placement_follower(const struct js_placement_pod *p, const char *job_uid,
 					    const char *domain);

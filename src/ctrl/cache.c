@@ -563,6 +563,8 @@ static const void *xpod_transform(const json_t *obj, int *ret_err)
 	x->terminal = x->succeeded || (phase && strcmp(phase, "Failed") == 0);
 	x->deleting = del && !json_is_null(del);
 	x->gate_at = gate_index(spec);
+	x->elected = js_str_match(js_json_str(json_object_get(md, "annotations"), JS_ANN_PLACEMENT_LEADER),
+				  JS_ANN_PLACEMENT_LEADER_ELECTED);
 	return r;
 }
 
@@ -575,7 +577,7 @@ static bool xpod_same(const void *pa, const void *pb)
 	       js_str_same(a->owner_uid, b->owner_uid) && js_str_same(a->owner_name, b->owner_name) &&
 	       js_str_same(a->index, b->index) && js_str_same(a->node, b->node) &&
 	       js_str_same(a->topology, b->topology) && json_eq(a->node_selector, b->node_selector) && a->terminal == b->terminal &&
-	       a->deleting == b->deleting && a->gate_at == b->gate_at;
+	       a->deleting == b->deleting && a->gate_at == b->gate_at && a->elected == b->elected;
 }
 
 const struct js_store_type js_cache_xpod_type = {
@@ -597,5 +599,6 @@ struct js_placement_pod js_cache_xpod_view(const struct js_cache_xpod *p, const 
 		.deleting = p->deleting,
 		.gated = p->gate_at >= 0,
 		.succeeded = p->succeeded,
+		.elected = p->elected,
 	};
 }

@@ -120,6 +120,8 @@ struct js_cache_xpod {
 	bool deleting;               /* metadata.deletionTimestamp set (not null) */
 	int gate_at;                 /* index of JS_GATE_EXCLUSIVE_PLACEMENT in
 					spec.schedulingGates, -1 none */
+	bool elected;                /* annotation JS_ANN_PLACEMENT_LEADER is
+					JS_ANN_PLACEMENT_LEADER_ELECTED */
 };
 
 /** JobSets: transform decodes (lenient, managedFields dropped) and compiles

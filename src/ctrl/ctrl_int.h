@@ -153,6 +153,14 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
  * domain. Caller owns the result. placement.c. */
 json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain);
 
+/* The JSON patch (RFC 6902) that lets follower `p` lead its Job
+ * (core/placement.h js_placement_elect): lifts our gate without a domain
+ * and adds the annotation JS_ANN_PLACEMENT_LEADER, with the same tests as
+ * js__placement_ungate_patch (same uid, the gate still at p->gate_at), so
+ * that two passes never elect it twice. NULL for a pod without namespace,
+ * name or uid, or without our gate. Caller owns the result. placement.c. */
+json_t *js__placement_elect_patch(const struct js_cache_xpod *p);
+
 /* True when `js` restarts in place (failurePolicy.restartStrategy
  * InPlaceRestart). NULL is false. inplace.c. */
 bool js__inplace_strategy(const struct js_jobset *js);

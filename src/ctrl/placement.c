@@ -30,6 +30,7 @@
 #define INDEX_JOB "job-owner"
 /* Event reasons (ours; upstream's pod controller records none). */
 #define REASON_WAITING "ExclusivePlacementWaiting"
+#define REASON_ELECTED "ExclusivePlacementLeaderElected"
 
 /* The pod records are struct js_cache_xpod (ctrl/cache.h): any field a
  * user removed or garbled is absent there, and the topology key of a
@@ -169,9 +170,13 @@ static char *pointer_token(const char *s)
 	return js_buf_take(&b);
 }
 
-json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain)
+/* The start of every patch that lifts our gate from `p`: tests that hold
+ * it to the pod as the cache saw it (same uid, the gate still at
+ * p->gate_at), then the removal. NULL when `p` cannot be addressed or has
+ * no gate of ours. */
+static json_t *lift_gate_patch(const struct js_cache_xpod *p)
 {
-	if (!addressable(p) || p->gate_at < 0 || !key || !key[0] || !domain || !domain[0])
+	if (!addressable(p) || p->gate_at < 0)
 		return NULL;
 	char gate_path[64];
 	snprintf(gate_path, sizeof(gate_path), "/spec/schedulingGates/%d", p->gate_at);
@@ -182,6 +187,16 @@ json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *ke
 	json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "test", "path", gate_name, "value",
 					       JS_GATE_EXCLUSIVE_PLACEMENT));
 	json_array_append_new(patch, json_pack("{s:s,s:s}", "op", "remove", "path", gate_path));
+	return patch;
+}
+
+json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *key, const char *domain)
+{
+	if (!key || !key[0] || !domain || !domain[0])
+		return NULL;
+	json_t *patch = lift_gate_patch(p);
+	if (!patch)
+		return NULL;
 	if (p->node_selector) {
 		char *tok = pointer_token(key);
 		char *path = js_buf_format("/spec/nodeSelector/%s", tok);
@@ -214,6 +229,51 @@ static int ungate(struct js_controller *c, const struct js_cache_xpod *p, const 
 	js_apierr_done(&e);
 	json_decref(patch);
 	return r == JS_ENOTFOUND ? 0 : r;
+}
+
+json_t *js__placement_elect_patch(const struct js_cache_xpod *p)
+{
+	json_t *patch = lift_gate_patch(p);
+	if (!patch)
+		return NULL;
+	char *tok = pointer_token(JS_ANN_PLACEMENT_LEADER);
+	char *ann_path = js_buf_format("/metadata/annotations/%s", tok);
+	free(tok);
+	/* Pods made by the Job controller always carry annotations (the
+	 * completion index): the map exists to add to. */
+	json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "add", "path", ann_path, "value",
+					       JS_ANN_PLACEMENT_LEADER_ELECTED));
+	free(ann_path);
+	return patch;
+}
+
+/* Let `p` lead its Job (js__placement_elect_patch): a patch that fails its
+ * test (another pass or a user got there first) is left to the next pass. */
+static int elect(struct js_controller *c, const struct js_cache_xpod *p)
+{
+	json_t *patch = js__placement_elect_patch(p);
+	if (!patch)
+		return 0;
+	struct js_apierr e = {0};
+	int r = js_client_patch(c->client, &js_client_res_pods, p->ns, p->name, JS_PATCH_JSON, patch, NULL, NULL, &e);
+	count(c, "PATCH", r, &e);
+	if (r == 0) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+			      "pod %s/%s: elected to lead its Job (index 0 finished and its pod is gone, no follower placed)",
+			      p->ns, p->name);
+		json_t *reg = regarding(p);
+		(void)!js_recorder_eventf(c->rec, reg, "Normal", REASON_ELECTED, "Elect",
+					  "its Job's leader (completion index 0) finished and its pod is gone, and no "
+					  "follower is placed: this pod leads instead, and the Job's other pods follow it "
+					  "into its domain");
+		json_decref(reg);
+	} else if (r != JS_ENOTFOUND && r != JS_EINVALID) {
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "pod %s/%s: electing it to lead: %s", p->ns, p->name,
+			      e.message ? e.message : js_strerror(r));
+	}
+	js_apierr_done(&e);
+	json_decref(patch);
+	return r == 0 || r == JS_ENOTFOUND || r == JS_EINVALID ? 0 : r;
 }
 
 /* Ensure DisruptionTarget=True (reason ExclusivePlacementViolation) on the
@@ -370,12 +430,15 @@ static char *pods_topology(const void **recs, size_t n)
  * reference gives (and held to by uid), its JobSet by the owner uid the Job
  * record keeps; for a Job no JobSet owns, from its pods (pods_topology).
  * Returns 0 with *ret_key (malloc'd; NULL when the JobSet
- * names none for this Job), or JS_ENOTFOUND while the Job, its JobSet or a
+ * names none for this Job) and *ret_index0_done (the Job's index 0 is done:
+ * js_job_completed_index0), or JS_ENOTFOUND while the Job, its JobSet or a
  * decoded spec is not in the caches yet (or any more).
  */
-static int job_topology(struct js_controller *c, const void **recs, size_t n, const char *job_uid, char **ret_key)
+static int job_topology(struct js_controller *c, const void **recs, size_t n, const char *job_uid, char **ret_key,
+			bool *ret_index0_done)
 {
 	*ret_key = NULL;
+	*ret_index0_done = false;
 	const struct js_obsjob *job = NULL;
 	const char *tried = NULL;
 	for (size_t i = 0; i < n && !job; i++) {
@@ -392,6 +455,7 @@ static int job_topology(struct js_controller *c, const void **recs, size_t n, co
 	}
 	if (!job)
 		return JS_ENOTFOUND;
+	*ret_index0_done = job->index0_done;
 	if (!job->owner_uid) {
 		*ret_key = pods_topology(recs, n);
 		js_informer_unref(c->jobs, job);
@@ -425,7 +489,8 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 	char *topology = NULL;
 	char *value = NULL;
 	struct js_placement_pod *pods = NULL;
-	if (job_topology(c, recs, n, job_uid, &topology) < 0) {
+	bool index0_done = false;
+	if (job_topology(c, recs, n, job_uid, &topology, &index0_done) < 0) {
 		/* The Job or its JobSet is not cached (yet, or any more): the
 		 * pods are looked at again with the queue's backoff; nothing is
 		 * decided without the JobSet's word on the topology. */
@@ -473,6 +538,19 @@ void js__placement_sync(struct js_controller *c, const char *key, struct js__syn
 			js__ctrl_logf(c, JS_CONTROLLER_LOG_DEBUG,
 				      "placement of Job %s: no leader pod, its placed followers are in %s=%s", key,
 				      topology, domain);
+		size_t at = 0;
+		if (why == JS_PLACEMENT_NO_LEADER && js_placement_elect(pods, n, job_uid, index0_done, &at)) {
+			/* No leader pod will come and no follower holds a
+			 * domain: one follower leads instead (core/placement.h).
+			 * The others wait for it to be scheduled; its update
+			 * starts the next pass. */
+			if (elect(c, recs[at]) < 0)
+				res->error = true;
+			leader = recs[at];
+			pods[at].gated = false; /* not a follower to wait or ungate in this pass */
+			pods[at].elected = true;
+			why = JS_PLACEMENT_LEADER_UNBOUND;
+		}
 	}
 	bool waiting = false;
 	for (size_t i = 0; i < n; i++) {

@@ -179,6 +179,19 @@ static bool start_pod(struct js_local *l, struct ljob *j, int32_t index, int64_t
 		json_object_set_new(labels, JS_ANN_JOB_COMPLETION_INDEX, json_string(idx));
 		json_object_set_new(ann, JS_ANN_JOB_COMPLETION_INDEX, json_string(idx));
 	}
+	/* Hang detection's heartbeat file (watchdog.c), before the pod reads
+	 * its template. */
+	int wr = js__watchdog_prepare(l, j->obj, name, tmpl);
+	if (wr < 0) {
+		js__report_event(l, "Warning", "FailedCreate", "job", j->name, "no heartbeat directory for pod %s: %s",
+				 name, js_strerror(wr));
+		js_net_pod_free(net);
+		js_gpu_put(l->opts.gpus, id);
+		json_decref(tmpl);
+		free(hostname);
+		free(name);
+		return false;
+	}
 	const char *subdomain = js_json_str(js_json_path(tmpl, "spec"), "subdomain");
 	char *own_hosts = NULL;
 	const char *hosts = NULL;

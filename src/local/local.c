@@ -97,6 +97,7 @@ int js_local_new(const struct js_jobset *js, const struct js_local_opts *opts, s
 	l->death_rd = l->death_wr = l->sig_fd = l->events_fd = -1;
 	l->lock_fd = l->ctl_rd = l->ctl_wr = -1;
 	l->requeue_ms = -1;
+	l->watch_due_ms = -1;
 	l->state_ms = -1;
 	l->history = json_array();
 	l->pod_history = json_array();

@@ -86,6 +86,7 @@ struct js_local {
 	int64_t start_wall_ms;
 	int64_t turn_ms;      /* monotonic time of the turn applying a plan */
 	int64_t requeue_ms;   /* next reconcile by time (monotonic), -1 none */
+	int64_t watch_due_ms; /* next hang check (watchdog.c), monotonic, -1 none */
 	bool dirty;           /* something changed since the last reconcile */
 	bool resync;          /* pods changed after their Job's sync read them */
 	bool stall_pass;      /* a turn forced by the stall check is under way */
@@ -190,6 +191,22 @@ bool js__agents_in_place(const struct js_local *l);
 /** One step of every pod's in-place restart agent at `t`. Returns true
  * when anything changed (the core must look again). */
 bool js__agents_step(struct js_local *l, int64_t t);
+
+/* ---- watchdog.c: hang detection (gate ProgressDeadline) ---- */
+
+/** Pod `pod` of Job `job` is being made from `tmpl` (its template, the
+ * caller's copy): if its ReplicatedJob has a progress deadline in effect,
+ * create its heartbeat directory and add to `tmpl` the annotations in
+ * effect, $JOBSET_PROGRESS_FILE in every container and, in container mode,
+ * the directory's volume and mounts. Returns 0 (also when there is no
+ * deadline or the gate is off) or -errno of creating the directory. */
+int js__watchdog_prepare(struct js_local *l, const json_t *job, const char *pod, json_t *tmpl);
+
+/** Check the running pods with a deadline when `changed` or when the
+ * earliest deadline is due at `t` (monotonic ms); stop the pods over it
+ * (condition ProgressDeadlineExceeded, a Warning event) and set
+ * l->watch_due_ms to the next check. Returns true when a pod was stopped. */
+bool js__watchdog_step(struct js_local *l, int64_t t, bool changed);
 
 /* ---- report.c ---- */
 

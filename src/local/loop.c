@@ -143,6 +143,8 @@ static int64_t next_deadline(const struct js_local *l)
 	 * pass (poll with timeout 0 until the grace periods end). */
 	bool syncing = !l->interrupts;
 	int64_t w = syncing ? l->requeue_ms : -1;
+	if (syncing && l->watch_due_ms >= 0 && (w < 0 || l->watch_due_ms < w))
+		w = l->watch_due_ms;
 	for (size_t i = 0; i < l->n_jobs; i++) {
 		const struct ljob *j = &l->jobs[i];
 		if (syncing && !j->deleting && j->wake_ms >= 0 && (w < 0 || j->wake_ms < w))
@@ -551,6 +553,8 @@ int js__loop_run(struct js_local *l, enum js_local_result *ret_result)
 			changed |= js__agents_step(l, t);
 			for (size_t i = 0; i < l->n_jobs; i++)
 				changed |= js__job_sync(l, &l->jobs[i], t);
+			/* After the syncs: pods they made are checked at once. */
+			changed |= js__watchdog_step(l, t, changed);
 		}
 		changed |= js__jobs_collect(l);
 		l->dirty |= changed;

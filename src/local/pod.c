@@ -75,6 +75,9 @@ struct ctr {
 struct js_pod {
 	uint64_t id;
 	char *job_uid, *subdomain, *workdir, *dis_reason, *dis_message;
+	const char *dis_type;    /* the condition a stop set (static), with
+				    dis_reason: DisruptionTarget or
+				    ProgressDeadlineExceeded */
 	json_t *tmpl;
 	int64_t created_wall_ms, started_wall_ms, finished_wall_ms, deleted_wall_ms, dis_wall_ms;
 	bool initialized;
@@ -981,7 +984,10 @@ static bool step(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 		}
 		if (pod->phase <= JS_JOBCTL_RUNNING && js_pod_gone(pod)) {
 			bool ok;
-			pod->phase = all_main_done(pod, &ok) && ok ? JS_JOBCTL_SUCCEEDED : JS_JOBCTL_FAILED;
+			/* A pod stopped for missing its progress deadline failed,
+			 * even if its workload exits 0 on SIGTERM. */
+			pod->phase = all_main_done(pod, &ok) && ok && pod->stop != JS_POD_STOP_PROGRESS ? JS_JOBCTL_SUCCEEDED
+															: JS_JOBCTL_FAILED;
 			pod->finished_ms = now_ms;
 			pod->finished_wall_ms = wall_ms();
 			changed = true;
@@ -1196,18 +1202,27 @@ void js_pod_delete(struct js_pod *pod, const struct js_pod_host *host, int64_t n
 	stop(pod, host, now_ms, pod->grace_ms, why);
 }
 
-int js_pod_evict(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t wall_now_ms,
-		 const char *reason, const char *message)
+int js_pod_stop_failed(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t wall_now_ms,
+		       enum js_pod_stop why, const char *type, const char *reason, const char *message)
 {
-	if (pod->stopping || pod->phase > JS_JOBCTL_RUNNING)
+	if (pod->stopping || pod->phase > JS_JOBCTL_RUNNING ||
+	    (why != JS_POD_STOP_EVICTED && why != JS_POD_STOP_PROGRESS))
 		return JS_EINVALID;
 	free(pod->dis_reason);
 	free(pod->dis_message);
+	pod->dis_type = type;
 	pod->dis_reason = js_xstrdup(reason);
 	pod->dis_message = js_xstrdup(message);
 	pod->dis_wall_ms = wall_now_ms;
-	stop(pod, host, now_ms, pod->grace_ms, JS_POD_STOP_EVICTED);
+	stop(pod, host, now_ms, pod->grace_ms, why);
 	return 0;
+}
+
+int js_pod_evict(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms, int64_t wall_now_ms,
+		 const char *reason, const char *message)
+{
+	return js_pod_stop_failed(pod, host, now_ms, wall_now_ms, JS_POD_STOP_EVICTED, "DisruptionTarget", reason,
+				  message);
 }
 
 bool js_pod_gone(const struct js_pod *pod)
@@ -1320,8 +1335,8 @@ bool js_pod_pump(struct js_pod *pod, const struct js_pod_host *host, int fd)
 
 void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, struct js_jobctl_pod *ret)
 {
-	/* The only pod condition a podFailurePolicy rule can meet here. */
-	static const char *const disruption[] = {"DisruptionTarget"};
+	/* The only pod conditions a podFailurePolicy rule can meet here: the
+	 * one a stop set (DisruptionTarget, ProgressDeadlineExceeded). */
 	size_t n = 0;
 	/* Regular containers first, then init containers, as the Job
 	 * controller scans them. */
@@ -1339,7 +1354,7 @@ void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, stru
 		.deleted_by_controller = pod->stop == JS_POD_STOP_JOB_CONTROLLER || pod->stop == JS_POD_STOP_JOB_FAILED ||
 					 pod->stop == JS_POD_STOP_RUNNER,
 		.restarts = js_pod_restarts(pod), .finished_ms = pod->finished_ms, .exits = exits, .n_exits = n,
-		.conditions = pod->dis_reason ? disruption : NULL, .n_conditions = pod->dis_reason ? 1 : 0,
+		.conditions = pod->dis_reason ? &pod->dis_type : NULL, .n_conditions = pod->dis_reason ? 1 : 0,
 	};
 }
 
@@ -1431,8 +1446,9 @@ void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret)
 		.workdir = pod->workdir, .index = pod->index, .tmpl = pod->tmpl, .created_ms = pod->created_wall_ms,
 		.started_ms = pod->started_wall_ms, .finished_ms = pod->finished_wall_ms,
 		.deleted_ms = pod->deleted_wall_ms, .stop = pod->stop, .stopping = pod->stopping,
-		.initialized = pod->initialized, .disruption_reason = pod->dis_reason,
-		.disruption_message = pod->dis_message, .disruption_ms = pod->dis_wall_ms,
+		.initialized = pod->initialized, .condition_type = pod->dis_reason ? pod->dis_type : NULL,
+		.condition_reason = pod->dis_reason, .condition_message = pod->dis_message,
+		.condition_ms = pod->dis_wall_ms,
 	};
 	int fd;
 	ret->sandbox_ready = !pod->net || js_net_pod_netns(pod->net, &fd) == 0;

@@ -25,7 +25,9 @@
  * Stopping sends SIGTERM to every running container, then SIGKILL after
  * terminationGracePeriodSeconds (default 30). Every stop has a cause
  * (enum js_pod_stop); an eviction also sets the pod condition
- * DisruptionTarget, which podFailurePolicy onPodConditions rules match.
+ * DisruptionTarget, and a missed progress deadline the condition
+ * ProgressDeadlineExceeded, which podFailurePolicy onPodConditions rules
+ * match.
  *
  * Status: every container's state, exit code, reason, restart count and
  * times, as a ContainerStatus shows them (js_pod_ctr_info); local/podjson.h
@@ -112,6 +114,10 @@ enum js_pod_stop {
 				       down: not a failure */
 	JS_POD_STOP_EVICTED,        /* evicted: DisruptionTarget is set and the
 				       failure counts, as on a cluster */
+	JS_POD_STOP_PROGRESS,       /* it missed its progress deadline (hang
+				       detection, docs/progress-deadline.md):
+				       ProgressDeadlineExceeded is set, the
+				       pod fails and the failure counts */
 	JS_POD_STOP_JOB_FAILED,     /* deleted by the Job controller because
 				       its Job failed (backoffLimit, a pod
 				       failure policy, a deadline): a pod
@@ -249,6 +255,18 @@ void js_pod_delete_within(struct js_pod *pod, const struct js_pod_host *host, in
 JS_WARN_UNUSED int js_pod_evict(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms,
 				int64_t wall_ms, const char *reason, const char *message);
 
+/**
+ * Fail a running pod for a cause of the runtime's: set pod condition `type`
+ * =True (static string; `reason` and `message` copied) at wall time
+ * `wall_ms`, then stop it with its grace period, recording `why`
+ * (JS_POD_STOP_EVICTED or JS_POD_STOP_PROGRESS). The condition is what
+ * podFailurePolicy onPodConditions rules meet. Returns 0, or JS_EINVALID
+ * when the pod is not running, already stopping, or `why` is another.
+ */
+JS_WARN_UNUSED int js_pod_stop_failed(struct js_pod *pod, const struct js_pod_host *host, int64_t now_ms,
+				      int64_t wall_ms, enum js_pod_stop why, const char *type, const char *reason,
+				      const char *message);
+
 /** True when no process of the pod is left. */
 bool js_pod_gone(const struct js_pod *pod);
 
@@ -285,8 +303,10 @@ struct js_pod_info {
 	bool initialized;          /* init containers done */
 	bool sandbox_ready;        /* its network is made and not released
 				      (PodReadyToStartContainers) */
-	const char *disruption_reason, *disruption_message; /* DisruptionTarget, or NULL */
-	int64_t disruption_ms;
+	/* The condition a stop set (DisruptionTarget of an eviction,
+	 * ProgressDeadlineExceeded of hang detection), or NULL type. */
+	const char *condition_type, *condition_reason, *condition_message;
+	int64_t condition_ms;
 };
 void js_pod_info(const struct js_pod *pod, struct js_pod_info *ret);
 

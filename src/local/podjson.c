@@ -15,6 +15,7 @@ const char *js_podjson_stop_name(enum js_pod_stop stop)
 		[JS_POD_STOP_NONE] = NULL,          [JS_POD_STOP_JOB_CONTROLLER] = "JobController",
 		[JS_POD_STOP_JOB_DELETED] = "JobDeleted", [JS_POD_STOP_RUNNER] = "Runner",
 		[JS_POD_STOP_EVICTED] = "Evicted",        [JS_POD_STOP_JOB_FAILED] = "JobFailed",
+		[JS_POD_STOP_PROGRESS] = "ProgressDeadlineExceeded",
 	};
 	return (size_t)stop < JS_ARRAY_SIZE(names) ? names[stop] : NULL;
 }
@@ -149,11 +150,11 @@ json_t *js_podjson_pod(const struct js_pod *pod, bool with_spec)
 	json_array_append_new(conds, condition("Initialized", in.initialized));
 	json_array_append_new(conds, condition("ContainersReady", ready));
 	json_array_append_new(conds, condition("Ready", ready));
-	if (in.disruption_reason) {
-		json_t *d = condition("DisruptionTarget", true);
-		json_object_set_new(d, "reason", json_string(in.disruption_reason));
-		json_object_set_new(d, "message", json_string(in.disruption_message ? in.disruption_message : ""));
-		set_time(d, "lastTransitionTime", in.disruption_ms);
+	if (in.condition_type) {
+		json_t *d = condition(in.condition_type, true);
+		json_object_set_new(d, "reason", json_string(in.condition_reason));
+		json_object_set_new(d, "message", json_string(in.condition_message ? in.condition_message : ""));
+		set_time(d, "lastTransitionTime", in.condition_ms);
 		json_array_append_new(conds, d);
 	}
 	json_object_set_new(st, "conditions", conds);

@@ -156,7 +156,8 @@ static bool failed_before_stop(const struct js_pod *p)
 
 /** How a finished pod ended, for its event and the run's picture alike: a
  * pod deleted while it ran was stopped, not failed, except an evicted pod
- * (its failure counts) and one whose containers had failed before its Job
+ * (its failure counts), one stopped for missing its progress deadline, and
+ * one whose containers had failed before its Job
  * failed and the Job controller deleted it (OnFailure past backoffLimit). */
 static enum js_timeline_end pod_end(const struct js_pod *p, const struct js_pod_info *in)
 {
@@ -165,6 +166,8 @@ static enum js_timeline_end pod_end(const struct js_pod *p, const struct js_pod_
 		return JS_TIMELINE_UNFINISHED;
 	if (in->stop == JS_POD_STOP_EVICTED)
 		return ph == JS_JOBCTL_FAILED ? JS_TIMELINE_FAILED : JS_TIMELINE_SUCCEEDED;
+	if (in->stop == JS_POD_STOP_PROGRESS)
+		return JS_TIMELINE_FAILED; /* missed its progress deadline: always a failure */
 	if (in->stop == JS_POD_STOP_JOB_FAILED && failed_before_stop(p))
 		return JS_TIMELINE_FAILED;
 	if (in->stop != JS_POD_STOP_NONE)
@@ -196,7 +199,10 @@ void js__report_pod_finished(struct js_local *l, const struct js_pod *p, enum js
 	if (in.stop == JS_POD_STOP_EVICTED)
 		js__report_event(l, end == JS_TIMELINE_FAILED ? "Warning" : "Normal",
 		      end == JS_TIMELINE_FAILED ? "Failed" : "Completed", "pod", in.name, "evicted (DisruptionTarget: %s); %s",
-		      in.disruption_reason, js_buf_str(&b));
+		      in.condition_reason, js_buf_str(&b));
+	else if (in.stop == JS_POD_STOP_PROGRESS)
+		js__report_event(l, "Warning", "Failed", "pod", in.name, "stopped for missing its progress deadline "
+				 "(ProgressDeadlineExceeded); %s", js_buf_str(&b));
 	else if (in.stop == JS_POD_STOP_JOB_FAILED && end == JS_TIMELINE_FAILED)
 		js__report_event(l, "Warning", "Failed", "pod", in.name,
 		      "its containers failed, then its Job failed and the Job controller deleted it; %s",
@@ -264,6 +270,8 @@ void js__report_pod_record(struct js_local *l, const struct js_pod *p)
 			row.reason = "Failed";
 		if (in.stop == JS_POD_STOP_EVICTED)
 			row.reason = "Evicted";
+		else if (in.stop == JS_POD_STOP_PROGRESS)
+			row.reason = "ProgressDeadlineExceeded";
 		exits_text(p, &b);
 		row.detail = js_buf_str(&b);
 	}

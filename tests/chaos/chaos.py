@@ -136,12 +136,11 @@ KNOWN_BUGS = {
     # leader that will never exist again (index 0 is done), and the JobSet
     # never finished (upstream's webhook refuses such a follower for ever
     # too; found by this driver, seed 20261205; docs/reliability.md
-    # "Chaos"). Partly fixed: with no leader pod, the domain is the one the
-    # Job's placed followers agree on (core/placement.h). Still open when
-    # no placed follower is left either, e.g. the JobSet (or the Job) was
-    # suspended, which deletes the followers, and then resumed: seed 4242
-    # (excl-76) stalled so with this flag on; off until that is fixed.
-    "finished-leader-deleted": False,
+    # "Chaos"). Fixed: with no leader pod, the domain is the one the Job's
+    # placed followers agree on, and with none placed either (the JobSet or
+    # the Job suspended, which deletes the followers, then resumed: seed
+    # 4242, excl-76) a follower is elected to lead (core/placement.h).
+    "finished-leader-deleted": True,
 }
 
 

@@ -14,6 +14,9 @@
  *                               the server says
  *   ctrprobe term [PORT]        (answer one TCP connection on PORT with
  *                               "ready",) wait for SIGTERM, say so, exit 0
+ *   ctrprobe beat FILE A N      touch FILE (a heartbeat) N times, 300 ms
+ *                               apart; then in restart attempt A "0" hang
+ *                               until SIGTERM (exit 0), else exit 0
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,6 +182,29 @@ int main(int argc, char **argv)
 		printf("got SIGTERM, stopped %ld ms later\n", ms);
 		return 0;
 	}
-	fprintf(stderr, "usage: ctrprobe info|write|cat|exit|serve|dial|term|attempt ...\n");
+	if (strcmp(cmd, "beat") == 0 && argc == 5) {
+		struct timespec ts = {0, 300 * 1000 * 1000};
+		for (int i = 0; i < atoi(argv[4]); i++) {
+			int fd = open(argv[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd < 0 || futimens(fd, NULL) < 0) {
+				printf("beat %s: %s\n", argv[2], strerror(errno));
+				return 1;
+			}
+			close(fd);
+			printf("beat %d\n", i + 1);
+			nanosleep(&ts, NULL);
+		}
+		if (strcmp(argv[3], "0") != 0) {
+			printf("attempt %s: done\n", argv[3]);
+			return 0;
+		}
+		signal(SIGTERM, on_term);
+		printf("hanging\n");
+		while (!got_term)
+			pause();
+		printf("got SIGTERM\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: ctrprobe info|write|cat|exit|serve|dial|term|attempt|beat ...\n");
 	return 2;
 }

@@ -34,7 +34,8 @@ static void test_parse(void **state)
 		{"TLSOptions=false", "cannot set feature gate 'TLSOptions' to false: it is locked to true", false, false, false},
 		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, "
 			      "ExecutionAttemptsTracking, MutablePodResourcesForSuspendedJobSets, "
-			      "JobSetActiveDeadlineSeconds, JobSetWorkloadAwareSchedulingAPI, NodeQuarantine, TLSOptions, AllAlpha, AllBeta "
+			      "JobSetActiveDeadlineSeconds, JobSetWorkloadAwareSchedulingAPI, ProgressDeadline, "
+			      "NodeQuarantine, TLSOptions, AllAlpha, AllBeta "
 			      "(deprecated: WorkloadAwareScheduling))",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
@@ -80,6 +81,7 @@ static void test_kep_gates(void **state)
 		{"ExecutionAttemptsTracking=true", offsetof(struct js_gates, execution_attempts)},
 		{"MutablePodResourcesForSuspendedJobSets=true", offsetof(struct js_gates, mutable_pod_resources)},
 		{"JobSetActiveDeadlineSeconds=true", offsetof(struct js_gates, active_deadline)},
+		{"ProgressDeadline=true", offsetof(struct js_gates, progress_deadline)}, /* ours */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct js_gates g = {0}, want = {0};
@@ -88,7 +90,7 @@ static void test_kep_gates(void **state)
 		if (memcmp(&g, &want, sizeof(g)) != 0)
 			fail_msg("'%s' set another gate", cases[i].in);
 		assert_int_equal(js_gates_parse("ExecutionAttemptsTracking=false,JobSetActiveDeadlineSeconds=false,"
-						"MutablePodResourcesForSuspendedJobSets=false", &g, NULL), 0);
+						"MutablePodResourcesForSuspendedJobSets=false,ProgressDeadline=false", &g, NULL), 0);
 		struct js_gates off = {0};
 		assert_memory_equal(&g, &off, sizeof(g));
 	}
@@ -101,10 +103,10 @@ static void test_kep_gates(void **state)
 static void test_all_alpha(void **state)
 {
 	(void)state;
-	const struct js_gates all = {true, true, true, true, true, true, true, true};
+	const struct js_gates all = {true, true, true, true, true, true, true, true, true};
 	const struct js_gates none = {0};
 	const struct js_gates only_rj = {.restart_job = true};
-	const struct js_gates all_but_ipr = {true, false, true, true, true, true, true, true};
+	const struct js_gates all_but_ipr = {true, false, true, true, true, true, true, true, true};
 	static const struct js_gates ej = {.elastic_jobset = true};
 	const struct {
 		const char *in;

@@ -54,6 +54,7 @@ enum flags {
 	F_PVC_OTHER = 32, /* an existing PVC with another spec */
 	F_PVC_ERROR = 64, /* the PVC lookup fails */
 	F_DEADLINE = 128, /* gate JobSetActiveDeadlineSeconds (KEP-1186) */
+	F_PROGRESS = 256, /* gate ProgressDeadline (ours) */
 };
 
 struct vcase {
@@ -414,6 +415,41 @@ static const struct vcase cases[] = {
 	 "spec.activeDeadlineSeconds", "1 or more"},
 	{"KEP-1186 activeDeadlineSeconds with the gate off", "{\"spec\":{\"activeDeadlineSeconds\":60}}", 0, false,
 	 "spec.activeDeadlineSeconds", "JobSetActiveDeadlineSeconds"},
+	/* Ours: hang detection (docs/progress-deadline.md), gate ProgressDeadline. */
+#define PD_ANN(k, v) "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/progress-" k "-seconds\":" v "}}}"
+#define PD_PATH(k) "metadata.annotations[jobset.sigs.k8s.io/progress-" k "-seconds]"
+#define PD_RJ(ann) RJS("{\"name\":\"a\",\"template\":{\"metadata\":{\"annotations\":{" ann "}},\"spec\":{" IDX POD("") "}}}")
+	{"progress deadline with the gate", PD_ANN("deadline", "\"600\""), F_PROGRESS, true, NULL, NULL},
+	{"progress deadline with the gate off", PD_ANN("deadline", "\"600\""), 0, false, PD_PATH("deadline"),
+	 "ProgressDeadline feature gate"},
+	{"progress startup with the gate off", PD_ANN("startup", "\"60\""), 0, false, PD_PATH("startup"),
+	 "ProgressDeadline=true"},
+	{"progress deadline on a template, gate off", PD_RJ("\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"5\""), 0,
+	 false, "spec.replicatedJobs[0].template.metadata.annotations[jobset.sigs.k8s.io/progress-deadline-seconds]",
+	 "ProgressDeadline"},
+	{"progress deadline 1", PD_ANN("deadline", "\"1\""), F_PROGRESS, true, NULL, NULL},
+	{"progress deadline 2^31-1", PD_ANN("deadline", "\"2147483647\""), F_PROGRESS, true, NULL, NULL},
+	{"progress deadline 2^31", PD_ANN("deadline", "\"2147483648\""), F_PROGRESS, false, PD_PATH("deadline"),
+	 "from 1 to 2147483647"},
+	{"progress deadline 0", PD_ANN("deadline", "\"0\""), F_PROGRESS, false, PD_PATH("deadline"), "from 1 to 2147483647"},
+	{"progress deadline negative", PD_ANN("deadline", "\"-5\""), F_PROGRESS, false, PD_PATH("deadline"),
+	 "from 1 to 2147483647"},
+	{"progress deadline with a unit", PD_ANN("deadline", "\"10s\""), F_PROGRESS, false, PD_PATH("deadline"),
+	 "whole number of seconds"},
+	{"progress deadline empty", PD_ANN("deadline", "\"\""), F_PROGRESS, false, PD_PATH("deadline"), "whole number"},
+	{"progress startup 0", "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"5\","
+	 "\"jobset.sigs.k8s.io/progress-startup-seconds\":\"0\"}}}", F_PROGRESS, false, PD_PATH("startup"), "from 1 to"},
+	{"progress startup without a deadline", PD_ANN("startup", "\"60\""), F_PROGRESS, false, PD_PATH("startup"),
+	 "needs a deadline"},
+	{"progress deadline on a template", PD_RJ("\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"5\""), F_PROGRESS,
+	 true, NULL, NULL},
+	{"progress deadline bad on a template", PD_RJ("\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"x\""),
+	 F_PROGRESS, false,
+	 "spec.replicatedJobs[0].template.metadata.annotations[jobset.sigs.k8s.io/progress-deadline-seconds]", "from 1"},
+	{"progress startup on a template without a deadline", PD_RJ("\"jobset.sigs.k8s.io/progress-startup-seconds\":\"5\""),
+	 F_PROGRESS, false,
+	 "spec.replicatedJobs[0].template.metadata.annotations[jobset.sigs.k8s.io/progress-startup-seconds]",
+	 "ReplicatedJob 'a' has no"},
 };
 
 static enum js_pvc_lookup fake_lookup(void *ctx, const char *ns, const char *name, json_t **ret_spec, char **ret_err)
@@ -452,7 +488,8 @@ static void run_case(const struct vcase *c, int *failures)
 		struct js_validate_opts o = {
 			.gates = {.restart_job = c->flags & F_RESTART_JOB,
 				  .in_place_restart = c->flags & F_IN_PLACE,
-				  .active_deadline = c->flags & F_DEADLINE},
+				  .active_deadline = c->flags & F_DEADLINE,
+				  .progress_deadline = c->flags & F_PROGRESS},
 			.strict = !(c->flags & F_LOOSE),
 			.pvc_lookup = fake_lookup,
 			.pvc_ctx = &flags,

@@ -9,20 +9,24 @@
 
 #include "api/jobset.h"
 #include "base/json.h"
+#include "core/job.h"
 #include "core/placement.h"
 #include "support/testutil.h"
 
 #define JOB "job-uid"
 
 /* Pods by shorthand. */
-#define LEADER_BOUND {"l", JOB, "0", "n1", NULL, false, false, false, false}
-#define LEADER_PENDING {"l", JOB, "0", NULL, NULL, false, false, false, false}
-#define LEADER_FAILED {"lf", JOB, "0", "n0", NULL, true, false, false, false}
-#define LEADER_TERMINATING {"lt", JOB, "0", "n0", NULL, false, true, false, false}
-#define LEADER_OLD_JOB {"lo", "old-job-uid", "0", "n0", NULL, false, false, false, false}
-#define LEADER_NO_INDEX {"lx", JOB, NULL, "n0", NULL, false, false, false, false}
-#define FOLLOWER_GATED {"f", JOB, "1", NULL, NULL, false, false, true, false}
-#define LEADER_SUCCEEDED {"ls", JOB, "0", "n2", NULL, true, false, false, true}
+#define LEADER_BOUND {"l", JOB, "0", "n1", NULL, false, false, false, false, false}
+#define LEADER_PENDING {"l", JOB, "0", NULL, NULL, false, false, false, false, false}
+#define LEADER_FAILED {"lf", JOB, "0", "n0", NULL, true, false, false, false, false}
+#define LEADER_TERMINATING {"lt", JOB, "0", "n0", NULL, false, true, false, false, false}
+#define LEADER_OLD_JOB {"lo", "old-job-uid", "0", "n0", NULL, false, false, false, false, false}
+#define LEADER_NO_INDEX {"lx", JOB, NULL, "n0", NULL, false, false, false, false, false}
+#define FOLLOWER_GATED {"f", JOB, "1", NULL, NULL, false, false, true, false, false}
+#define LEADER_SUCCEEDED {"ls", JOB, "0", "n2", NULL, true, false, false, true, false}
+/* A follower elected to lead (js_placement_elect): ungated, bound, no selector. */
+#define ELECTED(name, idx, node) {name, JOB, idx, node, NULL, false, false, false, false, true}
+#define GATED(name, idx) {name, JOB, idx, NULL, NULL, false, false, true, false, false}
 
 struct leader_case {
 	const char *id;
@@ -47,9 +51,9 @@ static const struct leader_case leader_cases[] = {
 	{"succeeded-leader-still-leads", {FOLLOWER_GATED, LEADER_SUCCEEDED}, 2, JS_PLACEMENT_READY, 1, 1},
 	{"succeeded-and-failed-leader", {LEADER_FAILED, LEADER_SUCCEEDED, FOLLOWER_GATED}, 3, JS_PLACEMENT_READY, 1, 1},
 	{"live-leader-before-succeeded", {LEADER_SUCCEEDED, LEADER_BOUND}, 2, JS_PLACEMENT_READY, 1, 1},
-	{"succeeded-leader-terminating", {{"ls", JOB, "0", "n2", NULL, true, true, false, true}, FOLLOWER_GATED}, 2,
+	{"succeeded-leader-terminating", {{"ls", JOB, "0", "n2", NULL, true, true, false, true, false}, FOLLOWER_GATED}, 2,
 	 JS_PLACEMENT_NO_LEADER, 0, 0},
-	{"succeeded-leader-of-old-job", {{"ls", "old-job-uid", "0", "n2", NULL, true, false, false, true}}, 1,
+	{"succeeded-leader-of-old-job", {{"ls", "old-job-uid", "0", "n2", NULL, true, false, false, true, false}}, 1,
 	 JS_PLACEMENT_NO_LEADER, 0, 0},
 	/* #1021: a terminating leader is never used, even when bound. */
 	{"1021-terminating-leader-ignored", {LEADER_TERMINATING, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
@@ -58,9 +62,22 @@ static const struct leader_case leader_cases[] = {
 	 * other uid) is stale. */
 	{"433-stale-leader-of-old-job", {LEADER_OLD_JOB, FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, 0, 0},
 	{"433-stale-and-current", {LEADER_OLD_JOB, LEADER_BOUND}, 2, JS_PLACEMENT_READY, 1, 1},
+	/* Index 0 done, its pod gone, no follower placed (tests/chaos seed
+	 * 4242, excl-76): the elected follower leads. */
+	{"elected-leads", {GATED("f2", "2"), ELECTED("f1", "1", "n3")}, 2, JS_PLACEMENT_READY, 1, 1},
+	{"elected-unbound", {ELECTED("f1", "1", NULL), GATED("f2", "2")}, 2, JS_PLACEMENT_LEADER_UNBOUND, 0, 1},
+	{"live-leader-before-elected", {ELECTED("f1", "1", "n3"), LEADER_BOUND}, 2, JS_PLACEMENT_READY, 1, 1},
+	{"succeeded-leader-before-elected", {ELECTED("f1", "1", "n3"), LEADER_SUCCEEDED}, 2, JS_PLACEMENT_READY, 1, 1},
+	{"two-elected-wait", {ELECTED("f1", "1", "n3"), ELECTED("f2", "2", "n4")}, 2, JS_PLACEMENT_LEADERS, 0, 2},
+	{"elected-but-gated-is-not", {{"f1", JOB, "1", NULL, NULL, false, false, true, false, true}}, 1,
+	 JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"elected-terminal-is-not", {{"f1", JOB, "1", "n3", NULL, true, false, false, false, true}}, 1,
+	 JS_PLACEMENT_NO_LEADER, 0, 0},
+	{"elected-of-old-job-is-not", {{"f1", "old-job-uid", "1", "n3", NULL, false, false, false, false, true}}, 1,
+	 JS_PLACEMENT_NO_LEADER, 0, 0},
 	{"two-live-leaders", {LEADER_BOUND, LEADER_PENDING}, 2, JS_PLACEMENT_LEADERS, 0, 2},
 	{"no-index-is-no-leader", {LEADER_NO_INDEX}, 1, JS_PLACEMENT_NO_LEADER, 0, 0},
-	{"empty-node-name-is-unbound", {{"l", JOB, "0", "", NULL, false, false, false, false}}, 1, JS_PLACEMENT_LEADER_UNBOUND,
+	{"empty-node-name-is-unbound", {{"l", JOB, "0", "", NULL, false, false, false, false, false}}, 1, JS_PLACEMENT_LEADER_UNBOUND,
 	 0, 1},
 };
 
@@ -117,22 +134,27 @@ struct follower_case {
 
 static const struct follower_case follower_cases[] = {
 	{"gated-ungated", FOLLOWER_GATED, "zone-1", JS_PLACEMENT_UNGATE},
-	{"gated-same-selector-ungated", {"f", JOB, "1", NULL, "zone-1", false, false, true, false}, "zone-1",
+	{"gated-same-selector-ungated", {"f", JOB, "1", NULL, "zone-1", false, false, true, false, false}, "zone-1",
 	 JS_PLACEMENT_UNGATE},
 	{"gated-waits-without-domain", FOLLOWER_GATED, NULL, JS_PLACEMENT_WAIT},
-	{"placed-kept", {"f", JOB, "2", "n1", "zone-1", false, false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
-	{"placed-kept-without-domain", {"f", JOB, "2", "n1", "zone-1", false, false, false, false}, NULL, JS_PLACEMENT_KEEP},
+	{"placed-kept", {"f", JOB, "2", "n1", "zone-1", false, false, false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"placed-kept-without-domain", {"f", JOB, "2", "n1", "zone-1", false, false, false, false, false}, NULL, JS_PLACEMENT_KEEP},
 	/* #1269: pinned to another domain than the leader's: repaired. */
-	{"1269-placed-elsewhere-repaired", {"f", JOB, "1", "n9", "zone-9", false, false, false, false}, "zone-1",
+	{"1269-placed-elsewhere-repaired", {"f", JOB, "1", "n9", "zone-9", false, false, false, false, false}, "zone-1",
 	 JS_PLACEMENT_REPAIR},
-	{"1269-gated-elsewhere-repaired", {"f", JOB, "1", NULL, "zone-9", false, false, true, false}, "zone-1",
+	{"1269-gated-elsewhere-repaired", {"f", JOB, "1", NULL, "zone-9", false, false, true, false, false}, "zone-1",
 	 JS_PLACEMENT_REPAIR},
-	{"1269-ungated-no-selector-repaired", {"f", JOB, "1", "n9", NULL, false, false, false, false}, "zone-1",
+	{"1269-ungated-no-selector-repaired", {"f", JOB, "1", "n9", NULL, false, false, false, false, false}, "zone-1",
 	 JS_PLACEMENT_REPAIR},
 	{"leader-kept", LEADER_BOUND, "zone-1", JS_PLACEMENT_KEEP},
-	{"terminal-follower-kept", {"f", JOB, "1", "n9", "zone-9", true, false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
-	{"terminating-follower-kept", {"f", JOB, "1", NULL, NULL, false, true, true, false}, "zone-1", JS_PLACEMENT_KEEP},
-	{"other-job-kept", {"f", "old-job-uid", "1", NULL, NULL, false, false, true, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"terminal-follower-kept", {"f", JOB, "1", "n9", "zone-9", true, false, false, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"terminating-follower-kept", {"f", JOB, "1", NULL, NULL, false, true, true, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	{"other-job-kept", {"f", "old-job-uid", "1", NULL, NULL, false, false, true, false, false}, "zone-1", JS_PLACEMENT_KEEP},
+	/* The elected leader has no selector and is not repaired for it;
+	 * one still gated is an ordinary follower. */
+	{"elected-kept", ELECTED("f1", "1", "n3"), "zone-1", JS_PLACEMENT_KEEP},
+	{"elected-gated-ungated", {"f1", JOB, "1", NULL, NULL, false, false, true, false, true}, "zone-1",
+	 JS_PLACEMENT_UNGATE},
 };
 
 static void test_follower(void **state)
@@ -155,9 +177,9 @@ struct followers_case {
 };
 
 /* The placed followers of a Job with no leader pod (core/placement.h). */
-#define PLACED(name, node, zone) {name, JOB, "1", node, zone, false, false, false, false}
-#define SUCCEEDED(name, zone) {name, JOB, "2", "n1", zone, true, false, false, true}
-#define FAILED(name, zone) {name, JOB, "1", "n1", zone, true, false, false, false}
+#define PLACED(name, node, zone) {name, JOB, "1", node, zone, false, false, false, false, false}
+#define SUCCEEDED(name, zone) {name, JOB, "2", "n1", zone, true, false, false, true, false}
+#define FAILED(name, zone) {name, JOB, "1", "n1", zone, true, false, false, false, false}
 
 static const struct followers_case followers_cases[] = {
 	/* tests/chaos, seed 20261205: index 0 succeeded, its pod deleted, a
@@ -177,14 +199,14 @@ static const struct followers_case followers_cases[] = {
 	 * of the Job (#433), the leader itself, or with no or an empty
 	 * selector. */
 	{"unbound-not-witness", {PLACED("f2", NULL, "zone-1"), FOLLOWER_GATED}, 2, JS_PLACEMENT_NO_LEADER, NULL},
-	{"gated-not-witness", {{"f2", JOB, "2", NULL, "zone-1", false, false, true, false}}, 1, JS_PLACEMENT_NO_LEADER,
+	{"gated-not-witness", {{"f2", JOB, "2", NULL, "zone-1", false, false, true, false, false}}, 1, JS_PLACEMENT_NO_LEADER,
 	 NULL},
-	{"terminating-not-witness", {{"f2", JOB, "2", "n1", "zone-1", false, true, false, false}, FOLLOWER_GATED}, 2,
+	{"terminating-not-witness", {{"f2", JOB, "2", "n1", "zone-1", false, true, false, false, false}, FOLLOWER_GATED}, 2,
 	 JS_PLACEMENT_NO_LEADER, NULL},
-	{"433-old-job-not-witness", {{"f2", "old-job-uid", "2", "n1", "zone-1", false, false, false, false},
+	{"433-old-job-not-witness", {{"f2", "old-job-uid", "2", "n1", "zone-1", false, false, false, false, false},
 				     FOLLOWER_GATED},
 	 2, JS_PLACEMENT_NO_LEADER, NULL},
-	{"leader-not-witness", {{"l", JOB, "0", "n1", "zone-1", false, false, false, false}}, 1, JS_PLACEMENT_NO_LEADER,
+	{"leader-not-witness", {{"l", JOB, "0", "n1", "zone-1", false, false, false, false, false}}, 1, JS_PLACEMENT_NO_LEADER,
 	 NULL},
 	{"no-selector-not-witness", {PLACED("f2", "n1", NULL), PLACED("f3", "n1", ""), FOLLOWER_GATED}, 3,
 	 JS_PLACEMENT_NO_LEADER, NULL},
@@ -207,6 +229,63 @@ static void test_followers_domain(void **state)
 			if (c->pods[k].gated && js_placement_follower(&c->pods[k], JOB, domain) != JS_PLACEMENT_UNGATE)
 				fail_msg("%s: gated follower %s not ungated", c->id, c->pods[k].name);
 	}
+}
+
+struct elect_case {
+	const char *id;
+	struct js_placement_pod pods[4];
+	size_t n;
+	bool index0_done;
+	bool want;
+	size_t at; /* when want */
+};
+
+/* Whom js_placement_elect picks, and when it must not. */
+static const struct elect_case elect_cases[] = {
+	/* tests/chaos seed 4242 (excl-76): suspended and resumed after index 0
+	 * finished; every follower is new and gated. */
+	{"lowest-index-elected", {GATED("f3", "3"), GATED("f1", "1"), GATED("f2", "2")}, 3, true, true, 1},
+	{"index-0-not-done-waits", {GATED("f1", "1"), GATED("f2", "2")}, 2, false, false, 0},
+	{"already-elected", {ELECTED("f2", "2", NULL), GATED("f1", "1")}, 2, true, false, 0},
+	{"elected-gone-elect-again", {{"f2", JOB, "2", "n3", NULL, true, false, false, false, true}, GATED("f1", "1")}, 2,
+	 true, true, 1},
+	{"no-gated-follower", {{"f1", JOB, "1", "n3", "zone-1", false, false, false, false, false}}, 1, true, false, 0},
+	{"no-pods", {{0}}, 0, true, false, 0},
+	/* Not candidates: a leader pod, one terminating, of another
+	 * incarnation, or with an index that is not a number (edited). */
+	{"leader-not-candidate", {{"l", JOB, "0", NULL, NULL, false, false, true, false, false}}, 1, true, false, 0},
+	{"terminating-not-candidate", {{"f1", JOB, "1", NULL, NULL, false, true, true, false, false}}, 1, true, false, 0},
+	{"old-job-not-candidate", {{"f1", "old-job-uid", "1", NULL, NULL, false, false, true, false, false}}, 1, true, false, 0},
+	{"garbled-index-skipped", {GATED("fx", "1x"), GATED("fy", NULL), GATED("f9", "9")}, 3, true, true, 2},
+	{"huge-index-skipped", {GATED("fx", "99999999999"), GATED("f7", "7")}, 2, true, true, 1},
+};
+
+static void test_elect(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < JS_ARRAY_SIZE(elect_cases); i++) {
+		const struct elect_case *c = &elect_cases[i];
+		size_t at = 99;
+		bool got = js_placement_elect(c->pods, c->n, JOB, c->index0_done, &at);
+		if (got != c->want || (got && at != c->at))
+			fail_msg("%s: elect %d at %zu, want %d at %zu", c->id, got, at, c->want, c->at);
+	}
+}
+
+/* status.completedIndexes: index 0 done only as the first interval. */
+static void test_completed_index0(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		bool want;
+	} cases[] = {
+		{"0", true}, {"0-3", true}, {"0,2", true}, {"0-3,5,7-9", true}, {NULL, false}, {"", false},
+		{"1-3", false}, {"10", false}, {"00", false}, {"x", false}, {"01", false},
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(cases); i++)
+		if (js_job_completed_index0(cases[i].in) != cases[i].want)
+			fail_msg("'%s': want %d", cases[i].in ? cases[i].in : "(null)", cases[i].want);
 }
 
 struct explain_case {
@@ -346,6 +425,8 @@ int main(void)
 		cmocka_unit_test(test_domain),
 		cmocka_unit_test(test_followers_domain),
 		cmocka_unit_test(test_follower),
+		cmocka_unit_test(test_elect),
+		cmocka_unit_test(test_completed_index0),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_topology),
 	};

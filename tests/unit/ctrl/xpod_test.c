@@ -199,6 +199,7 @@ static void test_same(void **state)
 		{"{\"spec\":{\"nodeName\":\"n1\"}}", false},
 		{"{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}}", false},
 		{"{\"metadata\":{\"ownerReferences\":null}}", false},
+		{"{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/exclusive-placement-leader\":\"elected\"}}}", false},
 	};
 	const struct js_cache_xpod *a = record(NULL);
 	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
@@ -211,12 +212,51 @@ static void test_same(void **state)
 	js_cache_xpod_type.unref(a);
 }
 
+/* The follower elected to lead (js__placement_elect_patch): the gate
+ * lifted where the cache saw it, held to this incarnation, the annotation
+ * added (its '/' escaped), nothing pinned; the record reads it back as
+ * elected. No patch for a pod without our gate or without a uid. */
+static void test_elect_patch(void **state)
+{
+	(void)state;
+	const struct js_cache_xpod *r = record(NULL);
+	json_t *patch = js__placement_elect_patch(r);
+	assert_non_null(patch);
+	char *text = json_dumps(patch, JSON_COMPACT);
+	static const char *const want[] = {
+		"{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":\"pod-uid\"}",
+		"{\"op\":\"test\",\"path\":\"/spec/schedulingGates/1/name\",\"value\":\"jobset.sigs.k8s.io/exclusive-placement\"}",
+		"{\"op\":\"remove\",\"path\":\"/spec/schedulingGates/1\"}",
+		"{\"op\":\"add\",\"path\":\"/metadata/annotations/jobset.sigs.k8s.io~1exclusive-placement-leader\","
+		"\"value\":\"elected\"}",
+	};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(want); i++)
+		if (!strstr(text, want[i]))
+			fail_msg("elect patch %s lacks %s", text, want[i]);
+	assert_null(strstr(text, "nodeSelector"));
+	free(text);
+	json_decref(patch);
+	assert_false(r->elected);
+	js_cache_xpod_type.unref(r);
+
+	r = record("{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/exclusive-placement-leader\":\"elected\"}},"
+		   "\"spec\":{\"schedulingGates\":null}}");
+	assert_true(r->elected);
+	assert_true(js_cache_xpod_view(r, KEY).elected);
+	assert_null(js__placement_elect_patch(r)); /* no gate: nothing to lift */
+	js_cache_xpod_type.unref(r);
+	r = record("{\"metadata\":{\"uid\":null}}");
+	assert_null(js__placement_elect_patch(r));
+	js_cache_xpod_type.unref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edited_followers),
 		cmocka_unit_test(test_no_key),
 		cmocka_unit_test(test_same),
+		cmocka_unit_test(test_elect_patch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
