@@ -268,8 +268,10 @@ static const struct js_failpod *failed_gpu_pods(struct js_local *l, struct js_ar
 			}
 			struct js_pod_info pi;
 			js_pod_info(p, &pi);
-			static const char *const disrupted[] = {JS_POD_CONDITION_DISRUPTION_TARGET};
-			bool bad = js_pod_phase(p) == JS_JOBCTL_FAILED || ne > 0 || pi.disruption_reason;
+			/* The condition a stop set (DisruptionTarget, ProgressDeadlineExceeded). */
+			const char **cond = js_arena_calloc(a, 1, sizeof(*cond));
+			cond[0] = pi.condition_type ? js_arena_strdup(a, pi.condition_type) : NULL;
+			bool bad = js_pod_phase(p) == JS_JOBCTL_FAILED || ne > 0 || cond[0];
 			for (size_t d = 0; bad && d < nd; d++) {
 				struct js_buf node;
 				js_buf_init(&node, 0);
@@ -288,8 +290,8 @@ static const struct js_failpod *failed_gpu_pods(struct js_local *l, struct js_ar
 					.attempt = (int32_t)attempt,
 					.exit_codes = codes,
 					.n_exit_codes = ne,
-					.conditions = pi.disruption_reason ? disrupted : NULL,
-					.n_conditions = pi.disruption_reason ? 1 : 0,
+					.conditions = cond,
+					.n_conditions = cond[0] ? 1 : 0,
 				};
 				js_buf_done(&node);
 			}
