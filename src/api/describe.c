@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/jobset.h"
+#include "api/quarantine.h"
 #include "base/json.h"
 #include "base/time.h"
 
@@ -147,6 +148,58 @@ static void startup_words(struct out *o, const json_t *spec)
 	}
 }
 
+/* Node quarantine (ours, docs/node-quarantine.md): the rules, then the
+ * nodes the current attempt keeps off, from the NodesQuarantined
+ * condition the controller keeps in step with the attempt's Jobs. */
+static void quarantine_words(struct out *o, const json_t *jobset)
+{
+	const json_t *ann = js_json_path(jobset, "metadata.annotations");
+	if (!js_quarantine_rules_present(ann))
+		return;
+	const char *codes = json_string_value(json_object_get(ann, JS_ANN_NQ_EXIT_CODES));
+	const char *conds = json_string_value(json_object_get(ann, JS_ANN_NQ_POD_CONDITIONS));
+	const char *lost = json_string_value(json_object_get(ann, JS_ANN_NQ_NODE_LOST));
+	const char *attempts = json_string_value(json_object_get(ann, JS_ANN_NQ_ATTEMPTS));
+	/* Values as written, cut: describe shows what is there, valid or not. */
+	put(o, "  Quarantine: a node is kept off the next %.10s attempt(s) when a pod failed there with", attempts ? attempts : "1");
+	const char *sep = " ";
+	if (codes) {
+		put(o, "%sexit code %.200s", sep, codes);
+		sep = "; ";
+	}
+	if (conds) {
+		put(o, "%spod condition %.400s", sep, conds);
+		sep = "; ";
+	}
+	if (lost && strcmp(lost, "true") == 0)
+		put(o, "%sits node lost", sep);
+	put(o, "\n");
+	const char *msg = NULL;
+	const json_t *c;
+	size_t i;
+	json_array_foreach(js_json_path(jobset, "status.conditions"), i, c) {
+		const char *t = str(c, "type"), *st = str(c, "status");
+		if (t && st && strcmp(t, JS_COND_NODES_QUARANTINED) == 0 && strcmp(st, "True") == 0)
+			msg = str(c, "message");
+	}
+	const char *at = msg ? strstr(msg, JS_QUARANTINE_MARKER) : NULL;
+	struct js_quarantine_list *l = js_xmalloc(sizeof(*l));
+	if (!at || js_quarantine_list_parse(at + strlen(JS_QUARANTINE_MARKER), l) < 0)
+		l->n = 0;
+	if (l->n == 0)
+		put(o, "              no node is kept off the current attempt\n");
+	for (size_t k = 0; k < l->n; k++) {
+		struct js_buf why;
+		js_buf_init(&why, 0);
+		if (js_quarantine_why_text(&l->items[k], &why) < 0)
+			js_buf_clear(&why);
+		put(o, "              %s: %s, kept off through attempt %d\n", l->items[k].node, js_buf_str(&why),
+		    (int)l->items[k].until);
+		js_buf_done(&why);
+	}
+	free(l);
+}
+
 int js_describe_policies(const json_t *jobset, struct js_buf *out)
 {
 	struct out o = {out, 0};
@@ -155,6 +208,7 @@ int js_describe_policies(const json_t *jobset, struct js_buf *out)
 	success_words(&o, spec);
 	failure_words(&o, jobset, spec);
 	startup_words(&o, spec);
+	quarantine_words(&o, jobset);
 	const json_t *ann = js_json_path(jobset, "metadata.annotations");
 	const char *want = json_string_value(json_object_get(ann, JS_ANN_RESTART_REQUEST));
 	if (want) {

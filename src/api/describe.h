@@ -21,7 +21,9 @@
  * rules and restart budget (spec.failurePolicy, §11.8; restarts counted
  * from status.restartsCountTowardsMax), the startup order and dependsOn
  * (spec.startupPolicy, §11.11-§11.12), and a pending restart request
- * (annotation jobset.sigs.k8s.io/restart-request, docs/differences.md).
+ * (annotation jobset.sigs.k8s.io/restart-request, docs/differences.md),
+ * and node quarantine (docs/node-quarantine.md): its rules and the nodes
+ * the current attempt keeps off (from the NodesQuarantined condition).
  * Absent policies are described by their defaults. Returns 0, or
  * JS_ETOOLARGE when `out` is full.
  */

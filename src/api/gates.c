@@ -32,6 +32,7 @@ static const struct {
 	{"JobSetActiveDeadlineSeconds", offsetof(struct js_gates, active_deadline), ALPHA, false},
 	{"JobSetWorkloadAwareSchedulingAPI", offsetof(struct js_gates, workload_aware_scheduling), ALPHA, false},
 	{"ProgressDeadline", offsetof(struct js_gates, progress_deadline), ALPHA, false},
+	{"NodeQuarantine", offsetof(struct js_gates, node_quarantine), ALPHA, false}, /* ours */
 	{"TLSOptions", NO_FIELD, GA, true},
 };
 
@@ -63,7 +64,7 @@ const char *js_gates_known(void)
 {
 	return "RestartJob, InPlaceRestart, ElasticJobSet, ExecutionAttemptsTracking, "
 	       "MutablePodResourcesForSuspendedJobSets, JobSetActiveDeadlineSeconds, JobSetWorkloadAwareSchedulingAPI, "
-	       "ProgressDeadline, TLSOptions, AllAlpha, AllBeta (deprecated: WorkloadAwareScheduling)";
+	       "ProgressDeadline, NodeQuarantine, TLSOptions, AllAlpha, AllBeta (deprecated: WorkloadAwareScheduling)";
 }
 
 static int fail(char **reterr_msg, char *msg)

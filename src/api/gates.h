@@ -36,7 +36,8 @@ struct js_gate_setting {
  * (KEP-1150), JobSetActiveDeadlineSeconds (KEP-1186),
  * JobSetWorkloadAwareSchedulingAPI (KEP-969; its deprecated alias
  * WorkloadAwareScheduling sets the same gate), ProgressDeadline (ours: hang
- * detection, docs/progress-deadline.md) (alpha, off by default) and TLSOptions (GA, locked to true:
+ * detection, docs/progress-deadline.md) and NodeQuarantine (ours,
+ * docs/node-quarantine.md) (alpha, off by default) and TLSOptions (GA, locked to true:
  * setting it true is accepted and changes nothing). The special keys
  * `AllAlpha` and `AllBeta` set every alpha (beta) gate that the settings do
  * not name themselves, whatever the order; they never touch a locked gate.

@@ -387,6 +387,7 @@ struct js_gates {
 					   deprecated alias "WorkloadAwareScheduling") */
 	bool progress_deadline;      /* "ProgressDeadline" (ours: hang
 					detection, docs/progress-deadline.md) */
+	bool node_quarantine;        /* "NodeQuarantine" (ours; docs/node-quarantine.md) */
 };
 
 /** How followers of an exclusive Job (affinity strategy) wait for their

@@ -3,6 +3,7 @@
  */
 #include "api/render.h"
 #include "api/sched.h"
+#include "api/quarantine.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -313,6 +314,8 @@ json_t *js_render_job(const struct js_jobset *js, size_t rjob_index, int32_t job
 		add_pvc_volumes(js, pod_spec);
 	if (opts && opts->gates.workload_aware_scheduling && js->spec.scheduling)
 		add_sched_group(js, rjob_index, meta, pod_spec);
+	if (opts && opts->gates.node_quarantine)
+		js_quarantine_apply(job, opts->quarantine);
 
 	free(k.coordinator);
 	free(name);

@@ -15,6 +15,8 @@
 #include "api/jobset.h"
 #include "base/buf.h"
 
+struct js_quarantine_list;
+
 /** The JobSet name N (metadata.name; "" when absent). Borrowed. */
 const char *js_jobset_name(const struct js_jobset *js);
 
@@ -49,6 +51,9 @@ struct js_render_opts {
 	struct js_gates gates;
 	bool has_attempt;       /* override status.restarts (jobset render --attempt) */
 	int32_t attempt;
+	/* Nodes the Job's pods keep off (gate NodeQuarantine; api/quarantine.h),
+	 * or NULL / empty: nothing added. Borrowed. */
+	const struct js_quarantine_list *quarantine;
 };
 
 /**
@@ -56,7 +61,8 @@ struct js_render_opts {
  * §6.3): labels and annotations K1-K14 (and, with the gate
  * ExecutionAttemptsTracking, jobset.sigs.k8s.io/execution-attempt from
  * status.executionAttempts, KEP-1282), subdomain, exclusive placement,
- * suspend, PVC volumes, owner reference. Returns a new reference (never NULL).
+ * suspend, PVC volumes, owner reference, and the node quarantine of
+ * opts->quarantine (js_quarantine_apply). Returns a new reference (never NULL).
  */
 json_t *js_render_job(const struct js_jobset *js, size_t rjob_index, int32_t job_index,
 		      const struct js_render_opts *opts);

@@ -15,6 +15,7 @@
 #include "api/api_int.h"
 #include "api/render.h"
 #include "api/sched.h"
+#include "api/quarantine.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/parse.h"
@@ -137,6 +138,8 @@ static void check_schema(struct js_vctx *v)
 		vadd_str(v, JS_DIAG_INVALID, "metadata.annotations[" JS_ANN_RESTART_REQUEST "]",
 			 json_is_string(req) ? json_string_value(req) : "",
 			 "a restart request names the attempt to end: the status.restarts seen, a whole number from 0");
+	/* Ours (docs/node-quarantine.md): the rules of node quarantine. */
+	(void)js_quarantine_validate(js, &v->opts->gates, v->diag);
 	bool any_depends = false;
 	for (size_t i = 0; i < s->n_replicated_jobs; i++) {
 		const struct js_rjob *r = &s->replicated_jobs[i];
@@ -971,6 +974,7 @@ int js_validate_update(const struct js_jobset *old, const struct js_jobset *js, 
 			 opts->gates.elastic_jobset ? " and parallelism/completions of Indexed Jobs" : "");
 	check_deadline_gate(&v, old, js);
 	js__validate_progress(&v, old);
+	(void)js_quarantine_validate_update(old, js, &opts->gates, diag); /* ours */
 	const char *om = old->spec.managed_by, *nm = js->spec.managed_by;
 	if (!((!om && !nm) || (om && nm && strcmp(om, nm) == 0)))
 		vadd_str(&v, JS_DIAG_INVALID, "spec.managedBy", nm, "cannot be changed after the JobSet is created");

@@ -22,6 +22,8 @@
 #include "base/time.h"
 #include "core/reconcile.h"
 
+struct js_quarantine_rules;
+
 /* Condition types, reasons and messages (SPEC §11.6). */
 #define JS_COND_COMPLETED "Completed"
 #define JS_COND_FAILED "Failed"
@@ -69,6 +71,11 @@ struct js__ctx {
 		size_t n;
 		const char *first;  /* borrowed from the input */
 	} blocked;
+
+	struct {                    /* avoid.c: node quarantine */
+		bool read;          /* rules looked up */
+		const struct js_quarantine_rules *rules; /* or NULL: none */
+	} avoid;
 
 	bool dirty;                 /* status must be written */
 	bool hold;                  /* suspended since creation: no Job, no
@@ -265,6 +272,23 @@ bool js__cleanup_hold_name(struct js__ctx *c, const char *name);
 
 /** Free what js__cleanup_run built (end of the pass). */
 void js__cleanup_done(struct js__ctx *c);
+
+/* ---- avoid.c: node quarantine (ours, gate NodeQuarantine) ---- */
+
+/** Before a whole-JobSet restart caused by failed Jobs: true when the
+ * JobSet has quarantine rules and the runtime did not pass the failed pods;
+ * then plan->want_failed_pods is set and the restart waits for them. */
+bool js__avoid_hold(struct js__ctx *c);
+
+/** Right after a whole-JobSet restart was decided (status.restarts already
+ * the new attempt): the new attempt's list (the ended attempt's, past
+ * entries dropped, plus each node a failed pod blames), the
+ * NodesQuarantined condition and a NodeQuarantined event per node added. */
+void js__avoid_restart(struct js__ctx *c);
+
+/** A pass that may create Jobs: the current attempt's list for them
+ * (plan->quarantine) and the condition. */
+void js__avoid_current(struct js__ctx *c);
 
 /* ---- finish.c (SPEC §11.2 R6, §11.14) ---- */
 

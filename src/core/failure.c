@@ -111,6 +111,7 @@ static bool restart_jobset_as(struct js__ctx *c, const char *reason, const char 
 	c->dirty = true;
 	c->js->has_status = true;
 	js__attempts_restart(c); /* KEP-1282 §3 */
+	js__avoid_restart(c);    /* ours: node quarantine */
 	js__deadline_restart(c); /* KEP-1186 §3 */
 	(void)js__status_set_condition(c, JS_COND_RESTARTING, true, reason, msg, event_type);
 	js__ctx_event(c, event_type, event, msg);
@@ -221,6 +222,8 @@ int js__failure_run(struct js__ctx *c)
 		js__status_set_failed(c, "FailJobSetFailurePolicyAction", js__fmt(c, MSG_FAIL_JOBSET, j->name));
 		return 0;
 	case JS_FP_ACTION_RESTART_JOBSET_IGNORE_MAX:
+		if (js__avoid_hold(c))
+			return 0;
 		restart_jobset(c, rule, j, false);
 		return 0;
 	case JS_FP_ACTION_RESTART_JOB:
@@ -245,6 +248,8 @@ int js__failure_run(struct js__ctx *c)
 			js__status_set_failed(c, "ReachedMaxRestarts", js__fmt(c, MSG_MAX_RESTARTS, j->name));
 			return 0;
 		}
+		if (js__avoid_hold(c))
+			return 0;
 		restart_jobset(c, rule, j, true);
 		return 0;
 	}

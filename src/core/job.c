@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/jobset.h"
+#include "api/quarantine.h"
 #include "api/render.h"
 #include "base/json.h"
 #include "base/time.h"
@@ -64,7 +65,8 @@ static json_t *copy_object(const json_t *o)
 static struct js_obsjob *pack(const struct js_obsjob *src)
 {
 	const char *const strs[] = {src->name, src->uid, src->owner_uid, src->rjob_name, src->job_index,
-				    src->restart_attempt, src->job_restart_attempt, src->execution_attempt};
+				    src->restart_attempt, src->job_restart_attempt, src->execution_attempt,
+				    src->quarantined_nodes};
 	size_t bytes = 0, n_conds = 0;
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		bytes += slen(strs[i]);
@@ -91,6 +93,7 @@ static struct js_obsjob *pack(const struct js_obsjob *src)
 	r->j.restart_attempt = put(&cur, src->restart_attempt);
 	r->j.job_restart_attempt = put(&cur, src->job_restart_attempt);
 	r->j.execution_attempt = put(&cur, src->execution_attempt);
+	r->j.quarantined_nodes = put(&cur, src->quarantined_nodes);
 	size_t k = 0;
 	for (size_t i = 0; i < src->n_conditions; i++) {
 		const struct js_jobcond *c = &src->conditions[i];
@@ -205,6 +208,9 @@ struct js_obsjob *js_job_from_json(const json_t *job, int *ret_err)
 	j.restart_attempt = our_label(pod_labels, labels, JS_LABEL_RESTART_ATTEMPT);
 	j.job_restart_attempt = our_label(pod_labels, labels, JS_LABEL_JOB_RESTART_ATTEMPT);
 	j.execution_attempt = js_json_str(json_object_get(meta, "annotations"), JS_ANN_EXECUTION_ATTEMPT);
+	/* The pod template's: immutable once the Job ran, and what its pods
+	 * carry (the Job's own annotations any user may edit). */
+	j.quarantined_nodes = js_json_str(js_json_path(spec, "template.metadata.annotations"), JS_ANN_QUARANTINED_NODES);
 	json_t *del = json_object_get(meta, "deletionTimestamp");
 	j.deleting = del && !json_is_null(del);
 
@@ -313,7 +319,8 @@ bool js_job_same(const struct js_obsjob *a, const struct js_obsjob *b)
 	    !str_same(a->rjob_name, b->rjob_name) || !str_same(a->job_index, b->job_index) ||
 	    !str_same(a->restart_attempt, b->restart_attempt) ||
 	    !str_same(a->job_restart_attempt, b->job_restart_attempt) ||
-	    !str_same(a->execution_attempt, b->execution_attempt))
+	    !str_same(a->execution_attempt, b->execution_attempt) ||
+	    !str_same(a->quarantined_nodes, b->quarantined_nodes))
 		return false;
 	if (a->deleting != b->deleting || !OPT_SAME(a, b, suspend) || !OPT_SAME(a, b, parallelism) ||
 	    !OPT_SAME(a, b, completions) || a->active != b->active || a->succeeded != b->succeeded ||

@@ -62,6 +62,10 @@ struct js_obsjob {
 	 * when absent: a resume that was applied but whose status write was
 	 * lost is recognised by it. */
 	const char *execution_attempt;
+	/* Pod-template annotation jobset.sigs.k8s.io/quarantined-nodes (node
+	 * quarantine, api/quarantine.h), NULL when absent: the nodes this
+	 * attempt keeps off, read back from the Jobs that carry them. */
+	const char *quarantined_nodes;
 	bool deleting;          /* metadata.deletionTimestamp is set */
 
 	bool has_suspend;       /* spec.suspend */

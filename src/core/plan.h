@@ -26,6 +26,7 @@
 #include "base/common.h"
 
 struct js_arena;
+struct js_quarantine_list;
 
 enum js_action_kind {
 	JS_ACTION__INVALID = -1,
@@ -126,6 +127,15 @@ struct js_plan {
 					 list them with one quorum LIST
 					 (js_cleanup_old_pods_selector) and
 					 reconcile again */
+	bool want_failed_pods;        /* node quarantine (core/avoid.c): a
+					 whole-JobSet restart waits for the
+					 current attempt's failed pods; read
+					 them (js_reconcile_input.failed_pods)
+					 and reconcile again; nothing else of
+					 this plan needs applying */
+	const struct js_quarantine_list *quarantine; /* nodes the Jobs this
+					 plan creates keep off (plan arena),
+					 or NULL */
 	bool has_requeue_after;       /* reconcile again after ... */
 	int64_t requeue_after;        /* ... seconds (TTL, §11.14) */
 

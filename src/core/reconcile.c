@@ -149,7 +149,7 @@ json_t *js_plan_render_job(const struct js_plan *plan, const struct js_action *a
 {
 	if (!plan->jobset || a->kind != JS_ACTION_CREATE_JOB || a->rjob >= plan->jobset->spec.n_replicated_jobs)
 		return NULL;
-	struct js_render_opts opts = {.gates = plan->gates};
+	struct js_render_opts opts = {.gates = plan->gates, .quarantine = plan->quarantine};
 	return js_render_job(plan->jobset, a->rjob, a->job_index, &opts);
 }
 
@@ -306,6 +306,7 @@ static int run_steps(struct js__ctx *c)
 		return 0;
 	c->hold = held_since_creation(c);
 	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
+	js__avoid_current(c);     /* ours: node quarantine, before any Job is made */
 	js__gang_run(c);          /* KEP-969 */
 	js__create_dependents(c); /* R11-R13 */
 	js__create_jobs(c);       /* R14 */

@@ -68,6 +68,9 @@
  *     execution-attempt annotation, KEP-1282 §4; container resources with
  *     gate MutablePodResourcesForSuspendedJobSets, KEP-1150)   (§11.13)
  *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
+ *   NodeQuarantine gate: a whole-JobSet restart first asks for the failed
+ *     pods (want_failed_pods), then keeps the nodes they blame off the
+ *     next attempts (plan->quarantine, NodesQuarantined)   (core/avoid.c)
  *
  * Differences from upstream are listed in docs/differences.md.
  * Not thread-safe per call; separate calls share nothing.
@@ -99,6 +102,25 @@ struct js_obspod {
 	const char *in_place_attempt;    /* annotation
 					    jobset.sigs.k8s.io/in-place-restart-attempt,
 					    or NULL */
+};
+
+/** A pod of the current attempt that ended badly, read only for node
+ * quarantine (gate NodeQuarantine, api/quarantine.h): a pod in phase
+ * Failed, or with a container that terminated with a non-zero exit code
+ * (state or lastState), or with a condition of status True the JobSet's
+ * rules name. The runtime passes them when the plan asked
+ * (plan->want_failed_pods). */
+struct js_failpod {
+	const char *name;
+	const char *node;                /* spec.nodeName; NULL: never bound */
+	int32_t attempt;                 /* its restart-attempt label */
+	const int32_t *exit_codes;       /* non-zero exit codes of its
+					    terminated containers */
+	size_t n_exit_codes;
+	const char *const *conditions;   /* types of its conditions with
+					    status True */
+	size_t n_conditions;
+	bool node_lost;                  /* its node is NotReady or gone */
 };
 
 /** Everything one reconcile looks at. All pointers are borrowed. */
@@ -172,6 +194,13 @@ struct js_reconcile_input {
 	 * generation. NULL: the core compiles them itself, once per pass, when
 	 * a Job has failed. */
 	const struct js_policy *policy;
+	/* Node quarantine (gate NodeQuarantine; docs/node-quarantine.md):
+	 * the pods of the current attempt that ended badly, when the runtime
+	 * read them because the plan asked (want_failed_pods). A whole-JobSet
+	 * restart of a JobSet with quarantine rules waits for them. */
+	bool failed_pods_known;
+	const struct js_failpod *failed_pods;
+	size_t n_failed_pods;
 	int64_t now;                      /* Unix seconds */
 };
 

@@ -157,6 +157,17 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	struct js_plan *plan = NULL;
 	char *msg = NULL;
 	r = js_reconcile_run(&in, &plan, &msg);
+	/* Node quarantine: a whole-JobSet restart waits for the failed pods
+	 * of the attempt it ends; read them and decide again, applying only
+	 * the second plan (the first is a question, not a decision). */
+	if (r == 0 && plan->want_failed_pods) {
+		plan = js_reconcile_plan_free(plan);
+		if (js__failpods_read(c, arena, &o, &in) < 0) {
+			res->error = true;
+			goto out;
+		}
+		r = js_reconcile_run(&in, &plan, &msg);
+	}
 	if (r < 0) {
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "jobset '%s': %s", key, msg ? msg : js_strerror(r));
 		free(msg);

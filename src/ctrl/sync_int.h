@@ -186,6 +186,14 @@ int32_t js__oldpods_top_attempt(struct js_controller *c, struct js__observed *o)
  * nothing is remembered). */
 int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o);
 
+/* failpods.c: node quarantine (gate NodeQuarantine; core/avoid.c). When a
+ * plan asks (want_failed_pods): LIST the pods of the JobSet's current
+ * attempt and fill in->failed_pods (arena `a`) with those its rules may
+ * blame, GETting their nodes for the node-lost rule. Returns 0, or the
+ * LIST's error (logged once here; `in` unchanged). */
+int js__failpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		      struct js_reconcile_input *in);
+
 /* Pod `pod` of namespace `ns` was deleted by this pass (DeletePod answered):
  * until the cache shows it marked (at most 30 s), the view says it is, so
  * the next pass does not delete it again. No-op without the cache. */

@@ -14,13 +14,16 @@
 #include <string.h>
 
 #include "api/render.h"
+#include "base/arena.h"
 #include "base/buf.h"
 #include "base/hmap.h"
 #include "base/json.h"
+#include "base/parse.h"
 #include "base/time.h"
 #include "core/exec.h"
 #include "core/job.h"
 #include "core/reconcile.h"
+#include "local/gpu.h"
 #include "local/hosts.h"
 
 /* Retry delay after a reconcile error (the controller backs off 5 ms to
@@ -232,6 +235,72 @@ static bool repeated_plan(struct js_local *l, const struct js_plan *plan)
 	return true;
 }
 
+/* Node quarantine on one machine (docs/node-quarantine.md "Locally"): the
+ * nodes are the GPUs. A pod of a Job that is not being deleted, which
+ * ended badly (phase Failed, a non-zero exit code, or DisruptionTarget), is
+ * one failed pod per device it was given, each "on" the node
+ * js_gpu_node_name names: which of its devices failed cannot be told, so
+ * all are blamed. Pods without GPUs are on no node. Memory: arena `a`. */
+static const struct js_failpod *failed_gpu_pods(struct js_local *l, struct js_arena *a, size_t *ret_n)
+{
+	size_t n = 0, cap = 0;
+	struct js_failpod *out = NULL;
+	for (size_t i = 0; l->opts.gates.node_quarantine && l->opts.gpus && i < l->n_jobs; i++) {
+		const struct ljob *j = &l->jobs[i];
+		int64_t attempt = 0;
+		const char *al = j->rec ? j->rec->restart_attempt : NULL;
+		if (j->deleting || !al || js_parse_i64_in(al, strlen(al), 0, INT32_MAX, &attempt) < 0)
+			continue;
+		for (size_t k = 0; k < j->n_pods; k++) {
+			struct js_pod *p = j->pods[k];
+			const char *devs[JS_GPU_MAX];
+			size_t nd = js_gpu_last_held(l->opts.gpus, js_pod_id(p), devs, JS_GPU_MAX);
+			size_t nc = js_pod_n_containers(p);
+			int32_t *codes = js_arena_calloc(a, 2 * nc + 1, sizeof(*codes));
+			size_t ne = 0;
+			for (size_t c = 0; c < nc; c++) {
+				struct js_pod_ctr_info ci;
+				js_pod_ctr_info(p, c, &ci);
+				if (ci.has_term && ci.term.exit_code != 0)
+					codes[ne++] = ci.term.exit_code;
+				if (ci.has_last && ci.last.exit_code != 0)
+					codes[ne++] = ci.last.exit_code;
+			}
+			struct js_pod_info pi;
+			js_pod_info(p, &pi);
+			/* The condition a stop set (DisruptionTarget, ProgressDeadlineExceeded). */
+			const char **cond = js_arena_calloc(a, 1, sizeof(*cond));
+			cond[0] = pi.condition_type ? js_arena_strdup(a, pi.condition_type) : NULL;
+			bool bad = js_pod_phase(p) == JS_JOBCTL_FAILED || ne > 0 || cond[0];
+			for (size_t d = 0; bad && d < nd; d++) {
+				struct js_buf node;
+				js_buf_init(&node, 0);
+				if (js_gpu_node_name(devs[d], &node) < 0)
+					js_buf_clear(&node);
+				if (n == cap) {
+					cap = cap ? 2 * cap : 16;
+					struct js_failpod *grown = js_arena_calloc(a, cap, sizeof(*grown));
+					if (n)
+						memcpy(grown, out, n * sizeof(*out));
+					out = grown;
+				}
+				out[n++] = (struct js_failpod){
+					.name = js_arena_strdup(a, js_pod_name(p)),
+					.node = js_arena_strdup(a, js_buf_str(&node)),
+					.attempt = (int32_t)attempt,
+					.exit_codes = codes,
+					.n_exit_codes = ne,
+					.conditions = cond,
+					.n_conditions = cond[0] ? 1 : 0,
+				};
+				js_buf_done(&node);
+			}
+		}
+	}
+	*ret_n = n;
+	return out;
+}
+
 /** One pass of the core over what is observed now. Returns what
  * js_reconcile_run returns. */
 int js__exec_plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_err)
@@ -261,12 +330,21 @@ int js__exec_plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_
 							.in_place_attempt = ag && ag->has_attempt ? js_pod_annotation(p, JS_ANN_IN_PLACE_RESTART_ATTEMPT) : NULL};
 		}
 	}
+	struct js_arena *fa = js_arena_new(0);
+	size_t n_failed = 0;
+	const struct js_failpod *failed = failed_gpu_pods(l, fa, &n_failed);
 	struct js_reconcile_input in = {
+		.failed_pods = failed, .n_failed_pods = n_failed,
 		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
 		.n_pods = np, .gates = l->opts.gates, .now = js__local_wall_ms() / 1000,
 		.pvcs = (const char *const *)l->pvcs, .n_pvcs = l->n_pvcs,
+		/* Known always: the runner has its pods at hand, so a
+		 * restart never waits for them (docs/node-quarantine.md
+		 * "Locally"). */
+		.failed_pods_known = true,
 	};
 	int r = js_reconcile_run(&in, ret_plan, ret_err);
+	js_arena_free(fa);
 	free(obs);
 	free(pods);
 	return r;

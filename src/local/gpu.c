@@ -26,6 +26,9 @@ struct js_gpu {
 	size_t n;
 	char **ids;
 	uint64_t *holder;   /* pod id holding device i, 0 when free */
+	uint64_t *last;     /* pod id that held device i last (kept after it
+			       is given back: node quarantine asks which
+			       devices a failed pod had), 0 never held */
 	struct held {
 		uint64_t pod;
 		const char **devs;
@@ -46,7 +49,9 @@ static bool add_id(struct js_gpu *g, const char *id, size_t n)
 	}
 	g->ids = js_xrealloc(g->ids, (g->n + 1) * sizeof(*g->ids));
 	g->holder = js_xrealloc(g->holder, (g->n + 1) * sizeof(*g->holder));
+	g->last = js_xrealloc(g->last, (g->n + 1) * sizeof(*g->last));
 	g->ids[g->n] = js_xstrndup(id, n);
+	g->last[g->n] = 0;
 	g->holder[g->n++] = 0;
 	return true;
 }
@@ -165,6 +170,7 @@ struct js_gpu *js_gpu_free(struct js_gpu *g)
 	free(g->held);
 	free(g->ids);
 	free(g->holder);
+	free(g->last);
 	free(g);
 	return NULL;
 }
@@ -311,19 +317,39 @@ int js_gpu_check(const struct js_jobset *js, size_t available, char **ret_err)
 
 /* ---- who holds what ---- */
 
+static bool skipped(const struct js_gpu *g, size_t i, const struct js_gpu_skip *skip)
+{
+	return skip && skip->fn && skip->fn(g->ids[i], skip->ctx);
+}
+
+size_t js_gpu_count_except(const struct js_gpu *g, const struct js_gpu_skip *skip, bool free_only)
+{
+	size_t n = 0;
+	for (size_t i = 0; g && i < g->n; i++)
+		n += (!free_only || g->holder[i] == 0) && !skipped(g, i, skip);
+	return n;
+}
+
 int js_gpu_take(struct js_gpu *g, uint64_t pod_id, int64_t n, const char *const **ret_devs)
+{
+	return js_gpu_take_except(g, pod_id, n, NULL, ret_devs);
+}
+
+int js_gpu_take_except(struct js_gpu *g, uint64_t pod_id, int64_t n, const struct js_gpu_skip *skip,
+		       const char *const **ret_devs)
 {
 	if (n <= 0) {
 		*ret_devs = NULL;
 		return 0;
 	}
-	if ((int64_t)js_gpu_free_count(g) < n)
+	if ((int64_t)js_gpu_count_except(g, skip, true) < n)
 		return -EBUSY;
 	const char **devs = js_xcalloc((size_t)n + 1, sizeof(*devs));
 	int64_t k = 0;
 	for (size_t i = 0; i < g->n && k < n; i++) {
-		if (g->holder[i] == 0) {
+		if (g->holder[i] == 0 && !skipped(g, i, skip)) {
 			g->holder[i] = pod_id;
+			g->last[i] = pod_id;
 			devs[k++] = g->ids[i];
 		}
 	}
@@ -350,6 +376,25 @@ bool js_gpu_put(struct js_gpu *g, uint64_t pod_id)
 		}
 	}
 	return any;
+}
+
+size_t js_gpu_last_held(const struct js_gpu *g, uint64_t pod_id, const char **ret, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = 0; g && pod_id && i < g->n && k < max; i++)
+		if (g->last[i] == pod_id)
+			ret[k++] = g->ids[i];
+	return k;
+}
+
+int js_gpu_node_name(const char *id, struct js_buf *out)
+{
+	int r = js_buf_puts(out, "gpu-");
+	for (const char *p = id; *p && r == 0; p++) {
+		char c = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p == '_' ? '-' : *p;
+		r = js_buf_add(out, &c, 1);
+	}
+	return r;
 }
 
 size_t js_gpu_free_count(const struct js_gpu *g)

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "api/jobset.h"
+#include "base/buf.h"
 #include "base/common.h"
 
 /* The extended resource name of NVIDIA's device plugin. */
@@ -91,6 +92,32 @@ JS_WARN_UNUSED int js_gpu_check(const struct js_jobset *js, size_t available, ch
  * js_gpu_free; NULL for n == 0), or -EBUSY when fewer are free now.
  */
 JS_WARN_UNUSED int js_gpu_take(struct js_gpu *g, uint64_t pod_id, int64_t n, const char *const **ret_devs);
+
+/** Devices a take must not give (node quarantine, docs/node-quarantine.md
+ * "Locally"): `fn(id, ctx)` true for each device to leave out. */
+struct js_gpu_skip {
+	bool (*fn)(const char *id, void *ctx);
+	void *ctx;
+};
+
+/** As js_gpu_take, never giving a device `skip` (may be NULL) leaves out;
+ * -EBUSY when fewer of the others are free now. */
+JS_WARN_UNUSED int js_gpu_take_except(struct js_gpu *g, uint64_t pod_id, int64_t n, const struct js_gpu_skip *skip,
+				      const char *const **ret_devs);
+
+/** Devices `skip` (may be NULL) does not leave out: all, or only the free
+ * ones with `free_only`. */
+size_t js_gpu_count_except(const struct js_gpu *g, const struct js_gpu_skip *skip, bool free_only);
+
+/** The devices pod `pod_id` was given (still held, or given back since and
+ * not given to another pod): at most `max` borrowed ids into `ret`.
+ * Returns how many. */
+size_t js_gpu_last_held(const struct js_gpu *g, uint64_t pod_id, const char **ret, size_t max);
+
+/** The node a device stands for in node quarantine: "gpu-" and the id,
+ * lower-cased, '_' as '-' (a DNS subdomain for every id --gpus accepts),
+ * appended to `out`. Returns 0 or the error of js_buf_add. */
+JS_WARN_UNUSED int js_gpu_node_name(const char *id, struct js_buf *out);
 
 /** Give back pod `pod_id`'s devices. Returns true when it held any. */
 bool js_gpu_put(struct js_gpu *g, uint64_t pod_id);

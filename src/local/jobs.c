@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "api/template.h"
+#include "api/quarantine.h"
 #include "api/render.h"
 #include "base/buf.h"
 #include "base/json.h"
@@ -78,6 +79,18 @@ static char *pod_workdir(const struct js_local *l, const char *hostname)
  * `id`. False when not enough are free now: the devices are held by pods
  * still being stopped, which give them back when they are gone (then the
  * Job is synced again in the same turn). Said once per wait. */
+/* Node quarantine (docs/node-quarantine.md "Locally"): a device is left
+ * out when the node it stands for (js_gpu_node_name) is in the Job's list. */
+static bool gpu_quarantined(const char *id, void *ctx)
+{
+	const struct js_quarantine_list *q = ctx;
+	struct js_buf node;
+	js_buf_init(&node, 0);
+	bool out = js_gpu_node_name(id, &node) == 0 && js_quarantine_list_find(q, js_buf_str(&node)) >= 0;
+	js_buf_done(&node);
+	return out;
+}
+
 static bool take_gpus(struct js_local *l, struct ljob *j, int32_t index, uint64_t id, const char *const **ret)
 {
 	int64_t n = 0;
@@ -86,9 +99,30 @@ static bool take_gpus(struct js_local *l, struct ljob *j, int32_t index, uint64_
 		free(err); /* preflight refused such templates */
 		n = 0;
 	}
-	if (js_gpu_take(l->opts.gpus, id, n, ret) == 0) {
+	/* The Job carries its attempt's list (core/avoid.c); garbage or none
+	 * leaves nothing out. */
+	struct js_quarantine_list *q = js_xmalloc(sizeof(*q));
+	const char *text = js_json_str(js_json_path(j->obj, "spec.template.metadata.annotations"),
+				       JS_ANN_QUARANTINED_NODES);
+	if (!l->opts.gates.node_quarantine || js_quarantine_list_parse(text, q) < 0)
+		q->n = 0;
+	struct js_gpu_skip skip = {.fn = gpu_quarantined, .ctx = q};
+	const struct js_gpu_skip *sk = q->n ? &skip : NULL;
+	int r = js_gpu_take_except(l->opts.gpus, id, n, sk, ret);
+	size_t usable = js_gpu_count_except(l->opts.gpus, sk, false);
+	free(q);
+	if (r == 0) {
 		l->gpu_wait_reported = false;
 		return true;
+	}
+	if (!l->gpu_wait_reported && (int64_t)usable < n) {
+		/* The cluster's pods would stay Pending; here the run says so
+		 * once, and waits as a Pending pod would (Ctrl-C ends it). */
+		js__report_event(l, "Warning", "QuarantineLeavesNoRoom", "job", j->name,
+				 "pod %d needs %lld GPUs (%s) and only %zu are not quarantined (%s); it waits",
+				 index, (long long)n, JS_GPU_RESOURCE, usable, text ? text : "");
+		l->gpu_wait_reported = true;
+		return false;
 	}
 	if (!l->gpu_wait_reported)
 		js__report_event(l, "Warning", "FailedScheduling", "job", j->name,

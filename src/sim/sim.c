@@ -344,6 +344,9 @@ static void observe(const struct js_sim *s, struct js_reconcile_input *in, struc
 		.n_pvcs = np,
 		.gates = s->gates,
 		.cleanup_direct = s->cleanup_direct,
+		/* The simulator has no pods that fail on a node: node
+		 * quarantine never holds a restart here. */
+		.failed_pods_known = true,
 		.now = s->now,
 	};
 	/* As the controller does: the highest attempt among the running pods

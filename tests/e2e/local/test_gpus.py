@@ -72,3 +72,26 @@ def test_bad_gpu_flag_and_quantity(run):
     assert r.rc == 2 and "--gpus takes device ids" in r.stderr, r.stderr
     r = run(jobset(rjob("w", gpus="half")), "--gpus", "0")
     assert r.rc == 2 and "nvidia.com/gpu must be a whole number" in r.stderr, r.stderr
+
+
+def test_failing_gpu_is_kept_out_of_the_next_attempt(run):
+    """Node quarantine locally (docs/node-quarantine.md "Locally"): the
+    GPUs are the nodes. A pod given GPU 0 dies with exit code 137; the
+    JobSet names 137 a node fault, so the next attempt is given GPU 1 and
+    completes. Without the rule the restart takes GPU 0 again (lowest
+    first), fails every attempt, and the JobSet fails."""
+    script = 'echo "cuda=$CUDA_VISIBLE_DEVICES"; [ "$CUDA_VISIBLE_DEVICES" != 0 ] || exit 137'
+    doc = yaml.safe_load(jobset(rjob("w", gpus=1, script=script)))
+    doc["spec"]["replicatedJobs"][0]["template"]["spec"]["backoffLimit"] = 0
+    doc["spec"]["failurePolicy"] = {"maxRestarts": 2}
+    doc["metadata"]["annotations"] = {"jobset.sigs.k8s.io/node-quarantine-exit-codes": "137"}
+    r = run(yaml.safe_dump(doc), "--gpus", "0,1", "--feature-gates", "NodeQuarantine=true")
+    assert r.rc == 0, r.stdout + r.stderr
+    ev = r.events()
+    assert "NodeQuarantined" in ev and "node gpu-0 is kept off attempts 1 to 1" in ev, ev
+    assert "attempt 1 keeps off 1 node (node:last attempt:reason): gpu-0:1:exitCode=137" in ev, ev
+    assert sorted(r.logs("g-w-0-0", "c").split()) == ["cuda=0", "cuda=1"], r.logs("g-w-0-0", "c")  # one pod each
+
+    del doc["metadata"]["annotations"]
+    r = run(yaml.safe_dump(doc), "--gpus", "0,1", "--feature-gates", "NodeQuarantine=true", "--reuse-run-dir")
+    assert r.rc != 0 and "cuda=1" not in r.logs("g-w-0-0", "c"), r.stdout + r.stderr

@@ -62,6 +62,32 @@ static const struct {
 	 "used); then the JobSet fails\n"
 	 "  Startup:  AnyOrder: every ReplicatedJob starts at once\n"
 	 "  Restart:  jobset.sigs.k8s.io/restart-request=0 (spent)\n"},
+	{"node quarantine: rules and the nodes kept off",
+	 "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/node-quarantine-exit-codes\":\"134,137\","
+	 "\"jobset.sigs.k8s.io/node-quarantine-node-lost\":\"true\",\"jobset.sigs.k8s.io/node-quarantine-attempts\":\"2\"}},"
+	 "\"spec\":{\"failurePolicy\":{\"maxRestarts\":3}},"
+	 "\"status\":{\"restarts\":1,\"conditions\":[{\"type\":\"NodesQuarantined\",\"status\":\"True\","
+	 "\"message\":\"attempt 1 keeps off 2 nodes (node:last attempt:reason): n1:2:exitCode=137,n2:1:nodeLost\"}]}}",
+	 "Policies:\n"
+	 "  Success:  Completed once every Job of every ReplicatedJob has succeeded (operator All)\n"
+	 "  Failure:  a failed Job restarts the whole JobSet (recreating every Job), at most 3 times (0 used); "
+	 "then the JobSet fails\n"
+	 "  Startup:  AnyOrder: every ReplicatedJob starts at once\n"
+	 "  Quarantine: a node is kept off the next 2 attempt(s) when a pod failed there with exit code 134,137; "
+	 "its node lost\n"
+	 "              n1: exit code 137, kept off through attempt 2\n"
+	 "              n2: node lost, kept off through attempt 1\n"},
+	{"node quarantine: garbage list",
+	 "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/node-quarantine-pod-conditions\":\"DisruptionTarget\"}},"
+	 "\"status\":{\"conditions\":[{\"type\":\"NodesQuarantined\",\"status\":\"True\","
+	 "\"message\":\"x (node:last attempt:reason): ::::\"}]}}",
+	 "Policies:\n"
+	 "  Success:  Completed once every Job of every ReplicatedJob has succeeded (operator All)\n"
+	 "  Failure:  the first failed Job fails the JobSet (no failurePolicy)\n"
+	 "  Startup:  AnyOrder: every ReplicatedJob starts at once\n"
+	 "  Quarantine: a node is kept off the next 1 attempt(s) when a pod failed there with pod condition "
+	 "DisruptionTarget\n"
+	 "              no node is kept off the current attempt\n"},
 };
 
 static void test_policies(void **state)

@@ -35,7 +35,7 @@ static void test_parse(void **state)
 		{"Nope=true", "unknown feature gate 'Nope' (known: RestartJob, InPlaceRestart, ElasticJobSet, "
 			      "ExecutionAttemptsTracking, MutablePodResourcesForSuspendedJobSets, "
 			      "JobSetActiveDeadlineSeconds, JobSetWorkloadAwareSchedulingAPI, ProgressDeadline, "
-			      "TLSOptions, AllAlpha, AllBeta "
+			      "NodeQuarantine, TLSOptions, AllAlpha, AllBeta "
 			      "(deprecated: WorkloadAwareScheduling))",
 		 false, false, false},
 		{"restartjob=true", "unknown feature gate 'restartjob'", false, false, false},
@@ -103,10 +103,10 @@ static void test_kep_gates(void **state)
 static void test_all_alpha(void **state)
 {
 	(void)state;
-	const struct js_gates all = {true, true, true, true, true, true, true, true};
+	const struct js_gates all = {true, true, true, true, true, true, true, true, true};
 	const struct js_gates none = {0};
 	const struct js_gates only_rj = {.restart_job = true};
-	const struct js_gates all_but_ipr = {true, false, true, true, true, true, true, true};
+	const struct js_gates all_but_ipr = {true, false, true, true, true, true, true, true, true};
 	static const struct js_gates ej = {.elastic_jobset = true};
 	const struct {
 		const char *in;

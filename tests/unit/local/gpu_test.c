@@ -202,6 +202,55 @@ static void test_take_and_give_back(void **state)
 	js_gpu_free(g); /* with devices still held */
 }
 
+/* Node quarantine (docs/node-quarantine.md "Locally"): a take leaves out
+ * what the skip says, the devices a pod was last given are known after it
+ * gave them back, and every id --gpus accepts names a node. */
+static bool skip_b(const char *id, void *ctx)
+{
+	(void)ctx;
+	return strcmp(id, "b") == 0;
+}
+
+static void test_quarantine(void **state)
+{
+	(void)state;
+	struct js_gpu *g = NULL;
+	char *err = NULL;
+	assert_int_equal(js_gpu_parse("a,b,c", &g, &err), 0);
+	const struct js_gpu_skip skip = {.fn = skip_b};
+	const char *const *d = NULL;
+	assert_int_equal(js_gpu_count_except(g, &skip, false), 2);
+	assert_int_equal(js_gpu_take_except(g, 7, 2, &skip, &d), 0);
+	char *s = js_gpu_join(d);
+	assert_string_equal(s, "a,c"); /* b left out */
+	free(s);
+	assert_int_equal(js_gpu_count_except(g, &skip, true), 0);
+	assert_int_equal(js_gpu_free_count(g), 1); /* b, free but quarantined */
+	assert_int_equal(js_gpu_take_except(g, 8, 1, &skip, &d), -EBUSY);
+	assert_true(js_gpu_put(g, 7));
+	const char *last[4];
+	assert_int_equal(js_gpu_last_held(g, 7, last, 4), 2);
+	assert_string_equal(last[0], "a");
+	assert_string_equal(last[1], "c");
+	assert_int_equal(js_gpu_last_held(g, 7, last, 1), 1); /* bounded */
+	assert_int_equal(js_gpu_take(g, 9, 1, &d), 0);        /* a, now pod 9's */
+	assert_int_equal(js_gpu_last_held(g, 7, last, 4), 1);
+	assert_string_equal(last[0], "c");
+	assert_int_equal(js_gpu_last_held(g, 0, last, 4), 0);
+	js_gpu_free(g);
+
+	static const struct {
+		const char *id, *node;
+	} names[] = {{"0", "gpu-0"}, {"GPU-1a2B", "gpu-gpu-1a2b"}, {"x_y", "gpu-x-y"}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct js_buf b;
+		js_buf_init(&b, 0);
+		assert_int_equal(js_gpu_node_name(names[i].id, &b), 0);
+		assert_string_equal(js_buf_str(&b), names[i].node);
+		js_buf_done(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_pod_count),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_take_and_give_back),
+		cmocka_unit_test(test_quarantine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

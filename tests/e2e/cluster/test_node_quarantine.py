@@ -1,0 +1,104 @@
+"""Node quarantine across restarts (ours, gate NodeQuarantine;
+docs/node-quarantine.md) against a real control plane and scheduler.
+
+Pods are fake (kwok): their fate is set by pod-template annotations
+(docs/cluster.md). A pod of attempt 0 fails with exit code 137 on whatever
+node the scheduler picked; the JobSet names 137 as a node fault, so the
+whole-JobSet restart keeps attempt 1 off that node: its Jobs carry the list
+and a `metadata.name NotIn` requirement, none of its pods is bound there,
+and the NodesQuarantined condition and a NodeQuarantined event name it, and `kubectl jobset describe` lists it.
+"""
+import json
+import os
+import subprocess
+
+from conftest import ROOT, condition, jobset, rjob, wait_for, wait_terminal
+from test_kubectl_jobset import kj
+
+JS = "jobset.sigs.k8s.io/"
+EXIT_CODES = JS + "node-quarantine-exit-codes"
+LIST = JS + "quarantined-nodes"
+
+
+def gated(controller, gates):
+    controller.restart(f"--feature-gates={gates}")
+    controller.custom = True
+    return controller
+
+
+def attempt_pods(kube, ns, name, attempt):
+    return kube.list("pods", ns, f"{JS}jobset-name={name},{JS}restart-attempt={attempt}")
+
+
+def test_failed_node_kept_off_next_attempt(kube, controller, ns):
+    gated(controller, "NodeQuarantine=true")
+    fail_once = {"jobset-test/fail-if-completion-index": "0", "jobset-test/fail-if-restart-attempt": "0",
+                 "jobset-test/exit-code": "137", "jobset-test/run-for": "2s"}
+    # Four pods on four nodes: without the quarantine attempt 1 would use
+    # every node again, the failed one included.
+    obj = jobset("nq", [rjob("w", 1, parallelism=4, completions=4, annotations=fail_once)],
+                 failurePolicy={"maxRestarts": 2})
+    obj["metadata"]["annotations"] = {EXIT_CODES: "134,137"}
+    kube.create(obj, ns)
+
+    # The node the failing pod ran on, seen while it exists.
+    def failed_node():
+        for p in attempt_pods(kube, ns, "nq", 0):
+            if (p.get("status") or {}).get("phase") == "Failed":
+                return p["spec"].get("nodeName")
+        return None
+    seen = None
+    try:
+        seen = wait_for("attempt 0's pod failed", failed_node, 60)
+    except AssertionError:
+        pass  # gone already: the restart is quicker than our polling; the condition says which
+
+    js = wait_terminal(kube, "nq", ns, "Completed", 120)
+    assert js["status"]["restarts"] == 1, json.dumps(js["status"])
+    cond = condition(js, "NodesQuarantined")
+    assert cond and cond["reason"] == "NodesQuarantined", json.dumps(js["status"])
+    # "attempt 1 keeps off 1 node (node:last attempt:reason): kwok-node-2:1:exitCode=137"
+    entry = cond["message"].rsplit(": ", 1)[1]
+    node, until, why = entry.split(":")
+    assert until == "1" and why == "exitCode=137", cond["message"]
+    assert node.startswith("kwok-node-"), cond["message"]
+    if seen:
+        assert node == seen, (node, seen)
+
+    ev = [e for e in kube.events(ns, "NodeQuarantined") if node in (e.get("note") or "")]
+    assert ev and ev[0]["type"] == "Warning" and "exit code 137" in ev[0]["note"], ev
+
+    for j in kube.jobs(ns, "nq"):
+        tmpl = j["spec"]["template"]
+        assert tmpl["metadata"]["annotations"][LIST] == f"{node}:1:exitCode=137"
+        terms = tmpl["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]
+        assert terms and all({"key": "metadata.name", "operator": "NotIn", "values": [node]} in t["matchFields"]
+                             for t in terms), terms
+    d = kj(kube, "describe", "nq", "-n", ns, check=True).stdout
+    assert f"{node}: exit code 137, kept off through attempt 1" in d, d
+
+    pods = attempt_pods(kube, ns, "nq", 1)
+    assert len(pods) >= 4, [p["metadata"]["name"] for p in pods]
+    assert all(p["spec"].get("nodeName") and p["spec"]["nodeName"] != node for p in pods), \
+        [(p["metadata"]["name"], p["spec"].get("nodeName")) for p in pods]
+
+
+def test_rules_refused_without_gate(ns):
+    """`jobset validate` shares the webhook's validation: with the gate
+    off a rule is refused with its field path, naming the gate; with it on
+    a value out of range is refused with the range."""
+    binary = os.environ.get("JOBSET_BIN") or str(ROOT / "build" / "jobset")
+    obj = jobset("nq", [rjob("w")])
+    obj["metadata"]["annotations"] = {EXIT_CODES: "137"}
+
+    def validate(o, *flags):
+        return subprocess.run([binary, "validate", *flags, "-"], input=json.dumps(o), text=True,
+                              capture_output=True)
+    p = validate(obj)
+    assert p.returncode != 0 and f"metadata.annotations[{EXIT_CODES}]" in p.stdout + p.stderr, p
+    assert "NodeQuarantine" in p.stdout + p.stderr, p
+    assert validate(obj, "--feature-gates=NodeQuarantine=true").returncode == 0
+    obj["metadata"]["annotations"] = {EXIT_CODES: "0"}
+    p = validate(obj, "--feature-gates=NodeQuarantine=true")
+    assert p.returncode != 0 and "1 to 255" in p.stdout + p.stderr, p
