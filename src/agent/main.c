@@ -24,6 +24,9 @@
  * agent run outside a pod). The API server: $KUBECONFIG when set, else the
  * in-cluster configuration.
  *
+ * With the one argument --watch-progress it is hang detection's watcher
+ * instead (beats.h; docs/progress-deadline.md).
+ *
  * Exit status: the restart exit code for an in-place restart, the worker's
  * in main-container mode, 0 on SIGTERM/SIGINT in sidecar mode, 1 on a
  * configuration error.
@@ -45,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/beats.h"
 #include "api/codec.h"
 #include "api/jobset.h"
 #include "base/clock.h"
@@ -333,8 +337,16 @@ static int exit_status(int st)
 
 /* ---- main ---- */
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* Hang detection's watcher (beats.h) shares the binary, so a cluster
+	 * that runs the agent's image has it; it needs none of the rest. */
+	if (argc == 2 && strcmp(argv[1], "--watch-progress") == 0)
+		return js_beats_run();
+	if (argc > 1) {
+		logf_("unknown argument '%s' (the only one is --watch-progress)", argv[1]);
+		return 1;
+	}
 	struct env e;
 	if (read_env(&e) < 0)
 		return 1;

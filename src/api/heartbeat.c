@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/parse.h"
+#include "base/str.h"
 
 static const char *const keys[] = {JS_ANN_PROGRESS_DEADLINE, JS_ANN_PROGRESS_STARTUP};
 
@@ -124,4 +125,57 @@ void js__validate_progress(struct js_vctx *v, const struct js_jobset *old)
 			 js->spec.replicated_jobs[i].name ? js->spec.replicated_jobs[i].name : "");
 		free(p);
 	}
+}
+
+char *js_heartbeat_report_format(const struct js_heartbeat_report *r, const char *message)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "reason", json_string(JS_HEARTBEAT_CONDITION));
+	json_object_set_new(o, "atMs", json_integer(r->at_ms));
+	if (r->has_beat)
+		json_object_set_new(o, "heartbeatMs", json_integer(r->beat_ms));
+	char *base = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	/* Room for the message: what is left under the kubelet's cut, minus
+	 * the member's own syntax and escapes at their worst (6 bytes per
+	 * byte for control characters, which the watcher never writes). */
+	size_t room = JS_HEARTBEAT_REPORT_MAX - 64 - strlen(base);
+	free(base);
+	if (message) {
+		size_t n = strnlen(message, room / 6);
+		json_object_set_new(o, "message", json_stringn(message, n));
+	}
+	char *out = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return out;
+}
+
+/* A non-negative JSON integer member, or absent. */
+static int get_ms(const json_t *o, const char *key, bool *has, int64_t *ret)
+{
+	const json_t *v = json_object_get(o, key);
+	*has = v != NULL;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return JS_EINVALID;
+	*ret = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+int js_heartbeat_report_parse(const char *s, struct js_heartbeat_report *ret)
+{
+	if (!s || strnlen(s, JS_HEARTBEAT_REPORT_MAX + 1) > JS_HEARTBEAT_REPORT_MAX)
+		return JS_EINVALID;
+	json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, NULL);
+	struct js_heartbeat_report r = {0};
+	bool has_at = false;
+	int rc = JS_EINVALID;
+	if (json_is_object(o) && js_str_match(js_json_str(o, "reason"), JS_HEARTBEAT_CONDITION) &&
+	    get_ms(o, "atMs", &has_at, &r.at_ms) == 0 && has_at &&
+	    get_ms(o, "heartbeatMs", &r.has_beat, &r.beat_ms) == 0) {
+		*ret = r;
+		rc = 0;
+	}
+	json_decref(o);
+	return rc;
 }

@@ -41,6 +41,61 @@
 #define JS_HEARTBEAT_MOUNT "/run/jobset/progress"
 #define JS_HEARTBEAT_FILE "heartbeat"
 
+/* ---- The cluster body (docs/progress-deadline.md "On a cluster") ----
+ *
+ * The pod webhook (webhook/watcher.c) gives a pod with a deadline an
+ * emptyDir volume JS_HEARTBEAT_VOLUME mounted at JS_HEARTBEAT_MOUNT, and a
+ * native sidecar JS_HEARTBEAT_WATCHER running `in-place-restart-agent
+ * --watch-progress` (src/agent/watch.c), and labels it JS_LABEL_PROGRESS so
+ * that the controller's cache of such pods selects it. The watcher has no
+ * API credentials: over the deadline it writes a report (below) to its
+ * termination-message file and exits with JS_HEARTBEAT_EXIT_EXCEEDED; the
+ * kubelet puts both in the pod's status, where the controller
+ * (ctrl/hangs.c) reads them, checks them against the JobSet and acts. */
+
+/** The reserved names: the volume and the sidecar container. */
+#define JS_HEARTBEAT_VOLUME "jobset-progress"
+#define JS_HEARTBEAT_WATCHER "jobset-progress"
+/** The label the pod webhook sets on the pods it gave a watcher. */
+#define JS_LABEL_PROGRESS "jobset.sigs.k8s.io/progress-watch"
+#define JS_LABEL_PROGRESS_VALUE "watched"
+/** The watcher's settings (the settings in effect, from the webhook). */
+#define JS_HEARTBEAT_ENV_DEADLINE "JOBSET_PROGRESS_DEADLINE_SECONDS"
+#define JS_HEARTBEAT_ENV_STARTUP "JOBSET_PROGRESS_STARTUP_SECONDS"
+/** The watcher's exit code when it reports a pod over its deadline: not
+ * one a crash or a signal gives (1, 2, 126-165). */
+#define JS_HEARTBEAT_EXIT_EXCEEDED 86
+/** The pod condition type and reason of a stalled pod (both bodies). */
+#define JS_HEARTBEAT_CONDITION "ProgressDeadlineExceeded"
+/** The longest report: the kubelet keeps 4096 bytes of a termination
+ * message. */
+#define JS_HEARTBEAT_REPORT_MAX 4096
+
+/** What the watcher reports: the only facts taken from the pod; the
+ * settings and the workload's start come from the JobSet and the pod's
+ * status, which the workload cannot write. */
+struct js_heartbeat_report {
+	bool has_beat;     /* the heartbeat file existed */
+	int64_t beat_ms;   /* ... its mtime, wall ms on the node's clock */
+	int64_t at_ms;     /* when the watcher judged, wall ms on the node's clock */
+};
+
+/**
+ * The report as the watcher writes it: one JSON object,
+ * {"reason":"ProgressDeadlineExceeded","atMs":N[,"heartbeatMs":N],
+ * "message":"..."}, `message` (may be NULL) cut so that the whole stays
+ * under JS_HEARTBEAT_REPORT_MAX. Caller frees the result.
+ */
+char *js_heartbeat_report_format(const struct js_heartbeat_report *r, const char *message);
+
+/**
+ * Parse a report (a termination message): exactly the object above with
+ * the reason, atMs a non-negative integer and heartbeatMs, when present,
+ * one too; other members are ignored. Returns 0 and *ret, or JS_EINVALID
+ * (NULL, too long, not JSON, wrong reason or types; *ret untouched).
+ */
+JS_WARN_UNUSED int js_heartbeat_report_parse(const char *s, struct js_heartbeat_report *ret);
+
 /** The settings in effect for one ReplicatedJob. */
 struct js_heartbeat {
 	bool on;             /* a deadline is set */

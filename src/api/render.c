@@ -4,6 +4,7 @@
 #include "api/render.h"
 #include "api/sched.h"
 #include "api/quarantine.h"
+#include "api/heartbeat.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -256,6 +257,28 @@ static void add_sched_group(const struct js_jobset *js, size_t ri, json_t *meta,
 	js_sched_groups_free(g);
 }
 
+/* Hang detection (api/heartbeat.h): the settings in effect for the
+ * ReplicatedJob go on its pods, as `jobset run` puts them, because the pod
+ * webhook sees only the pod when it gives it a watcher. A value the user
+ * wrote on the pod template is replaced: the pod carries what the JobSet
+ * says, or nothing (the controller checks reports against the JobSet
+ * anyway, ctrl/hangs.c). */
+static void add_progress(const struct js_jobset *js, size_t ri, json_t *pod_meta)
+{
+	struct js_heartbeat h;
+	json_t *ann = js_json_path_make(pod_meta, "annotations");
+	if (js_heartbeat_of(js, ri, &h) < 0 || !h.on) {
+		json_object_del(ann, JS_ANN_PROGRESS_DEADLINE);
+		json_object_del(ann, JS_ANN_PROGRESS_STARTUP);
+		return;
+	}
+	char buf[16];
+	snprintf(buf, sizeof(buf), "%d", (int)h.deadline_s);
+	json_object_set_new(ann, JS_ANN_PROGRESS_DEADLINE, json_string(buf));
+	snprintf(buf, sizeof(buf), "%d", (int)h.startup_s);
+	json_object_set_new(ann, JS_ANN_PROGRESS_STARTUP, json_string(buf));
+}
+
 static json_t *copy_or_new(const json_t *v)
 {
 	return json_is_object(v) ? json_deep_copy(v) : json_object();
@@ -316,6 +339,8 @@ json_t *js_render_job(const struct js_jobset *js, size_t rjob_index, int32_t job
 		add_sched_group(js, rjob_index, meta, pod_spec);
 	if (opts && opts->gates.node_quarantine)
 		js_quarantine_apply(job, opts->quarantine);
+	if (opts && opts->gates.progress_deadline)
+		add_progress(js, rjob_index, pod_meta);
 
 	free(k.coordinator);
 	free(name);

@@ -18,6 +18,7 @@
 #include "base/json.h"
 #include "base/load.h"
 #include "base/parse.h"
+#include "webhook/webhook.h"
 
 static int fail(char **reterr_msg, const char *fmt, ...) JS_PRINTF(2, 3);
 static int fail(char **reterr_msg, const char *fmt, ...)
@@ -76,7 +77,7 @@ void js_config_done(struct js_config *cfg)
 			 &cfg->readyz_path,  &cfg->healthz_path,  &cfg->webhook_host, &cfg->webhook_cert_dir,
 			 &cfg->cert_management, &cfg->cert_namespace, &cfg->service_name, &cfg->secret_name,
 			 &cfg->mutating_name, &cfg->validating_name, &cfg->cert_extra_sans, &cfg->metrics_cert_dir,
-			 &cfg->tls_min_version, &cfg->tls_cipher_suites};
+			 &cfg->tls_min_version, &cfg->tls_cipher_suites, &cfg->watcher_image};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(strs); i++)
 		free(*strs[i]);
 	memset(cfg, 0, sizeof(*cfg));
@@ -461,6 +462,7 @@ static const struct flag flags[] = {
 	FL("reconcile-fold-window", FL_DURATION, fold_window_ms, 0, 10000),
 	FL("exclusive-placement", FL_PLACEMENT, placement, 0, 0),
 	FL("restart-cleanup", FL_CLEANUP, restart_foreground, 0, 0),
+	FL("progress-watcher-image", FL_STR, watcher_image, 0, 0),
 	FL("zap-log-level", FL_LEVEL, verbosity, 0, 0),
 	FL("v", FL_INT, verbosity, 0, 10),
 	FL("help", FL_BOOL, help, 0, 0),
@@ -727,6 +729,9 @@ const char *js_config_usage(void)
 	       "                                    Background and their pods by the controller, the new\n"
 	       "                                    attempt waiting until none runs (direct), or deleted in\n"
 	       "                                    the Foreground (upstream's)\n"
+	       "  --progress-watcher-image IMAGE    the hang-detection watcher's image (gate ProgressDeadline;\n"
+	       "                                    it runs /usr/local/bin/in-place-restart-agent;\n"
+	       "                                    " JS_WEBHOOK_WATCHER_IMAGE ")\n"
 	       "  -v N, --zap-log-level LEVEL       log verbosity (0; debug = 4)\n"
 	       "  --version, --help\n";
 }

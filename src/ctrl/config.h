@@ -98,6 +98,10 @@ struct js_config {
 	 * docs/differences.md "Restart without the garbage collector");
 	 * foreground is upstream's. */
 	bool restart_foreground;
+	/* --progress-watcher-image (JS_WEBHOOK_WATCHER_IMAGE when NULL): the
+	 * image of the watcher sidecar the pod webhook gives a pod with a
+	 * progress deadline (gate ProgressDeadline, webhook/watcher.c). */
+	char *watcher_image;
 
 	/* TLS of the webhook and metrics servers (SPEC §12.2, §12.6): upstream's
 	 * Configuration `tls` section, also as flags (k8s component names). */

@@ -421,14 +421,17 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 {
 	uint64_t t0 = js_clock_now_ns();
 	struct js__sync_result res = {0};
-	size_t pl = strlen(JS__CTRL_PLACEMENT_PREFIX);
+	size_t pl = strlen(JS__CTRL_PLACEMENT_PREFIX), hl = strlen(JS__CTRL_HANG_PREFIX);
 	bool placement = strncmp(key, JS__CTRL_PLACEMENT_PREFIX, pl) == 0;
+	bool hang = !placement && strncmp(key, JS__CTRL_HANG_PREFIX, hl) == 0;
 	if (placement)
 		js__placement_sync(c, key + pl, &res);
+	else if (hang)
+		js__hangs_sync(c, key + hl, &res);
 	else
 		js__sync_key(c, key, arena, &res);
 	js_arena_reset(arena);
-	const char *ctl[] = {placement ? PLACEMENT_CONTROLLER_NAME : CONTROLLER_NAME};
+	const char *ctl[] = {placement || hang ? PLACEMENT_CONTROLLER_NAME : CONTROLLER_NAME};
 	const char *qn[] = {QUEUE_NAME};
 	double dt = since_s(t0);
 	(void)js_metrics_observe(c->metrics, JS__M_RECONCILE_TIME, ctl, dt);
@@ -441,7 +444,7 @@ static void process(struct js_controller *c, const char *key, struct js_arena *a
 		uint64_t d = js_workqueue_add_rate_limited(c->q, key);
 		if (!atomic_load(&c->abort))
 			js__ctrl_logf(c, res.conflict ? JS_CONTROLLER_LOG_DEBUG : JS_CONTROLLER_LOG_INFO,
-				      "%s '%s': retry in %.3f s", placement ? "pods of Job" : "jobset", key,
+				      "%s '%s': retry in %.3f s", placement ? "pods of Job" : hang ? "pod" : "jobset", key,
 				      (double)d / 1e9);
 	} else if (res.backoff) {
 		result = "requeue";
@@ -466,6 +469,7 @@ static bool caches_synced(struct js_controller *c)
 	return js_informer_has_synced(c->jobsets) && js_informer_has_synced(c->jobs) &&
 	       js_informer_has_synced(c->services) && js_informer_has_synced(c->pvcs) &&
 	       (!c->pods || js_informer_has_synced(c->pods)) && (!c->ipods || js_informer_has_synced(c->ipods)) &&
+	       (!c->hpods || js_informer_has_synced(c->hpods)) &&
 	       (!c->opods || js_informer_has_synced(c->opods));
 }
 
@@ -644,6 +648,9 @@ static int make_informers(struct js_controller *c)
 		r = js__placement_informer(c);
 	if (r == 0 && c->o.gates.in_place_restart)
 		r = js__inplace_informer(c);
+	/* Hang detection: with the gate off, no pod cache and no watch. */
+	if (r == 0 && c->o.gates.progress_deadline)
+		r = js__hangs_informer(c);
 	if (r == 0 && c->o.cleanup_direct)
 		r = js__oldpods_informer(c);
 	return r;
@@ -736,7 +743,7 @@ int js_controller_start(struct js_controller *c)
 {
 	if (atomic_exchange(&c->started, true))
 		return -EBUSY;
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->hpods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		if (!infs[i])
 			continue;
@@ -815,7 +822,7 @@ int js_controller_stop(struct js_controller *c, int timeout_ms)
 	/* Only now that no worker acts may a successor take over. */
 	if (c->le)
 		(void)js_leader_stop(c->le); /* not its own thread: cannot refuse */
-	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->opods};
+	struct js_informer *infs[] = {c->jobsets, c->jobs, c->services, c->pvcs, c->pods, c->ipods, c->hpods, c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++)
 		if (infs[i])
 			(void)js_informer_stop(infs[i]);
@@ -845,7 +852,7 @@ int js_controller_free(struct js_controller *c)
 	}
 	(void)!js_leader_free(c->le); /* stopped: cannot refuse */
 	c->le = NULL;
-	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods, &c->opods};
+	struct js_informer **infs[] = {&c->jobsets, &c->jobs, &c->services, &c->pvcs, &c->pods, &c->ipods, &c->hpods, &c->opods};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(infs); i++) {
 		(void)!js_informer_free(*infs[i]); /* stopped: cannot refuse */
 		*infs[i] = NULL;
@@ -914,6 +921,8 @@ void js_controller_refresh_metrics(struct js_controller *c)
 		informer_metrics(c, c->pods, "pods");
 	if (c->ipods)
 		informer_metrics(c, c->ipods, "jobset-pods");
+	if (c->hpods)
+		informer_metrics(c, c->hpods, "watched-pods");
 	if (c->opods)
 		informer_metrics(c, c->opods, "jobset-pod-metadata");
 	js__phases_refresh(c);

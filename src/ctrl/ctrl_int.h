@@ -35,6 +35,9 @@
 /* Work-queue keys of the placement controller (ctrl/placement.c):
  * prefix + "<namespace>/<Job uid>". */
 #define JS__CTRL_PLACEMENT_PREFIX "placement:"
+/* Work-queue keys of hang detection (ctrl/hangs.c): prefix +
+ * "<namespace>/<pod name>". */
+#define JS__CTRL_HANG_PREFIX "hang:"
 
 /* Metric families, in the order of the table in controller.c. */
 enum {
@@ -86,6 +89,8 @@ struct js_controller {
 	struct js_informer *pods;    /* placement: labelled pods only; NULL in webhook mode */
 	struct js_informer *ipods;   /* in-place restart: pods with the jobset-name
 					label; NULL unless the InPlaceRestart gate is on */
+	struct js_informer *hpods;   /* hang detection: the pods the pod webhook gave a
+					watcher; NULL unless the ProgressDeadline gate is on */
 	struct js_informer *opods;   /* restart cleanup "direct": the metadata of
 					non-terminal JobSet pods; NULL in foreground */
 	struct js__oldpods *oldpods; /* with opods: the confirming LISTs (oldpods.c) */
@@ -160,6 +165,68 @@ json_t *js__placement_ungate_patch(const struct js_cache_xpod *p, const char *ke
  * that two passes never elect it twice. NULL for a pod without namespace,
  * name or uid, or without our gate. Caller owns the result. placement.c. */
 json_t *js__placement_elect_patch(const struct js_cache_xpod *p);
+
+/* A pod the pod webhook gave a progress watcher (label JS_LABEL_PROGRESS):
+ * what hangs.c reads of it. Read-only; every string owned, NULL when
+ * absent. */
+struct js__hang_pod {
+	const char *ns, *name, *uid;
+	const char *jobset;   /* label jobset.sigs.k8s.io/jobset-name */
+	const char *rjob;     /* label jobset.sigs.k8s.io/replicatedjob-name */
+	bool deleting;        /* metadata.deletionTimestamp set */
+	bool terminal;        /* phase Succeeded or Failed */
+	bool marked;          /* condition ProgressDeadlineExceeded is True */
+	bool has_start;       /* a regular container runs ... */
+	int64_t start_ms;     /* ... the latest started at (ms, the node's clock) */
+	const char *report;   /* the watcher's termination message when it exited
+				 with JS_HEARTBEAT_EXIT_EXCEEDED (state or lastState) */
+};
+
+/* Store type of the cache of watched pods (records: struct js__hang_pod). */
+extern const struct js_store_type js__hangs_pod_type;
+
+/* What to do with a watched pod. */
+enum js__hang_verdict {
+	JS__HANG_NONE,     /* nothing: no report, or the pod is going already */
+	JS__HANG_REFUSED,  /* a report not to act on (why says why) */
+	JS__HANG_ACT,      /* over its deadline: condition, event, deletion (why:
+			      the condition's message) */
+	JS__HANG_DELETE,   /* the condition is set: delete (a retry) */
+};
+
+struct js__hang_judgement {
+	enum js__hang_verdict verdict;
+	char *why; /* malloc'd, or NULL (NONE, DELETE) */
+};
+
+/* Judge pod `p` against `js`, the JobSet its label names (NULL: none, or
+ * being deleted): the settings are the JobSet's for the pod's
+ * ReplicatedJob, the start the kubelet's, and of the watcher's report only
+ * the heartbeat's mtime and the report's time are used; the verdict is
+ * core/progress.h's at that time. Pure. Free with
+ * js__hang_judgement_done. hangs.c. */
+void js__hangs_judge(const struct js__hang_pod *p, const struct js_jobset *js, struct js__hang_judgement *ret);
+void js__hang_judgement_done(struct js__hang_judgement *j);
+
+/* Create c->hpods. Returns 0 or an informer error. hangs.c. */
+int js__hangs_informer(struct js_controller *c);
+
+/* Act on watched pod `key` (without JS__CTRL_HANG_PREFIX: "<namespace>/<pod
+ * name>"). hangs.c. */
+void js__hangs_sync(struct js_controller *c, const char *key, struct js__sync_result *res);
+
+/* A pod condition to set (podcond.c); every string borrowed. */
+struct js__podcond {
+	const char *ns, *name, *uid; /* the pod, this incarnation */
+	const char *type, *reason, *message;
+};
+
+/* Ensure condition pc->type is True on pod pc->ns/pc->name of uid pc->uid,
+ * with pc->reason and pc->message (left as it is when it is True
+ * already): a GET, then an update of the status subresource. Returns 0,
+ * JS_ENOTFOUND (gone, or another incarnation), or the client's error
+ * (JS_ECONFLICT when the pod changed in between). podcond.c. */
+int js__podcond_ensure(struct js_controller *c, const struct js__podcond *pc);
 
 /* True when `js` restarts in place (failurePolicy.restartStrategy
  * InPlaceRestart). NULL is false. inplace.c. */

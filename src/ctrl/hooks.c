@@ -155,6 +155,7 @@ static int try_start(struct js_hooks *h, int *last_err)
 		.admit = {.gates = h->o.gates,
 			  .strict = h->o.strict,
 			  .placement = h->o.placement,
+			  .watcher_image = h->o.watcher_image,
 			  .lookups = {h, pvc_lookup, list_pods, get_node}},
 		.log = server_log,
 		.log_ctx = h,

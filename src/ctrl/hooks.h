@@ -49,6 +49,7 @@ struct js_hooks_opts {
 	struct js_gates gates;
 	bool strict;              /* our extra checks (api/validate.h); the controller sets it */
 	enum js_placement_mode placement; /* pod webhooks: gates (ours) or upstream's rejections */
+	const char *watcher_image; /* hang detection's watcher (webhook.h); must outlive the hooks */
 	/* TLS settings (webhook.h; SPEC §12.6): minimum version, TLS 1.2
 	 * ciphers (OpenSSL list, copied; NULL = OpenSSL's). */
 	enum js_webhook_tls_min tls_min;

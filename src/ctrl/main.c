@@ -374,6 +374,7 @@ static int start_hooks(struct js_client *client, const struct tls_setup *tls, st
 		.gates = arg_cfg.gates,
 		.strict = true,
 		.placement = arg_cfg.placement,
+		.watcher_image = arg_cfg.watcher_image,
 		.tls_min = tls->min,
 		.tls_ciphers = tls->ciphers,
 		.internal = internal,

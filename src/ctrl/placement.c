@@ -282,54 +282,11 @@ static int elect(struct js_controller *c, const struct js_cache_xpod *p)
  * error. */
 static int mark_disrupted(struct js_controller *c, const struct js_cache_xpod *p)
 {
-	struct js_apierr e = {0};
-	json_t *pod = NULL;
-	int r = js_client_get(c->client, &js_client_res_pods, p->ns, p->name, NULL, &pod, &e);
-	count(c, "GET", r, &e);
-	js_apierr_done(&e);
-	if (r < 0)
-		return r;
-	if (!js_str_match(js_json_str(json_object_get(pod, "metadata"), "uid"), p->uid)) {
-		json_decref(pod);
-		return JS_ENOTFOUND; /* another incarnation: nothing to repair */
-	}
-	json_t *status = json_object_get(pod, "status");
-	if (!json_is_object(status)) {
-		status = json_object();
-		json_object_set_new(pod, "status", status);
-	}
-	json_t *conds = json_object_get(status, "conditions");
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(status, "conditions", conds);
-	}
-	size_t i;
-	json_t *cond;
-	long at = -1;
-	json_array_foreach(conds, i, cond)
-	{
-		if (js_str_match(js_json_str(cond, "type"), JS_POD_CONDITION_DISRUPTION_TARGET))
-			at = (long)i;
-	}
-	if (at >= 0 && js_str_match(js_json_str(json_array_get(conds, (size_t)at), "status"), "True")) {
-		json_decref(pod);
-		return 0;
-	}
-	char now[21];
-	js_time_format_rfc3339((int64_t)time(NULL), now);
-	json_t *want = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", JS_POD_CONDITION_DISRUPTION_TARGET, "status", "True",
-				 "reason", JS_REASON_EXCLUSIVE_PLACEMENT_VIOLATION, "message",
-				 JS_MESSAGE_EXCLUSIVE_PLACEMENT_VIOLATION, "lastTransitionTime", now);
-	if (at >= 0)
-		json_array_set_new(conds, (size_t)at, want);
-	else
-		json_array_append_new(conds, want);
-	struct js_write_opts wo = {.subresource = "status"};
-	r = js_client_update(c->client, &js_client_res_pods, p->ns, pod, &wo, NULL, &e);
-	count(c, "PUT", r, &e);
-	js_apierr_done(&e);
-	json_decref(pod);
-	return r;
+	struct js__podcond pc = {.ns = p->ns, .name = p->name, .uid = p->uid,
+				 .type = JS_POD_CONDITION_DISRUPTION_TARGET,
+				 .reason = JS_REASON_EXCLUSIVE_PLACEMENT_VIOLATION,
+				 .message = JS_MESSAGE_EXCLUSIVE_PLACEMENT_VIOLATION};
+	return js__podcond_ensure(c, &pc);
 }
 
 /* #1269: a follower pinned to another domain than its leader's is deleted

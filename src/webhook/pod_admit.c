@@ -14,6 +14,9 @@
  *  - webhook (upstream's): followers are rejected until the leader is bound
  *    to a node, then pinned to the leader's domain with a nodeSelector; the
  *    Job controller retries rejected pod creations with its own backoff.
+ *
+ * With the gate ProgressDeadline, mpod.kb.io also gives a pod with a
+ * progress deadline its heartbeat volume and watcher (watcher.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,18 +295,29 @@ void js__pod_admit_mutate(const struct js_webhook_admit_cfg *cfg, const struct j
 	const json_t *orig = req->object;
 	if (!req->operation || strcmp(req->operation, "CREATE") != 0 || !json_is_object(orig))
 		return;
-	/* PM1, PM2: only JobSet pods, and none under the node-selector strategy. */
-	if (!annotation(orig, JS_LABEL_JOBSET_NAME) || annotation(orig, JS_ANN_NODE_SELECTOR))
+	/* PM1: only JobSet pods. */
+	if (!annotation(orig, JS_LABEL_JOBSET_NAME))
 		return;
 	json_t *pod = json_deep_copy(orig);
+	/* Hang detection first: it refuses a pod that uses its names, and it
+	 * applies under the node-selector strategy too. */
+	char *err = NULL;
+	if (js__watcher_inject(cfg, pod, &err) < 0) {
+		deny(resp, 403, "Forbidden", err);
+		free(err);
+		json_decref(pod);
+		return;
+	}
+	/* PM2: placement does nothing under the node-selector strategy. */
+	bool placement = !annotation(orig, JS_ANN_NODE_SELECTOR);
 	const json_t *prio = json_object_get(json_object_get(pod, "spec"), "priority");
-	if (json_is_integer(prio)) { /* PM3 */
+	if (placement && json_is_integer(prio)) { /* PM3 */
 		char buf[32];
 		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(prio));
 		json_object_set_new(require_obj(require_obj(pod, "metadata"), "labels"), JS_LABEL_PRIORITY,
 				    json_string(buf));
 	}
-	const char *topology = annotation(pod, JS_ANN_EXCLUSIVE_TOPOLOGY);
+	const char *topology = placement ? annotation(pod, JS_ANN_EXCLUSIVE_TOPOLOGY) : NULL;
 	bool ok = true;
 	if (topology) { /* PM4 */
 		char *topo = js_xstrdup(topology);

@@ -59,6 +59,12 @@
 #define JS_WEBHOOK_PATH_MUTATE_POD "/mutate--v1-pod"
 #define JS_WEBHOOK_PATH_VALIDATE_POD "/validate--v1-pod"
 
+/* The watcher's image when none is configured: the controller's own, as
+ * deploy/ names it (the Dockerfile ships the agent in it). */
+#define JS_WEBHOOK_WATCHER_IMAGE "jobset-controller:" JS_VERSION
+/* The agent in that image. */
+#define JS_WEBHOOK_WATCHER_COMMAND "/usr/local/bin/in-place-restart-agent"
+
 /* ---- Lookups the host provides ---- */
 
 /**
@@ -101,6 +107,11 @@ struct js_webhook_admit_cfg {
 	 * labels exclusive pods and gates followers, with no lookups;
 	 * JS_PLACEMENT_WEBHOOK is upstream's lookup-and-reject behaviour. */
 	enum js_placement_mode placement;
+	/* Hang detection (gate ProgressDeadline; webhook/watcher.c): the image
+	 * of the watcher sidecar mpod.kb.io gives a pod with a deadline, which
+	 * must hold /usr/local/bin/in-place-restart-agent. Borrowed for the
+	 * server's lifetime; NULL or "" is JS_WEBHOOK_WATCHER_IMAGE. */
+	const char *watcher_image;
 	struct js_webhook_lookups lookups;
 };
 

@@ -32,6 +32,16 @@ void js__jobset_admit_validate(const struct js_webhook_admit_cfg *cfg, const str
 void js__pod_admit_mutate(const struct js_webhook_admit_cfg *cfg, const struct js_admission_req *req,
 			  struct js_admission_resp *resp);
 
+/* Hang detection (gate ProgressDeadline, api/heartbeat.h): give `pod` (a
+ * copy the mutating webhook edits) its heartbeat volume, mounts, env, the
+ * watcher sidecar and the label JS_LABEL_PROGRESS, when the gate is on and
+ * the pod carries a valid JS_ANN_PROGRESS_DEADLINE. Returns 0 (also when
+ * nothing was to be done), or JS_EINVALID with *ret_err (malloc'd) when
+ * the pod already uses a reserved name: the pod must then be refused, as
+ * its workload would beat into a volume of its own that nobody watches.
+ * watcher.c. */
+int js__watcher_inject(const struct js_webhook_admit_cfg *cfg, json_t *pod, char **ret_err);
+
 /** vpod.kb.io: followers wait for their scheduled leader (SPEC §9.3). */
 void js__pod_admit_validate(const struct js_webhook_admit_cfg *cfg, const struct js_admission_req *req,
 			    struct js_admission_resp *resp);

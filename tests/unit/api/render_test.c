@@ -15,6 +15,7 @@
 #include "base/emit.h"
 #include "base/json.h"
 #include "base/load.h"
+#include "base/str.h"
 #include "support/testutil.h"
 
 static void test_job_key(void **state)
@@ -76,6 +77,51 @@ static void test_worked_example(void **state)
 	json_decref(job);
 	json_decref(j);
 	js_jobset_free(js);
+}
+
+/* Hang detection: with the gate on, each ReplicatedJob's pods carry the
+ * settings in effect for it (the pod webhook sees only the pod), and a
+ * value written on the pod template itself is replaced or removed; with
+ * the gate off the template is rendered as written. */
+static void test_progress_settings(void **state)
+{
+	(void)state;
+	json_t *j = tu_yaml(
+		"apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: p\n  namespace: ns\n"
+		"  annotations: {jobset.sigs.k8s.io/progress-deadline-seconds: '60'}\nspec:\n  replicatedJobs:\n"
+		"  - name: a\n    template:\n      metadata:\n        annotations: {jobset.sigs.k8s.io/progress-startup-seconds: '90'}\n"
+		"      spec:\n        template:\n          metadata:\n            annotations: "
+		"{jobset.sigs.k8s.io/progress-deadline-seconds: '5'}\n          spec: {containers: [{name: c, image: i}]}\n");
+	struct js_jobset *js = tu_decode(j);
+	js_default_jobset(js);
+	static const struct {
+		bool gate;
+		const char *deadline, *startup; /* on the pod template; NULL absent */
+	} rows[] = {{true, "60", "90"}, {false, "5", NULL}};
+	for (size_t i = 0; i < JS_ARRAY_SIZE(rows); i++) {
+		struct js_render_opts o = {.gates = {.progress_deadline = rows[i].gate}};
+		json_t *job = js_render_job(js, 0, 0, &o);
+		json_t *anns = js_json_path(job, "spec.template.metadata.annotations");
+		const char *d = js_json_str(anns, "jobset.sigs.k8s.io/progress-deadline-seconds");
+		const char *s = js_json_str(anns, "jobset.sigs.k8s.io/progress-startup-seconds");
+		if (!js_str_same(d, rows[i].deadline) || !js_str_same(s, rows[i].startup))
+			fail_msg("gate %d: deadline %s startup %s, want %s %s", rows[i].gate, d ? d : "-", s ? s : "-",
+				 rows[i].deadline ? rows[i].deadline : "-", rows[i].startup ? rows[i].startup : "-");
+		json_decref(job);
+	}
+	/* No deadline in effect: the template's own value goes. */
+	json_object_del(json_object_get(json_object_get(j, "metadata"), "annotations"),
+			"jobset.sigs.k8s.io/progress-deadline-seconds");
+	struct js_jobset *none = tu_decode(j);
+	js_default_jobset(none);
+	struct js_render_opts o = {.gates = {.progress_deadline = true}};
+	json_t *job = js_render_job(none, 0, 0, &o);
+	assert_null(json_object_get(js_json_path(job, "spec.template.metadata.annotations"),
+				    "jobset.sigs.k8s.io/progress-deadline-seconds"));
+	json_decref(job);
+	js_jobset_free(none);
+	js_jobset_free(js);
+	json_decref(j);
 }
 
 static void render_all(const struct js_jobset *js, struct js_buf *out)
@@ -161,6 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_key),
 		cmocka_unit_test(test_worked_example),
+		cmocka_unit_test(test_progress_settings),
 		cmocka_unit_test(test_golden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,6 +61,13 @@ static const char pod_yaml[] =
 
 #define LEADER "{\"metadata\":{\"annotations\":{\"batch.kubernetes.io/job-completion-index\":\"0\"}}}"
 #define NO_EXCLUSIVE "{\"metadata\":{\"annotations\":{\"alpha.jobset.sigs.k8s.io/exclusive-topology\":null}}}"
+/* A pod of a ReplicatedJob with a deadline, as the controller renders it
+ * (api/render.c), not exclusive. */
+#define PROGRESS_ANN                                                                                        \
+	"\"annotations\":{\"alpha.jobset.sigs.k8s.io/exclusive-topology\":null,"                              \
+	"\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"30\",\"jobset.sigs.k8s.io/progress-startup-seconds\":\"90\"}"
+#define PROGRESS "{\"metadata\":{" PROGRESS_ANN "}}"
+#define HEARTBEAT_ENV "{\"name\":\"JOBSET_PROGRESS_FILE\",\"value\":\"/run/jobset/progress/heartbeat\"}"
 #define WITH_SELECTOR "{\"spec\":{\"nodeSelector\":{\"topology.kubernetes.io/zone\":\"zone-1\"}}}"
 
 /* Fake cluster state for the lookups, chosen per case. */
@@ -76,6 +83,8 @@ enum world {
 	W_NODE_GONE = 128,        /* the leader's node cannot be read */
 	W_UPSTREAM = 256,         /* --exclusive-placement=webhook; else gates, where pod
 				     webhooks must make no lookup at all */
+	W_PROGRESS = 512,         /* the ProgressDeadline gate on */
+	W_WATCHER_IMAGE = 1024,   /* --progress-watcher-image img:1 */
 };
 
 struct expect_at {
@@ -209,6 +218,80 @@ static const struct rcase cases[] = {
 	   "\"topology.kubernetes.io/zone\""}}}, /* PWH-006 */
 	{"pod-follower-node-missing", PDM, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_NODE_GONE | W_UPSTREAM, false, 404,
 	 "not found", NULL, false, {{0}}},
+	/* Hang detection (gate ProgressDeadline; webhook/watcher.c). */
+	{"progress-injected", PDM, "CREATE", true, PROGRESS, NULL, W_PROGRESS, true, 0, NULL, NULL, true,
+	 {{"spec.volumes", "[{\"name\":\"jobset-progress\",\"emptyDir\":{\"sizeLimit\":\"1Mi\"}}]"},
+	  {"spec.containers.0.env", "[" HEARTBEAT_ENV "]"},
+	  {"spec.containers.0.volumeMounts",
+	   "[{\"name\":\"jobset-progress\",\"mountPath\":\"/run/jobset/progress\"}]"},
+	  {"metadata.labels.jobset.sigs.k8s.io/progress-watch", "\"watched\""}}},
+	{"progress-watcher", PDM, "CREATE", true, PROGRESS, NULL, W_PROGRESS, true, 0, NULL, NULL, true,
+	 {{"spec.initContainers.0.command", "[\"/usr/local/bin/in-place-restart-agent\",\"--watch-progress\"]"},
+	  {"spec.initContainers.0.env",
+	   "[" HEARTBEAT_ENV ",{\"name\":\"JOBSET_PROGRESS_DEADLINE_SECONDS\",\"value\":\"30\"},"
+	   "{\"name\":\"JOBSET_PROGRESS_STARTUP_SECONDS\",\"value\":\"90\"}]"},
+	  {"spec.initContainers.0.restartPolicy", "\"Always\""},
+	  {"spec.initContainers.0.image", "\"jobset-controller:" JS_VERSION "\""}}},
+	{"progress-watcher-image", PDM, "CREATE", true, PROGRESS, NULL, W_PROGRESS | W_WATCHER_IMAGE, true, 0, NULL,
+	 NULL, true,
+	 {{"spec.initContainers.0.image", "\"img:1\""},
+	  {"spec.initContainers.0.name", "\"jobset-progress\""},
+	  {"spec.initContainers.0.volumeMounts",
+	   "[{\"name\":\"jobset-progress\",\"mountPath\":\"/run/jobset/progress\",\"readOnly\":true}]"},
+	  {"spec.initContainers.0.resources.limits", "{\"cpu\":\"10m\",\"memory\":\"32Mi\"}"}}},
+	{"progress-keeps-existing", PDM, "CREATE", true,
+	 "{\"metadata\":{" PROGRESS_ANN "},\"spec\":{\"volumes\":[{\"name\":\"data\",\"emptyDir\":{}}],"
+	 "\"initContainers\":[{\"name\":\"init\",\"image\":\"x\"}],\"containers\":[{\"name\":\"c\",\"image\":\"b\","
+	 "\"env\":[{\"name\":\"A\",\"value\":\"$(JOBSET_PROGRESS_FILE)\"}],"
+	 "\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/d\"}]}]}}",
+	 NULL, W_PROGRESS, true, 0, NULL, NULL, true,
+	 {{"spec.volumes.0", "{\"name\":\"data\",\"emptyDir\":{}}"},
+	  {"spec.containers.0.env", "[" HEARTBEAT_ENV ",{\"name\":\"A\",\"value\":\"$(JOBSET_PROGRESS_FILE)\"}]"},
+	  {"spec.initContainers.0.env", "[" HEARTBEAT_ENV "]"},
+	  {"spec.initContainers.1.name", "\"jobset-progress\""}}},
+	{"progress-node-selector-strategy", PDM, "CREATE", true,
+	 "{\"metadata\":{\"annotations\":{\"alpha.jobset.sigs.k8s.io/node-selector\":\"true\","
+	 "\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"30\"}},\"spec\":{\"priority\":5}}",
+	 NULL, W_PROGRESS, true, 0, NULL, NULL, true,
+	 {{"spec.volumes.0.name", "\"jobset-progress\""},
+	  {"spec.initContainers.0.env.2", "{\"name\":\"JOBSET_PROGRESS_STARTUP_SECONDS\",\"value\":\"30\"}"},
+	  {"metadata.labels.jobset.sigs.k8s.io/priority", NULL},
+	  {"spec.affinity", NULL}}},
+	{"progress-gate-off", PDM, "CREATE", true, PROGRESS, NULL, 0, true, 0, NULL, NULL, false, {{0}}},
+	{"progress-no-deadline", PDM, "CREATE", true, NO_EXCLUSIVE, NULL, W_PROGRESS, true, 0, NULL, NULL, false, {{0}}},
+	{"progress-garbled-deadline", PDM, "CREATE", true,
+	 "{\"metadata\":{\"annotations\":{\"alpha.jobset.sigs.k8s.io/exclusive-topology\":null,"
+	 "\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"10s\"}}}",
+	 NULL, W_PROGRESS, true, 0, NULL, NULL, false, {{0}}},
+	{"progress-once", PDM, "CREATE", true,
+	 "{\"metadata\":{" PROGRESS_ANN ",\"labels\":{\"jobset.sigs.k8s.io/progress-watch\":\"watched\"}}}", NULL,
+	 W_PROGRESS, true, 0, NULL, NULL, false, {{0}}},
+	{"progress-volume-clash", PDM, "CREATE", true,
+	 "{\"metadata\":{" PROGRESS_ANN "},\"spec\":{\"volumes\":[{\"name\":\"jobset-progress\",\"emptyDir\":{}}]}}",
+	 NULL, W_PROGRESS, false, 403,
+	 "spec.volumes: the volume name 'jobset-progress' is reserved for hang detection", NULL, false, {{0}}},
+	{"progress-container-clash", PDM, "CREATE", true,
+	 "{\"metadata\":{" PROGRESS_ANN "},\"spec\":{\"containers\":[{\"name\":\"jobset-progress\",\"image\":\"b\"}]}}",
+	 NULL, W_PROGRESS, false, 403, "the container name 'jobset-progress' is reserved", NULL, false, {{0}}},
+	{"progress-mount-clash", PDM, "CREATE", true,
+	 "{\"metadata\":{" PROGRESS_ANN "},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"b\","
+	 "\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":\"/run/jobset/progress\"}]}]}}",
+	 NULL, W_PROGRESS, false, 403, "container 'c' mounts a volume at /run/jobset/progress", NULL, false, {{0}}},
+	{"progress-clash-gate-off", PDM, "CREATE", true,
+	 "{\"metadata\":{" PROGRESS_ANN "},\"spec\":{\"volumes\":[{\"name\":\"jobset-progress\",\"emptyDir\":{}}]}}",
+	 NULL, 0, true, 0, NULL, NULL, false, {{0}}},
+	/* vjobset.kb.io keeps refusing the annotations while the gate is off. */
+	{"validate-progress-gate-off", JSV, "CREATE", false,
+	 "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"30\"}}}", NULL, 0, false,
+	 422, "hang detection needs the ProgressDeadline feature gate",
+	 "metadata.annotations[jobset.sigs.k8s.io/progress-deadline-seconds]", false, {{0}}},
+	{"validate-progress-gate-on", JSV, "CREATE", false,
+	 "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"30\"}}}", NULL,
+	 W_PROGRESS, true, 0, NULL, NULL, false, {{0}}},
+	{"validate-progress-out-of-range", JSV, "CREATE", false,
+	 "{\"metadata\":{\"annotations\":{\"jobset.sigs.k8s.io/progress-deadline-seconds\":\"0\"}}}", NULL,
+	 W_PROGRESS, false, 422, "a whole number of seconds from 1 to 2147483647",
+	 "metadata.annotations[jobset.sigs.k8s.io/progress-deadline-seconds]", false, {{0}}},
 	/* vpod.kb.io (SPEC §9.3). */
 	{"vpod-no-selector", PDV, "CREATE", true, NULL, NULL, W_LEADER_SCHEDULED | W_UPSTREAM, false, 403,
 	 "follower pod node selector not set", NULL, false, {{0}}},
@@ -437,7 +520,9 @@ static void run_case(const struct rcase *c)
 	unsigned world = c->world;
 	struct js_webhook_admit_cfg cfg = {
 		.strict = true,
-		.gates = {.restart_job = (c->world & W_RESTART_JOB_GATE) != 0},
+		.gates = {.restart_job = (c->world & W_RESTART_JOB_GATE) != 0,
+			  .progress_deadline = (c->world & W_PROGRESS) != 0},
+		.watcher_image = c->world & W_WATCHER_IMAGE ? "img:1" : NULL,
 		.placement = c->world & W_UPSTREAM ? JS_PLACEMENT_WEBHOOK : JS_PLACEMENT_GATES,
 		.lookups = {&world, fake_pvc, fake_list_pods, fake_get_node},
 	};
