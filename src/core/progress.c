@@ -31,6 +31,16 @@ int js_progress_check(const struct js_progress_in *in, struct js_progress_out *r
 		out.next_ms = in->now_ms;
 	} else {
 		out.next_ms = js_sat_add(out.due_ms, 1);
+		/* Before the first heartbeat the allowance may be longer than
+		 * the deadline, and a heartbeat coming right now would make the
+		 * pod due at now + the deadline, before due_ms. Neither body sees
+		 * a heartbeat come (they stat the file when they look), so they
+		 * must look again by then: else the first heartbeat's deadline
+		 * would be checked only when the allowance ran out (seen on real
+		 * nodes: a watcher 4.6 s late with a 3 s deadline, 10 s allowance). */
+		int64_t soon = js_sat_add(js_sat_add(in->now_ms, js_sat_s_to_ms(in->deadline_s)), 1);
+		if (out.first && soon < out.next_ms)
+			out.next_ms = soon;
 	}
 	*ret = out;
 	return 0;

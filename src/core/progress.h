@@ -6,8 +6,9 @@
  * looked at again?
  *
  * The one rule, shared by both bodies: `jobset run` (src/local/watchdog.c)
- * feeds it the heartbeat file's mtime; on a cluster the in-place restart
- * agent's sidecar would feed it the same (docs/progress-deadline.md,
+ * feeds it the heartbeat file's mtime; on a cluster the watcher sidecar
+ * (src/agent/beats.h) does the same, and the controller judges the
+ * watcher's report again with it (ctrl/hangs.c; docs/progress-deadline.md
  * "On a cluster"). Pure: no I/O, no clock; every time is an argument, in
  * milliseconds on one clock (the bodies use the wall clock, because a
  * file's mtime is on it).
@@ -53,8 +54,12 @@ struct js_progress_out {
 	int64_t due_ms;        /* the last instant allowed: last_ms + the
 				  allowance, saturated */
 	int64_t next_ms;       /* OK: the first instant the pod could be over
-				  its deadline (due_ms + 1, saturated); the
-				  caller looks again then, or earlier */
+				  its deadline (due_ms + 1, saturated), or,
+				  before the first heartbeat, over the
+				  deadline of a heartbeat that came at now_ms
+				  (now_ms + deadline + 1, when sooner): the
+				  caller, who does not see heartbeats come,
+				  looks again then, or earlier */
 	int64_t late_ms;       /* EXCEEDED: now_ms - due_ms (> 0, saturated) */
 };
 

@@ -100,19 +100,28 @@ def controller(kube):
     hc("image", "bundle", CONTROLLER_IMAGE, "--entrypoint", "/usr/local/bin/jobset-controller",
        f"{ctl}=/usr/local/bin/jobset-controller", f"{agent}=/usr/local/bin/in-place-restart-agent")
     kube.run("apply", "--server-side", "--force-conflicts", "-k", str(ROOT / "deploy"))
-    # The one flag a user adds for in-place restart (docs/in-place-restart.md):
-    # test_inplace_restart.py needs the gate, the other tests do not mind it.
+    # The one flag a user adds for in-place restart (docs/in-place-restart.md)
+    # and hang detection (docs/progress-deadline.md): test_inplace_restart.py
+    # and test_progress.py need the gates, the other tests do not mind them
+    # (no JobSet of theirs sets a progress deadline: no watcher, no watch).
     kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=json", "-p",
              json.dumps([{"op": "add", "path": "/spec/template/spec/containers/0/args/-",
-                          "value": "--feature-gates=InPlaceRestart=true"}]))
+                          "value": "--feature-gates=InPlaceRestart=true,ProgressDeadline=true"}]))
     if kube.get("nodes", selector="type=kwok")["items"]:
         # A mixed cluster: the controller's pod must not land on a fake node.
         kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=merge", "-p",
                  json.dumps({"spec": {"template": {"spec": {"nodeSelector": REAL}}}}))
 
     def ready():
+        # The rollout of the patched template done, not merely a replica
+        # available: the first one (without the gates) may still serve the
+        # webhooks while the patched one starts.
         d = kube.get("deployment", "jobset-controller-manager", SYSTEM_NS)
-        return d and (d.get("status") or {}).get("availableReplicas", 0) >= 1
+        st = (d or {}).get("status") or {}
+        want = (d or {}).get("spec", {}).get("replicas", 1)
+        return d and st.get("observedGeneration", 0) >= d["metadata"]["generation"] and \
+            st.get("updatedReplicas", 0) == want and st.get("availableReplicas", 0) >= want and \
+            st.get("replicas", 0) == want
 
     try:
         wait_for("the controller's Deployment available", ready, timeout=180)
