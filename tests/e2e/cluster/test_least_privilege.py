@@ -50,7 +50,8 @@ ROLE_NAMES = {"jobset-manager-role": "manager-role", "jobset-leader-election-rol
               "jobset-manager-secrets-role": "manager-secrets-role", "jobset-proxy-role": "proxy-role",
               "jobset-metrics-reader": "metrics-reader"}
 # What deploy/ grants beyond upstream (SPEC §12.9: the pod controller's
-# DisruptionTarget write, missing upstream; KEP-969's Workload and PodGroups,
+# DisruptionTarget write, missing upstream, also hang detection's
+# ProgressDeadlineExceeded; KEP-969's Workload and PodGroups,
 # merged upstream after v0.12.0) - nothing else.
 OURS_ONLY = {("jobset-manager-role", "", "pods/status", "update")} | {
     ("jobset-manager-role", "scheduling.k8s.io", res, verb)
