@@ -28,7 +28,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/heartbeat.h"
 #include "api/jobset.h"
