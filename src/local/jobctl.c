@@ -324,6 +324,26 @@ static void tally_done(struct tally *t)
 	free(t->idx_last_fail);
 }
 
+/** Count one failure of pod `p`, which `a` (its podFailurePolicy match)
+ * does not ignore, toward backoffLimit and its index. */
+static void count_failure(const struct spec *s, struct tally *t, const struct js_jobctl_pod *p, bool in_range,
+			  enum pfp_action a)
+{
+	t->failed++;
+	if (a == PFP_FAIL_JOB && (!t->fail_job_pod || p->finished_ms < t->fail_job_pod->finished_ms))
+		t->fail_job_pod = p;
+	if (!in_range) {
+		if (p->finished_ms > t->last_fail_ms)
+			t->last_fail_ms = p->finished_ms;
+		return;
+	}
+	t->idx_failures[p->index]++;
+	if (p->finished_ms > t->idx_last_fail[p->index])
+		t->idx_last_fail[p->index] = p->finished_ms;
+	if (a == PFP_FAIL_INDEX || (s->has_per_index && t->idx_failures[p->index] > s->per_index))
+		t->idx_failed[p->index] = true;
+}
+
 static void count_pods(const struct spec *s, const char *ns, const struct js_jobctl_pod *pods, size_t n,
 		       struct tally *t)
 {
@@ -345,6 +365,16 @@ static void count_pods(const struct spec *s, const char *ns, const struct js_job
 				t->terminating++;
 				if (in_range)
 					t->idx_terminating[p->index] = true;
+				/* As upstream's isPodFailed: unless only failed
+				 * pods are replaced, a pod being deleted counts
+				 * as failed already (from when its deletion
+				 * began), so backoffLimit 0 fails the Job at
+				 * once instead of starting a replacement that
+				 * the Job's failure kills a grace period later.
+				 * No podFailurePolicy then (it implies
+				 * podReplacementPolicy Failed). */
+				if (!s->replace_failed_only && !p->deleted_by_controller)
+					count_failure(s, t, p, in_range, PFP_COUNT);
 				break;
 			}
 			t->active++;
@@ -366,23 +396,8 @@ static void count_pods(const struct spec *s, const char *ns, const struct js_job
 			if (p->deleted_by_controller)
 				break;
 			enum pfp_action a = match_pfp(s, ns, p, NULL);
-			if (a == PFP_IGNORE)
-				break;
-			t->failed++;
-			if (a == PFP_FAIL_JOB &&
-			    (!t->fail_job_pod || p->finished_ms < t->fail_job_pod->finished_ms))
-				t->fail_job_pod = p;
-			if (!in_range) {
-				if (p->finished_ms > t->last_fail_ms)
-					t->last_fail_ms = p->finished_ms;
-				break;
-			}
-			t->idx_failures[p->index]++;
-			if (p->finished_ms > t->idx_last_fail[p->index])
-				t->idx_last_fail[p->index] = p->finished_ms;
-			if (a == PFP_FAIL_INDEX ||
-			    (s->has_per_index && t->idx_failures[p->index] > s->per_index))
-				t->idx_failed[p->index] = true;
+			if (a != PFP_IGNORE)
+				count_failure(s, t, p, in_range, a);
 			break;
 		}
 		}

@@ -9,7 +9,8 @@
  * (onExitCodes, onPodConditions; FailJob, FailIndex, Ignore, Count),
  * activeDeadlineSeconds, suspend and podReplacementPolicy (Failed: a
  * terminating pod is replaced only once terminal; the default with a
- * podFailurePolicy). Conditions and reasons are the ones the
+ * podFailurePolicy. TerminatingOrFailed, the default otherwise: a
+ * terminating pod counts as failed at once, as upstream's isPodFailed). Conditions and reasons are the ones the
  * real controller writes: FailureTarget before Failed and SuccessCriteriaMet
  * before Complete (the terminal condition is added once no pod of the Job is
  * left running), with BackoffLimitExceeded, DeadlineExceeded,
@@ -57,7 +58,8 @@ struct js_jobctl_pod {
 	bool terminating;            /* deletion requested, processes left */
 	bool deleted_by_controller;  /* the Job controller deleted it */
 	int32_t restarts;            /* container restarts (OnFailure) */
-	int64_t finished_ms;         /* when it reached Succeeded/Failed */
+	int64_t finished_ms;         /* when it reached Succeeded/Failed; when
+					deletion began if terminating */
 	/* Terminated containers: regular ones first, then init containers
 	 * (the order the real controller scans them in). */
 	const struct js_jobctl_exit *exits;

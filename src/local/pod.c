@@ -91,6 +91,7 @@ struct js_pod {
 	bool stopping;
 	enum js_pod_stop stop;
 	int64_t kill_at_ms, finished_ms;
+	int64_t deleted_ms;      /* monotonic: when a stop of it running began */
 	char *start_error;
 	struct js_net_pod *net;
 	struct js_volumes_pod *vols;
@@ -1183,6 +1184,7 @@ static void stop(struct js_pod *pod, const struct js_pod_host *host, int64_t now
 	if (!pod->stopping && pod->phase <= JS_JOBCTL_RUNNING) {
 		pod->stop = why;
 		pod->deleted_wall_ms = wall_ms();
+		pod->deleted_ms = now_ms;
 	}
 	if (pod->stopping) {
 		if (pod->kill_at_ms < 0 || at < pod->kill_at_ms)
@@ -1353,7 +1355,10 @@ void js_pod_observe(const struct js_pod *pod, struct js_jobctl_exit *exits, stru
 		.ready = js_pod_ready(pod), .terminating = pod->stopping && pod->phase <= JS_JOBCTL_RUNNING,
 		.deleted_by_controller = pod->stop == JS_POD_STOP_JOB_CONTROLLER || pod->stop == JS_POD_STOP_JOB_FAILED ||
 					 pod->stop == JS_POD_STOP_RUNNER,
-		.restarts = js_pod_restarts(pod), .finished_ms = pod->finished_ms, .exits = exits, .n_exits = n,
+		.restarts = js_pod_restarts(pod), .exits = exits, .n_exits = n,
+		/* A pod being deleted counts as failed from the deletion's start
+		 * (upstream: deletionTimestamp minus the grace period). */
+		.finished_ms = pod->stopping && pod->phase <= JS_JOBCTL_RUNNING ? pod->deleted_ms : pod->finished_ms,
 		.conditions = pod->dis_reason ? &pod->dis_type : NULL, .n_conditions = pod->dis_reason ? 1 : 0,
 	};
 }

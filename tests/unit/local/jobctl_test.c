@@ -25,7 +25,7 @@ static const struct js_jobctl_now now = {.mono_ms = NOW, .wall_ms = NOW};
 struct pod {
 	int32_t index;
 	enum js_jobctl_phase phase;
-	bool ready, terminating;
+	bool ready, terminating, by_controller;
 	int32_t exit_code, restarts;
 	int64_t finished_ms;
 	const char *condition;
@@ -77,7 +77,16 @@ static const struct jcase cases[] = {
 	{"activeDeadlineSeconds pending sets wake", IDX(1, 1) ",\"activeDeadlineSeconds\":100}, \"status\":{\"startTime\":\"2023-11-14T22:13:20Z\"}}", {P_RUN(0)}, 1, "", 0, NULL, NULL, NULL, "FailureTarget", false, 1700000000000LL + 100000, NULL, NULL},
 	{"suspended: delete pods, Suspended", IDX(2, 2) ",\"suspend\":true}}", {P_RUN(0)}, 1, "", 1, "Suspended", "JobSuspended", "Job suspended", NULL, false, 0, NULL, NULL},
 	{"resumed: Suspended=False and pods", IDX(1, 1) ",\"suspend\":false},\"status\":{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"True\"}]}}", {{0}}, 0, "0", 0, NULL, NULL, NULL, "Suspended", false, 0, NULL, NULL},
-	{"terminating pod replaced at once (TerminatingOrFailed)", IDX(2, 2) "}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true}, P_RUN(1)}, 2, "0", 0, NULL, NULL, NULL, "FailureTarget", false, 0, NULL, NULL},
+	/* TerminatingOrFailed (no podFailurePolicy): a pod being deleted counts
+	 * as failed at once, from when its deletion began (upstream's
+	 * isPodFailed). backoffLimit 0 fails the Job without a replacement
+	 * (a hung pod stopped by its progress deadline was once replaced while
+	 * it stopped, and the replacement killed when it ended); 1 replaces it
+	 * after the backoff. */
+	{"terminating pod counts as failed: backoffLimit 0 fails the Job", IDX(2, 2) "}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true}, P_RUN(1)}, 2, "", 1, "FailureTarget", "BackoffLimitExceeded", NULL, "Failed", false, 0, NULL, NULL},
+	{"terminating pod replaced after the backoff from its deletion", IDX(2, 2) ",\"backoffLimit\":1}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true, .finished_ms = NOW - 50}, P_RUN(1)}, 2, "", 0, NULL, NULL, NULL, "FailureTarget", false, NOW + 50, NULL, NULL},
+	{"terminating pod replaced once the backoff passed", IDX(2, 2) ",\"backoffLimit\":1}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true}, P_RUN(1)}, 2, "0", 0, NULL, NULL, NULL, "FailureTarget", false, 0, NULL, NULL},
+	{"terminating pod the controller deleted is no failure", IDX(2, 2) "}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true, .by_controller = true}, P_RUN(1)}, 2, "0", 0, NULL, NULL, NULL, "FailureTarget", false, 0, NULL, NULL},
 	{"podFailurePolicy: terminating pod holds its index (Failed)", IDX(2, 2) ",\"podFailurePolicy\":{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":\"DisruptionTarget\"}]}]}}}", {{.index = 0, .phase = JS_JOBCTL_RUNNING, .terminating = true}, P_RUN(1)}, 2, "", 0, NULL, NULL, NULL, "FailureTarget", false, 0, NULL, NULL},
 	{"podReplacementPolicy Failed, nonindexed", "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"completions\":2,\"parallelism\":2,\"podReplacementPolicy\":\"Failed\",\"template\":{\"spec\":{}}}}", {{.index = -1, .phase = JS_JOBCTL_RUNNING, .terminating = true}}, 1, "-1", 0, NULL, NULL, NULL, NULL, false, 0, NULL, NULL},
 	{"nonindexed completions counts successes", "{\"metadata\":{\"name\":\"j\"},\"spec\":{\"completions\":3,\"parallelism\":2,\"template\":{\"spec\":{}}}}", {{.index = -1, .phase = JS_JOBCTL_SUCCEEDED}}, 1, "-1,-1", 0, NULL, NULL, NULL, NULL, false, 0, NULL, NULL},
@@ -98,7 +107,7 @@ static void job_case(const struct jcase *c)
 		conds[i] = p->condition;
 		pods[i] = (struct js_jobctl_pod){
 			.id = i + 1, .name = "p", .index = p->index, .phase = p->phase, .ready = p->ready,
-			.terminating = p->terminating, .restarts = p->restarts,
+			.terminating = p->terminating, .deleted_by_controller = p->by_controller, .restarts = p->restarts,
 			.finished_ms = p->finished_ms ? p->finished_ms : NOW - 1000,
 			.exits = p->phase == JS_JOBCTL_FAILED ? &exits[i] : NULL,
 			.n_exits = p->phase == JS_JOBCTL_FAILED ? 1 : 0,
