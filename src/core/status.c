@@ -229,6 +229,48 @@ static struct js_rjob_status *entry_for(struct js_rjob_status *v, size_t n, cons
 	return NULL; /* a Job of an rjob not in the spec is skipped */
 }
 
+/*
+ * The per-Job restart counts (jobRestarts, gate RestartJob) restored from
+ * the Jobs, as status.restarts is (js__status_restore_restarts): a Job made
+ * by RestartJob carries its per-Job attempt in job-restart-attempt, and
+ * only after the status write that counted it landed, so an owned Job
+ * (deleting ones too: it ran) whose label is above its entry means that
+ * someone else wrote the counts back or wiped replicatedJobsStatus (tests/chaos,
+ * CI seed 993656309: restartjob-4). Taken at their word, a Job deleted
+ * meanwhile would be made again at a per-Job attempt that already ran. The
+ * labels win; this pass's status write puts the counts back. `v` holds the
+ * n entries being computed, one per ReplicatedJob of the spec.
+ */
+static void restore_job_restarts(struct js__ctx *c, struct js_rjob_status *v, size_t n)
+{
+	const char *uid = c->js->meta.uid;
+	for (size_t i = 0; uid && i < c->in->n_jobs; i++) {
+		const struct js_obsjob *j = c->in->jobs[i];
+		int32_t idx, att;
+		struct js_rjob_status *e = entry_for(v, n, j);
+		int ri = j->rjob_name ? js_jobset_find_rjob(c->js, j->rjob_name) : -1;
+		if (!e || ri < 0 || !j->owner_uid || strcmp(uid, j->owner_uid) != 0 || !j->job_index ||
+		    !js__parse_i32(j->job_index, &idx) || idx < 0 || !j->job_restart_attempt ||
+		    !js__parse_i32(j->job_restart_attempt, &att) || att <= 0)
+			continue;
+		int32_t replicas = js__replicas(&c->js->spec.replicated_jobs[ri]);
+		if (idx >= replicas)
+			continue;
+		if (e->job_restarts.n < (size_t)replicas) {
+			/* Absent or cut short: zeros up to replicas (§11.8). */
+			int32_t *items = js_xcalloc((size_t)replicas, sizeof(int32_t));
+			if (e->job_restarts.n)
+				memcpy(items, e->job_restarts.items, e->job_restarts.n * sizeof(int32_t));
+			free(e->job_restarts.items);
+			e->job_restarts.items = items;
+			e->job_restarts.n = (size_t)replicas;
+		}
+		e->job_restarts.has = true;
+		if (att > e->job_restarts.items[idx])
+			e->job_restarts.items[idx] = att;
+	}
+}
+
 void js__status_compute(struct js__ctx *c)
 {
 	struct js_jobset *js = c->js;
@@ -244,6 +286,8 @@ void js__status_compute(struct js__ctx *c)
 				     &js->status.replicated_jobs_status[si].job_restarts_count_towards_max);
 		}
 	}
+	if (c->in->gates.restart_job)
+		restore_job_restarts(c, v, n);
 	for (size_t i = 0; i < c->active.n; i++) {
 		const struct js_obsjob *j = c->active.items[i];
 		struct js_rjob_status *e = entry_for(v, n, j);
