@@ -29,18 +29,23 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void js_agent_vlogf(const char *who, const char *fmt, va_list ap)
 {
 	char ts[32];
 	time_t t = time(NULL);
 	struct tm tm;
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s progress watcher: ", ts);
+	fprintf(stderr, "%s %s: ", ts, who);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	js_agent_vlogf("progress watcher", fmt, ap);
 	va_end(ap);
 }
 

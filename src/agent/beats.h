@@ -26,6 +26,10 @@
 #ifndef JS_BEATS_H
 #define JS_BEATS_H
 
+#include <stdarg.h>
+
+#include "base/common.h"
+
 /**
  * Watch until the pod is over its deadline or a signal (SIGTERM, SIGINT)
  * comes. Returns the process's exit status: JS_HEARTBEAT_EXIT_EXCEEDED
@@ -34,5 +38,10 @@
  * body, not library code).
  */
 int js_beats_run(void);
+
+/** One line on stderr: a UTC timestamp (RFC 3339, seconds), `who`, ": ",
+ * then `fmt` formatted with `ap`. The agent's log format, shared by the
+ * in-place restart agent and the progress watcher; nothing to free. */
+void js_agent_vlogf(const char *who, const char *fmt, va_list ap) JS_PRINTF(2, 0);
 
 #endif

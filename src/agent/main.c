@@ -88,15 +88,9 @@ static void on_signal(int sig)
 static void logf_(const char *fmt, ...) JS_PRINTF(1, 2);
 static void logf_(const char *fmt, ...)
 {
-	char ts[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s in-place-restart-agent: ", ts);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	js_agent_vlogf("in-place-restart-agent", fmt, ap);
 	va_end(ap);
 }
 
