@@ -189,9 +189,9 @@ extern const struct js_store_type js__hangs_pod_type;
 enum js__hang_verdict {
 	JS__HANG_NONE,     /* nothing: no report, or the pod is going already */
 	JS__HANG_REFUSED,  /* a report not to act on (why says why) */
-	JS__HANG_ACT,      /* over its deadline: condition, event, deletion (why:
-			      the condition's message) */
-	JS__HANG_DELETE,   /* the condition is set: delete (a retry) */
+	JS__HANG_ACT,      /* over its deadline: condition, event, stop (why: the
+			      condition's message) */
+	JS__HANG_DELETE,   /* the condition is set: stop it (a retry) */
 };
 
 struct js__hang_judgement {
@@ -210,6 +210,12 @@ void js__hang_judgement_done(struct js__hang_judgement *j);
 
 /* Create c->hpods. Returns 0 or an informer error. hangs.c. */
 int js__hangs_informer(struct js_controller *c);
+
+/* The JSON patch that makes the kubelet end pod `p` Failed: the uid tested
+ * (this incarnation only), spec.activeDeadlineSeconds set to 1, the least
+ * the API allows, so that it is over at once. Owned by the caller
+ * (json_decref); NULL for a record without a uid. hangs.c. */
+json_t *js__hangs_expire_patch(const struct js__hang_pod *p);
 
 /* Act on watched pod `key` (without JS__CTRL_HANG_PREFIX: "<namespace>/<pod
  * name>"). hangs.c. */

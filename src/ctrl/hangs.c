@@ -7,9 +7,23 @@
  * in its cache of watched pods (the label the pod webhook set,
  * webhook/watcher.c: never a cluster-wide pod cache), judges the report
  * again, and acts: the pod condition ProgressDeadlineExceeded (status
- * True), a Warning event on the pod, then the pod's deletion within its
- * grace period, so that the Job counts a failed pod with the condition and
- * its podFailurePolicy's onPodConditions can match it.
+ * True), a Warning event on the pod, the pod's activeDeadlineSeconds set
+ * to 1 s, then the pod's deletion within its grace period, so that the Job
+ * counts a failed pod with the condition and its podFailurePolicy's
+ * onPodConditions can match it.
+ *
+ * Why the active deadline: a deletion alone lets the kubelet end the pod
+ * Succeeded when its workload exits 0 on SIGTERM (restart policy Never,
+ * every container exited 0: kubelet_pods.go getPhase), and a Job with a
+ * podFailurePolicy counts a pod by its phase alone - the hung index would
+ * count as done. Writing phase Failed ourselves (as PodGC does for pods
+ * of a node that is gone) would make the pod terminal while its containers
+ * still run: the API then deletes it at once (grace 0, so the kubelet cuts
+ * the workload's grace period to its 2 s minimum) and the scheduler frees
+ * its resources before the kubelet does. A pod past its active deadline is
+ * the kubelet's own verdict (its ShouldEvict in generateAPIPodStatus): it
+ * stops the containers within the pod's grace period and reports phase
+ * Failed, reason DeadlineExceeded, only once they stopped.
  *
  * A report is never taken on trust: the settings come from the JobSet
  * (api/heartbeat.h, the ReplicatedJob the pod's label names), the
@@ -317,8 +331,35 @@ static json_t *regarding(const struct js__hang_pod *p)
 			 "namespace", p->ns, "uid", p->uid);
 }
 
+json_t *js__hangs_expire_patch(const struct js__hang_pod *p)
+{
+	if (!p->uid)
+		return NULL;
+	/* "add" replaces a deadline the pod has: the API allows lowering it,
+	 * and 1 is the least valid value. */
+	return json_pack("[{s:s,s:s,s:s},{s:s,s:s,s:i}]", "op", "test", "path", "/metadata/uid", "value", p->uid, "op",
+			 "add", "path", "/spec/activeDeadlineSeconds", "value", 1);
+}
+
+/* Make the kubelet end this incarnation Failed once its containers have
+ * stopped (js__hangs_expire_patch; see the top of the file). */
+static int expire(struct js_controller *c, const struct js__hang_pod *p)
+{
+	json_t *patch = js__hangs_expire_patch(p);
+	if (!patch)
+		return 0;
+	struct js_apierr e = {0};
+	int r = js_client_patch(c->client, &js_client_res_pods, p->ns, p->name, JS_PATCH_JSON, patch, NULL, NULL, &e);
+	count(c, "PATCH", r, &e);
+	js_apierr_done(&e);
+	json_decref(patch);
+	return r == JS_ENOTFOUND ? 0 : r;
+}
+
 /* Delete this incarnation of the pod with its own grace period, as the
- * taint manager deletes a pod it marked DisruptionTarget. */
+ * taint manager deletes a pod it marked DisruptionTarget: the pod's object
+ * goes once the kubelet has stopped it (its active deadline makes that end
+ * Failed), not before. */
 static int delete_pod(struct js_controller *c, const struct js__hang_pod *p)
 {
 	struct js_delete_opts d = {.propagation = "Background", .precondition_uid = p->uid};
@@ -356,6 +397,8 @@ void js__hangs_sync(struct js_controller *c, const char *key, struct js__sync_re
 		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "pod %s/%s of jobset '%s': %s; failing it", p->ns, p->name,
 			      jskey, j.why);
 		r = mark(c, p, j.why);
+		if (r == 0)
+			r = expire(c, p);
 		if (r == 0) {
 			json_t *reg = regarding(p);
 			(void)!js_recorder_eventf(c->rec, reg, "Warning", JS_HEARTBEAT_CONDITION, "Delete",
@@ -365,7 +408,9 @@ void js__hangs_sync(struct js_controller *c, const char *key, struct js__sync_re
 		}
 		break;
 	case JS__HANG_DELETE:
-		r = delete_pod(c, p);
+		r = expire(c, p);
+		if (r == 0)
+			r = delete_pod(c, p);
 		break;
 	}
 	if (r < 0 && r != JS_ENOTFOUND) {

@@ -7,7 +7,9 @@
  * ReplicatedJob and the rule says the pod was over it when the watcher
  * judged, measured from the start the kubelet reported; a garbled report,
  * a JobSet without a deadline (or with a garbled one) and a report made
- * before the workload's start are refused.
+ * before the workload's start are refused. Acting sets the pod's active
+ * deadline (the kubelet then ends it Failed even if its workload exits 0
+ * on SIGTERM) on this incarnation only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -273,12 +275,35 @@ static void test_report_roundtrip(void **state)
 	free(long_msg);
 }
 
+/* The patch that makes the kubelet end the pod Failed: this uid only, the
+ * least active deadline the API takes; nothing without a uid. */
+static void test_expire_patch(void **state)
+{
+	(void)state;
+	json_t *o = tu_yaml(pod_yaml);
+	int err = 0;
+	const struct js__hang_pod *p = js__hangs_pod_type.transform(o, &err);
+	json_t *patch = js__hangs_expire_patch(p);
+	char *got = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(got, "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":\"pod-uid\"},"
+				 "{\"op\":\"add\",\"path\":\"/spec/activeDeadlineSeconds\",\"value\":1}]");
+	free(got);
+	json_decref(patch);
+	js__hangs_pod_type.unref(p);
+	tu_merge_patch(o, "{\"metadata\":{\"uid\":null}}");
+	p = js__hangs_pod_type.transform(o, &err);
+	assert_null(js__hangs_expire_patch(p));
+	js__hangs_pod_type.unref(p);
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_same),
 		cmocka_unit_test(test_report_roundtrip),
+		cmocka_unit_test(test_expire_patch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
