@@ -100,13 +100,15 @@ def controller(kube):
     hc("image", "bundle", CONTROLLER_IMAGE, "--entrypoint", "/usr/local/bin/jobset-controller",
        f"{ctl}=/usr/local/bin/jobset-controller", f"{agent}=/usr/local/bin/in-place-restart-agent")
     kube.run("apply", "--server-side", "--force-conflicts", "-k", str(ROOT / "deploy"))
-    # The one flag a user adds for in-place restart (docs/in-place-restart.md)
-    # and hang detection (docs/progress-deadline.md): test_inplace_restart.py
-    # and test_progress.py need the gates, the other tests do not mind them
-    # (no JobSet of theirs sets a progress deadline: no watcher, no watch).
+    # The one flag a user adds for in-place restart (docs/in-place-restart.md),
+    # hang detection (docs/progress-deadline.md) and node quarantine
+    # (docs/node-quarantine.md): test_inplace_restart.py, test_progress.py
+    # and test_quarantine.py need the gates, the other tests do not mind them
+    # (no JobSet of theirs sets a progress deadline or a quarantine rule: no
+    # watcher, no watch, no failed-pod LIST).
     kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=json", "-p",
              json.dumps([{"op": "add", "path": "/spec/template/spec/containers/0/args/-",
-                          "value": "--feature-gates=InPlaceRestart=true,ProgressDeadline=true"}]))
+                          "value": "--feature-gates=InPlaceRestart=true,ProgressDeadline=true,NodeQuarantine=true"}]))
     if kube.get("nodes", selector="type=kwok")["items"]:
         # A mixed cluster: the controller's pod must not land on a fake node.
         kube.run("patch", "deployment", "jobset-controller-manager", "-n", SYSTEM_NS, "--type=merge", "-p",

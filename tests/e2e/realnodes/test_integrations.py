@@ -15,7 +15,11 @@ a test leaves them behind. Their health probes are asked from inside that
 namespace too.
 
 Pods use the busybox image every real node has offline
-(imagePullPolicy: Never)."""
+(imagePullPolicy: Never).
+
+With node quarantine (gate NodeQuarantine, test_quarantine.py) a
+Kueue-admitted JobSet's restart keeps both: Kueue's flavor nodeSelector
+and our required `metadata.name NotIn` term on attempt 1's pods."""
 import hashlib
 import importlib.util
 import json
@@ -28,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, busybox_pod, cluster_conftest, condition, jobset_obj, rjob, wait_for
+from test_quarantine import quarantine_jobset, quarantine_pod, run_and_check
 
 CLUSTER_TESTS = ROOT / "tests" / "e2e" / "cluster"
 
@@ -242,3 +247,46 @@ def test_kueue_admitted_jobset_runs_on_real_nodes(kueue, controller, ns, nodes, 
     assert (sus["status"], sus["reason"]) == ("False", "ResumeJobs"), sus
     wait_for("its Workload Finished",
              lambda: condition(cluster_kueue.workload_of(controller, ns, "queued"), "Finished"), timeout=60)
+
+
+def test_kueue_flavor_and_node_quarantine(kueue, controller, ns, nodes, label):
+    """A JobSet admitted by Kueue to a flavor whose nodeLabels select the
+    real nodes (the pod asks for no node itself: Kueue's nodeSelector is
+    its only one), with node quarantine: its pod exits 137 on the first
+    node in attempt 0, attempt 1's pod carries Kueue's nodeSelector and our
+    NotIn term, runs on the other real node, and the JobSet completes after
+    one restart, its Workload Finished."""
+    labelled(controller, ns, label)
+    cq = f"rnq-{label[1]}"
+    flavor_labels = {"jobset-test/real-node": "true"}
+    controller.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": cq},
+                      "spec": {"nodeLabels": flavor_labels}})
+    controller.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": cq},
+                      "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                               "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                                   {"name": cq, "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}})
+    controller.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                      "metadata": {"name": "lq", "namespace": ns}, "spec": {"clusterQueue": cq}})
+    wait_for(f"ClusterQueue {cq} active", lambda: condition(controller.get("clusterqueues.kueue.x-k8s.io", cq),
+                                                             "Active"), timeout=60)
+    pod = quarantine_pod(nodes[0], node_selector=None)
+    pod["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    obj = quarantine_jobset("kq", pod)
+    obj["metadata"]["labels"] = {QUEUE_LABEL: "lq"}
+    controller.run("create", "-n", ns, "-f", "-", input=json.dumps(obj))
+    first, second, js = run_and_check(controller, ns, "kq", nodes)
+    # Kueue admitted it (it was suspended at creation) and its flavor's
+    # nodeSelector is on the running attempt's pod beside our requirement.
+    assert js["spec"].get("suspend") is False, js["spec"]
+    pods = controller.pods(ns, "jobset.sigs.k8s.io/jobset-name=kq,jobset.sigs.k8s.io/restart-attempt=1")
+    assert len(pods) == 1, [p["metadata"]["name"] for p in pods]
+    spec = pods[0]["spec"]
+    assert spec.get("nodeSelector") == flavor_labels, spec.get("nodeSelector")
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert all({"key": "metadata.name", "operator": "NotIn", "values": [first]} in t["matchFields"] for t in terms), \
+        terms
+    assert spec["nodeName"] == second and pods[0]["status"].get("phase") == "Succeeded", pods[0]["status"]
+    wait_for("its Workload Finished",
+             lambda: condition(cluster_kueue.workload_of(controller, ns, "kq"), "Finished"), timeout=60)
+    print(f"\nKueue-admitted: attempt 0 on {first} exited 137; attempt 1 on {second} "
+          f"(nodeSelector {spec['nodeSelector']}, NotIn [{first}])")
