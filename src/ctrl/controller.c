@@ -348,10 +348,10 @@ static void job_delete(void *user, const void *rec, const json_t *obj, bool unkn
 
 /* Services and PVCs: only their existence matters (same() drops every
  * update that keeps the JobSet they belong to). `user` is the informer's
- * struct js__ctrl_child. */
-static void child_event(const struct js__ctrl_child *ch, const void *rec)
+ * struct js__ctrl_cache. */
+static void child_event(const struct js__ctrl_cache *ch, const void *rec)
 {
-	js__ctrl_enqueue(ch->c, ((const struct js_cache_child *)rec)->jobset_key, true, ch->resource);
+	js__ctrl_enqueue(ch->c, ((const struct js_cache_child *)rec)->jobset_key, true, ch->name);
 }
 
 static void child_add(void *user, const void *rec, const json_t *obj)
@@ -597,10 +597,10 @@ static void job_cache_error(void *user, const char *verb, int err, const char *m
 	cache_error(user, "jobs", verb, err, msg);
 }
 
-static void child_cache_error(void *user, const char *verb, int err, const char *msg)
+void js__ctrl_cache_error(void *user, const char *verb, int err, const char *msg)
 {
-	const struct js__ctrl_child *ch = user;
-	cache_error(ch->c, ch->resource, verb, err, msg);
+	const struct js__ctrl_cache *ch = user;
+	cache_error(ch->c, ch->name, verb, err, msg);
 }
 
 /* ---- lifecycle ---- */
@@ -626,9 +626,9 @@ static int make_informers(struct js_controller *c)
 	static const struct js_informer_handlers jh = {.on_add = job_add, .on_update = job_update,
 						       .on_delete = job_delete, .on_error = job_cache_error};
 	static const struct js_informer_handlers ch = {.on_add = child_add, .on_update = child_update,
-						       .on_delete = child_delete, .on_error = child_cache_error};
-	c->service_events = (struct js__ctrl_child){c, "services"};
-	c->pvc_events = (struct js__ctrl_child){c, "persistentvolumeclaims"};
+						       .on_delete = child_delete, .on_error = js__ctrl_cache_error};
+	c->service_events = (struct js__ctrl_cache){c, "services"};
+	c->pvc_events = (struct js__ctrl_cache){c, "persistentvolumeclaims"};
 	int r = make_informer(c, &js_client_res_jobsets, &js_cache_jobset_type, NULL, &jsh, c, &c->jobsets);
 	if (r == 0)
 		r = js_informer_add_index(c->jobsets, JS__CTRL_INDEX_UID, index_uid);

@@ -73,11 +73,27 @@ enum {
 	JS__M__COUNT
 };
 
-/* The event-handler context of a child informer (Services, PVCs). */
-struct js__ctrl_child {
+/* The event-handler context (the informer's `user`) of a cache whose
+ * errors the log names: the controller and the cache's name, the "cache
+ * of <name>" of js__ctrl_cache_error; for Services and PVCs also the
+ * metric label of their events. */
+struct js__ctrl_cache {
 	struct js_controller *c;
-	const char *resource; /* metric label */
+	const char *name;
 };
+
+/* Informer on_error of a cache whose handlers' `user` is a struct
+ * js__ctrl_cache: "cache of <name>: <verb> failed: ... (retrying)" in the
+ * log at error level, every time (so a controller that never becomes
+ * ready says why), and nothing while the controller stops. The informer
+ * retries with its backoff. controller.c. */
+void js__ctrl_cache_error(void *user, const char *verb, int err, const char *msg);
+
+/* The controller of a handler's `user` (a struct js__ctrl_cache). */
+static inline struct js_controller *js__ctrl_of(void *user)
+{
+	return ((struct js__ctrl_cache *)user)->c;
+}
 
 struct js_controller {
 	struct js_controller_opts o; /* strings below are owned copies */
@@ -94,7 +110,9 @@ struct js_controller {
 	struct js_informer *opods;   /* restart cleanup "direct": the metadata of
 					non-terminal JobSet pods; NULL in foreground */
 	struct js__oldpods *oldpods; /* with opods: the confirming LISTs (oldpods.c) */
-	struct js__ctrl_child service_events, pvc_events;
+	struct js__ctrl_cache service_events, pvc_events;
+	/* The handler contexts of the pod caches (hpods, pods, ipods, opods). */
+	struct js__ctrl_cache hpods_ctx, pods_ctx, ipods_ctx, opods_ctx;
 	struct js_workqueue *q;
 	struct js_recorder *rec;
 	struct js_leader *le;

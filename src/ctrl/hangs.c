@@ -279,32 +279,26 @@ static void pod_event(struct js_controller *c, const struct js__hang_pod *p)
 static void pod_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	pod_event(user, rec);
+	pod_event(js__ctrl_of(user), rec);
 }
 
 static void pod_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
 {
 	(void)obj;
 	(void)old_rec;
-	pod_event(user, rec);
-}
-
-static void pod_cache_error(void *user, const char *verb, int err, const char *msg)
-{
-	struct js_controller *c = user;
-	if (!atomic_load(&c->stopping))
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of watched pods: %s failed: %s (retrying)", verb,
-			      msg ? msg : js_apierr_strerror(err));
+	pod_event(js__ctrl_of(user), rec);
 }
 
 int js__hangs_informer(struct js_controller *c)
 {
+	c->hpods_ctx = (struct js__ctrl_cache){c, "watched pods"};
 	struct js_informer_opts io = {
 		.res = &js_client_res_pods,
 		.type = &js__hangs_pod_type,
 		/* Only the pods the pod webhook gave a watcher. */
 		.label_selector = JS_LABEL_PROGRESS,
-		.handlers = {.on_add = pod_add, .on_update = pod_update, .on_error = pod_cache_error, .user = c},
+		.handlers = {.on_add = pod_add, .on_update = pod_update, .on_error = js__ctrl_cache_error,
+			     .user = &c->hpods_ctx},
 	};
 	return js_informer_new(c->client, &io, &c->hpods);
 }

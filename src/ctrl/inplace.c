@@ -44,29 +44,21 @@ static void ip_event(struct js_controller *c, const struct js_cache_pod *r)
 static void ip_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	ip_event(user, rec);
+	ip_event(js__ctrl_of(user), rec);
 }
 
 static void ip_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
 {
 	(void)obj;
 	(void)old_rec;
-	ip_event(user, rec);
+	ip_event(js__ctrl_of(user), rec);
 }
 
 static void ip_delete(void *user, const void *rec, const json_t *obj, bool unknown)
 {
 	(void)obj;
 	(void)unknown;
-	ip_event(user, rec);
-}
-
-static void ip_cache_error(void *user, const char *verb, int err, const char *msg)
-{
-	struct js_controller *c = user;
-	if (!atomic_load(&c->stopping))
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of JobSet pods: %s failed: %s (retrying)", verb,
-			      msg ? msg : js_apierr_strerror(err));
+	ip_event(js__ctrl_of(user), rec);
 }
 
 bool js__inplace_strategy(const struct js_jobset *js)
@@ -77,6 +69,7 @@ bool js__inplace_strategy(const struct js_jobset *js)
 
 int js__inplace_informer(struct js_controller *c)
 {
+	c->ipods_ctx = (struct js__ctrl_cache){c, "JobSet pods"};
 	struct js_informer_opts io = {
 		.res = &js_client_res_pods,
 		.type = &js_cache_pod_type,
@@ -84,7 +77,7 @@ int js__inplace_informer(struct js_controller *c)
 		 * the pod template), never every pod of the cluster. */
 		.label_selector = JS_LABEL_JOBSET_NAME,
 		.handlers = {.on_add = ip_add, .on_update = ip_update, .on_delete = ip_delete,
-			     .on_error = ip_cache_error, .user = c},
+			     .on_error = js__ctrl_cache_error, .user = &c->ipods_ctx},
 	};
 	int r = js_informer_new(c->client, &io, &c->ipods);
 	return r < 0 ? r : js_informer_add_index(c->ipods, JS_CACHE_INDEX_POD_JOBSET, js_cache_index_pod_jobset);

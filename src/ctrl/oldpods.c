@@ -186,25 +186,18 @@ static void op_event(struct js_controller *c, const struct js_cache_metapod *p, 
 static void op_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	op_event(user, rec, false, NULL);
+	op_event(js__ctrl_of(user), rec, false, NULL);
 }
 
 static void op_delete(void *user, const void *rec, const json_t *obj, bool unknown)
 {
 	(void)unknown;
-	op_event(user, rec, true, obj);
-}
-
-static void op_cache_error(void *user, const char *verb, int err, const char *msg)
-{
-	struct js_controller *c = user;
-	if (!atomic_load(&c->stopping))
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of JobSet pods' metadata: %s failed: %s (retrying)", verb,
-			      msg ? msg : js_apierr_strerror(err));
+	op_event(js__ctrl_of(user), rec, true, obj);
 }
 
 int js__oldpods_informer(struct js_controller *c)
 {
+	c->opods_ctx = (struct js__ctrl_cache){c, "JobSet pods' metadata"};
 	struct js_informer_opts io = {
 		.res = &js_client_res_pods,
 		.type = &js_cache_metapod_type,
@@ -213,7 +206,8 @@ int js__oldpods_informer(struct js_controller *c)
 		.metadata_only = true,
 		/* Updates change nothing the cleanup reads but deletionTimestamp,
 		 * which needs no pass: no update handler. */
-		.handlers = {.on_add = op_add, .on_delete = op_delete, .on_error = op_cache_error, .user = c},
+		.handlers = {.on_add = op_add, .on_delete = op_delete, .on_error = js__ctrl_cache_error,
+			     .user = &c->opods_ctx},
 	};
 	int r = js_informer_new(c->client, &io, &c->opods);
 	if (r == 0)

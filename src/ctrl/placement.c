@@ -13,7 +13,6 @@
  * queue as the JobSets: a namespace never holds ':', so they cannot clash
  * with a JobSet's "<namespace>/<name>".
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,21 +58,21 @@ static void pod_event(struct js_controller *c, const struct js_cache_xpod *r)
 static void pod_add(void *user, const void *rec, const json_t *obj)
 {
 	(void)obj;
-	pod_event(user, rec);
+	pod_event(js__ctrl_of(user), rec);
 }
 
 static void pod_update(void *user, const void *old_rec, const void *rec, const json_t *obj)
 {
 	(void)obj;
 	(void)old_rec;
-	pod_event(user, rec);
+	pod_event(js__ctrl_of(user), rec);
 }
 
 static void pod_delete(void *user, const void *rec, const json_t *obj, bool unknown)
 {
 	(void)obj;
 	(void)unknown;
-	struct js_controller *c = user;
+	struct js_controller *c = js__ctrl_of(user);
 	const struct js_cache_xpod *r = rec;
 	if (r->uid) {
 		pthread_mutex_lock(&c->mu);
@@ -83,16 +82,9 @@ static void pod_delete(void *user, const void *rec, const json_t *obj, bool unkn
 	pod_event(c, r);
 }
 
-static void pod_cache_error(void *user, const char *verb, int err, const char *msg)
-{
-	struct js_controller *c = user;
-	if (!atomic_load(&c->stopping))
-		js__ctrl_logf(c, JS_CONTROLLER_LOG_ERROR, "cache of pods: %s failed: %s (retrying)", verb,
-			      msg ? msg : js_apierr_strerror(err));
-}
-
 int js__placement_informer(struct js_controller *c)
 {
+	c->pods_ctx = (struct js__ctrl_cache){c, "pods"};
 	struct js_informer_opts io = {
 		.res = &js_client_res_pods,
 		.type = &js_cache_xpod_type,
@@ -100,7 +92,7 @@ int js__placement_informer(struct js_controller *c)
 		 * cluster-wide pod cache (upstream #778). */
 		.label_selector = JS_LABEL_EXCLUSIVE_PLACEMENT,
 		.handlers = {.on_add = pod_add, .on_update = pod_update, .on_delete = pod_delete,
-			     .on_error = pod_cache_error, .user = c},
+			     .on_error = js__ctrl_cache_error, .user = &c->pods_ctx},
 	};
 	int r = js_informer_new(c->client, &io, &c->pods);
 	return r < 0 ? r : js_informer_add_index(c->pods, INDEX_JOB, index_job);
