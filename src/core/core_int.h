@@ -290,6 +290,17 @@ void js__avoid_restart(struct js__ctx *c);
  * (plan->quarantine) and the condition. */
 void js__avoid_current(struct js__ctx *c);
 
+/* ---- noroom.c: no room left by node quarantine (ours, gate NodeQuarantine) ---- */
+
+/** After js__avoid_current: the QuarantineLeavesNoRoom condition from the
+ * pods that wait to be scheduled, asking the runtime for them
+ * (plan->want_pending_pods) at most once per JS_NOROOM_INTERVAL_S while the
+ * list applies and a Job of the attempt has pods not ready. */
+void js__noroom_run(struct js__ctx *c);
+
+/** A finished JobSet: the condition, if True, goes False. */
+void js__noroom_finished(struct js__ctx *c);
+
 /* ---- finish.c (SPEC §11.2 R6, §11.14) ---- */
 
 /** Delete the Jobs of a bucket that are not already being deleted. */

@@ -84,6 +84,53 @@ def test_failed_node_kept_off_next_attempt(kube, controller, ns):
         [(p["metadata"]["name"], p["spec"].get("nodeName")) for p in pods]
 
 
+def test_quarantine_that_leaves_no_node_says_so(kube, controller, ns):
+    """No room left (docs/node-quarantine.md "No room left"): the pod is
+    pinned to one node by its nodeSelector and fails there with exit code
+    137 in attempt 0, so attempt 1 keeps off the only node it may use. The
+    scheduler leaves its pod Pending, Unschedulable, and the JobSet says so:
+    QuarantineLeavesNoRoom=True naming the pod, the node and the
+    scheduler's words, with a Warning event. Suspended, no pod waits any
+    more and the condition goes False."""
+    gated(controller, "NodeQuarantine=true")
+    node = "kwok-node-1"
+    fail_once = {"jobset-test/fail-if-restart-attempt": "0", "jobset-test/exit-code": "137",
+                 "jobset-test/run-for": "1s"}
+    r = rjob("w", 1, annotations=fail_once)
+    r["template"]["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node}
+    obj = jobset("nr", [r], failurePolicy={"maxRestarts": 2})
+    obj["metadata"]["annotations"] = {EXIT_CODES: "137"}
+    kube.create(obj, ns)
+
+    def no_room():
+        js = kube.jobset("nr", ns)
+        return condition(js, "QuarantineLeavesNoRoom") and js
+    # The controller reads the pending pods at most every 15 s.
+    js = wait_for("QuarantineLeavesNoRoom=True", no_room, 120)
+    assert js["status"]["restarts"] == 1, json.dumps(js["status"])
+    cond = condition(js, "QuarantineLeavesNoRoom")
+    assert cond["reason"] == "QuarantineLeavesNoRoom", cond
+    pods = attempt_pods(kube, ns, "nr", 1)
+    assert len(pods) == 1 and not pods[0]["spec"].get("nodeName"), pods
+    pod = pods[0]["metadata"]["name"]
+    assert cond["message"].startswith(f"pod {pod} cannot be scheduled while attempt 1 keeps off 1 node ({node}); "
+                                      "the scheduler says: "), cond
+    assert "didn't match Pod's node affinity/selector" in cond["message"], cond
+    ev = wait_for("the QuarantineLeavesNoRoom event", lambda: kube.events(ns, "QuarantineLeavesNoRoom"), 30)
+    assert ev[0]["type"] == "Warning" and pod in ev[0]["note"], ev
+
+    kube.run("patch", "jobsets.jobset.x-k8s.io", "nr", "-n", ns, "--type=merge", "-p", '{"spec":{"suspend":true}}')
+
+    def room():
+        js = kube.jobset("nr", ns)
+        for c in js["status"].get("conditions", []):
+            if c["type"] == "QuarantineLeavesNoRoom" and c["status"] == "False":
+                return c
+        return None
+    c = wait_for("QuarantineLeavesNoRoom=False once suspended", room, 60)
+    assert c["reason"] == "QuarantineLeavesRoom", c
+
+
 def test_rules_refused_without_gate(ns):
     """`jobset validate` shares the webhook's validation: with the gate
     off a rule is refused with its field path, naming the gate; with it on

@@ -95,3 +95,26 @@ def test_failing_gpu_is_kept_out_of_the_next_attempt(run):
     del doc["metadata"]["annotations"]
     r = run(yaml.safe_dump(doc), "--gpus", "0,1", "--feature-gates", "NodeQuarantine=true", "--reuse-run-dir")
     assert r.rc != 0 and "cuda=1" not in r.logs("g-w-0-0", "c"), r.stdout + r.stderr
+
+
+def test_quarantine_that_leaves_no_gpu_says_so_in_a_condition(run):
+    """No room left locally (docs/node-quarantine.md "No room left"): one
+    GPU, the pod given it dies with exit code 137, so attempt 1 keeps off
+    the only device and its pod cannot start. The JobSet says so in the
+    condition QuarantineLeavesNoRoom (with its Warning event), naming the
+    pod and the device; nothing else can change in a local run, so the
+    stall check then ends it (Failed, exit 1) with the condition in the
+    status."""
+    doc = yaml.safe_load(jobset(rjob("w", gpus=1, script="exit 137")))
+    doc["spec"]["replicatedJobs"][0]["template"]["spec"]["backoffLimit"] = 0
+    doc["spec"]["failurePolicy"] = {"maxRestarts": 2}
+    doc["metadata"]["annotations"] = {"jobset.sigs.k8s.io/node-quarantine-exit-codes": "137"}
+    r = run(yaml.safe_dump(doc), "--gpus", "0", "--feature-gates", "NodeQuarantine=true")
+    assert r.rc == 1 and "Stalled" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert r.status["restarts"] == 1, r.status
+    c = r.condition("QuarantineLeavesNoRoom")
+    assert c and c["reason"] == "QuarantineLeavesNoRoom", r.status
+    assert c["message"].startswith("pod g-w-0-0 cannot be scheduled while attempt 1 keeps off 1 node (gpu-0)"), c
+    assert "the pod needs 1 nvidia.com/gpu and 0 are not quarantined" in c["message"], c
+    ev = r.events()
+    assert "Warning QuarantineLeavesNoRoom jobset/g: pod g-w-0-0 cannot be scheduled" in ev, ev

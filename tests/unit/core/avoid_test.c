@@ -272,6 +272,217 @@ static void test_list_full(void **state)
 	js_jobset_free(js);
 }
 
+/* ---- no room left: QuarantineLeavesNoRoom (core/noroom.c) ---- */
+
+#define NOW 1767225600
+#define AFFINITY "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+#define NOROOM_TRUE "pod q-w-0-0-a cannot be scheduled while attempt 1 keeps off 1 node (n1); the scheduler says: x"
+
+static const struct noroom_row {
+	const char *name;
+	bool gate;
+	const char *job_list;      /* the attempt-1 Job's list, or NULL */
+	int32_t active, ready;     /* its status counters */
+	bool has_ready;
+	const char *cond;          /* a QuarantineLeavesNoRoom condition: "True:<message>", "False", NULL */
+	bool finished;             /* Completed=True */
+	bool known;                /* pending_pods_known */
+	struct js_pendpod pods[3];
+	size_t n_pods;
+	int64_t read_at;           /* pending_pods_read_at */
+	/* expected */
+	bool want_ask;             /* plan->want_pending_pods */
+	const char *want_cond;     /* "True:<substring>" / "False" / NULL = no such condition */
+	const char *want_event;    /* QuarantineLeavesNoRoom / QuarantineLeavesRoom, or NULL: neither */
+	int64_t want_requeue;      /* -1: none */
+} noroom_rows[] = {
+	{"gate off: nothing asked, nothing said", false, "n1:1:exitCode=137", 1, 0, true, NULL, false, false, {{0}}, 0,
+	 0, false, NULL, NULL, -1},
+	{"no list: nothing asked, never added False", true, NULL, 1, 0, true, NULL, false, false, {{0}}, 0, 0, false,
+	 NULL, NULL, -1},
+	{"no list any more: True goes False", true, NULL, 1, 0, true, "True:" NOROOM_TRUE, false, false, {{0}}, 0, 0,
+	 false, "False", "QuarantineLeavesRoom", -1},
+	{"list, every pod ready: nothing asked", true, "n1:1:exitCode=137", 2, 2, true, NULL, false, false, {{0}}, 0, 0,
+	 false, NULL, NULL, -1},
+	{"list, every pod ready: True goes False without a read", true, "n1:1:exitCode=137", 2, 2, true,
+	 "True:" NOROOM_TRUE, false, false, {{0}}, 0, 0, false, "False", "QuarantineLeavesRoom", -1},
+	{"list, a pod not ready, never read: ask", true, "n1:1:exitCode=137", 2, 1, true, NULL, false, false, {{0}}, 0,
+	 0, true, NULL, NULL, -1},
+	{"a Job without status.ready counts as not ready", true, "n1:1:exitCode=137", 1, 0, false, NULL, false, false,
+	 {{0}}, 0, 0, true, NULL, NULL, -1},
+	{"read 5 s ago: not again before the interval, come back then", true, "n1:1:exitCode=137", 1, 0, true,
+	 "True:" NOROOM_TRUE, false, false, {{0}}, 0, NOW - 5, false, "True:" NOROOM_TRUE, NULL, 10},
+	{"read 20 s ago: ask again", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, false, {{0}}, 0, NOW - 20, true,
+	 NULL, NULL, -1},
+	{"read 'in the future' (the clock went back): ask", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, false,
+	 {{0}}, 0, NOW + 100, true, NULL, NULL, -1},
+	{"read: unschedulable for node affinity -> True naming pod, nodes and the scheduler", true, "n1:1:exitCode=137",
+	 1, 0, true, NULL, false, true, {{"q-w-0-0-a", 1, "Unschedulable", AFFINITY}}, 1, NOW, false,
+	 "True:pod q-w-0-0-a cannot be scheduled while attempt 1 keeps off 1 node (n1); the scheduler says: " AFFINITY,
+	 "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"older schedulers' wording (node selector)", true, "n1:1:exitCode=137,n2:3:nodeLost", 1, 0, true, NULL, false,
+	 true, {{"p", 1, "Unschedulable", "0/2 nodes are available: 2 node(s) didn't match node selector."}}, 1, NOW,
+	 false, "True:keeps off 2 nodes (n1, n2)", "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"only Insufficient cpu: not ours to report", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, true,
+	 {{"p", 1, "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."}}, 1, NOW, false, NULL, NULL,
+	 JS_NOROOM_INTERVAL_S},
+	{"a pod of another attempt, one not tried yet, one with another reason: none blocked", true,
+	 "n1:1:exitCode=137", 1, 0, true, NULL, false, true,
+	 {{"old", 0, "Unschedulable", AFFINITY}, {"new", 1, NULL, NULL}, {"odd", 1, "SchedulerError", AFFINITY}}, 3,
+	 NOW, false, NULL, NULL, JS_NOROOM_INTERVAL_S},
+	{"garbage: no name, no message", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, true,
+	 {{NULL, 1, "Unschedulable", AFFINITY}, {"p", 1, "Unschedulable", NULL}}, 2, NOW, false,
+	 "True:pod ? cannot be scheduled", "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"read: nothing blocked any more, True goes False", true, "n1:1:exitCode=137", 1, 0, true, "True:" NOROOM_TRUE,
+	 false, true, {{"q-w-0-0-a", 1, "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."}}, 1, NOW,
+	 false, "False", "QuarantineLeavesRoom", JS_NOROOM_INTERVAL_S},
+	{"True naming a pod that still waits: left as it is (no write, no event)", true, "n1:1:exitCode=137", 1, 0,
+	 true, "True:" NOROOM_TRUE, false, true, {{"q-w-0-0-a", 1, "Unschedulable", AFFINITY}}, 1, NOW, false,
+	 "True:" NOROOM_TRUE, NULL, JS_NOROOM_INTERVAL_S},
+	{"True naming a pod that is gone: names the one that waits", true, "n1:1:exitCode=137", 1, 0, true,
+	 "True:" NOROOM_TRUE, false, true, {{"q-w-0-0-b", 1, "Unschedulable", AFFINITY}}, 1, NOW, false,
+	 "True:pod q-w-0-0-b cannot", "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"three pods blocked: the first named, the others counted", true, "n1:1:exitCode=137", 3, 0, true, NULL, false,
+	 true,
+	 {{"a", 1, "Unschedulable", AFFINITY}, {"b", 1, "Unschedulable", AFFINITY}, {"c", 1, "Unschedulable", AFFINITY}},
+	 3, NOW, false, "True:pod a cannot be scheduled (nor 2 more pods) while", "QuarantineLeavesNoRoom",
+	 JS_NOROOM_INTERVAL_S},
+	{"pods at hand (the local runner: read_at 0): decided, no requeue, even with no pod counted active", true,
+	 "n1:1:exitCode=137", 0, 0, true, NULL, false, true, {{"q-w-0-0", 1, "Unschedulable", AFFINITY}}, 1, 0, false,
+	 "True:pod q-w-0-0 cannot", "QuarantineLeavesNoRoom", -1},
+	{"finished: True goes False", true, "n1:1:exitCode=137", 1, 0, true, "True:" NOROOM_TRUE, true, false, {{0}}, 0,
+	 0, false, "False", "QuarantineLeavesRoom", -1},
+	{"finished, gate off: untouched", false, "n1:1:exitCode=137", 1, 0, true, "True:" NOROOM_TRUE, true, false,
+	 {{0}}, 0, 0, false, "True:" NOROOM_TRUE, NULL, -1},
+};
+
+static struct js_jobset *build_noroom(const struct noroom_row *r)
+{
+	json_t *j = tu_yaml(base_yaml);
+	json_object_set_new(json_object_get(j, "metadata"), "annotations", json_loads(EXIT137, 0, NULL));
+	json_t *conds = json_array();
+	if (r->cond) {
+		bool t = strncmp(r->cond, "True:", 5) == 0;
+		json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", JS_COND_QUARANTINE_NO_ROOM, "status",
+						       t ? "True" : "False", "reason", t ? "QuarantineLeavesNoRoom" : "x",
+						       "message", t ? r->cond + 5 : "x", "lastTransitionTime",
+						       "2026-01-01T00:00:00Z"));
+	}
+	if (r->finished)
+		json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Completed", "status", "True",
+						       "reason", "AllJobsCompleted", "message", "done",
+						       "lastTransitionTime", "2026-01-01T00:00:00Z"));
+	json_object_set_new(j, "status", json_pack("{s:i,s:o}", "restarts", 1, "conditions", conds));
+	struct js_jobset *js = tu_decode(j);
+	json_decref(j);
+	return js;
+}
+
+static void check_noroom_row(const struct noroom_row *r)
+{
+	struct js_jobset *js = build_noroom(r);
+	struct js_obsjob_init init = {.job = {.name = "q-w-0", .owner_uid = "uid-q", .rjob_name = "w",
+					      .job_index = "0", .restart_attempt = "1",
+					      .quarantined_nodes = r->job_list, .active = r->active,
+					      .has_ready = r->has_ready, .ready = r->ready}};
+	const struct js_obsjob *job = js_job_build(&init);
+	struct js_reconcile_input in = {.jobset = js, .jobs = &job, .n_jobs = 1, .service_exists = true,
+					.gates = {.node_quarantine = r->gate}, .pending_pods_known = r->known,
+					.pending_pods = r->pods, .n_pending_pods = r->n_pods,
+					.pending_pods_read_at = r->read_at, .now = NOW};
+	struct js_plan *plan = NULL;
+	char *err = NULL;
+	if (js_reconcile_run(&in, &plan, &err) != 0)
+		fail_msg("%s: reconcile failed: %s", r->name, err);
+	if (plan->want_pending_pods != r->want_ask)
+		fail_msg("%s: ask %d, want %d", r->name, plan->want_pending_pods, r->want_ask);
+	const struct js_condition *c = js_jobset_condition(plan->jobset, JS_COND_QUARANTINE_NO_ROOM);
+	if (!r->want_cond) {
+		if (c)
+			fail_msg("%s: unexpected condition %s: %s", r->name, c->status, c->message);
+	} else if (strcmp(r->want_cond, "False") == 0) {
+		if (!c || strcmp(c->status, "False") != 0 || strcmp(c->reason, "QuarantineLeavesRoom") != 0)
+			fail_msg("%s: want the condition False, got %s", r->name, c ? c->status : "none");
+	} else if (!c || strcmp(c->status, "True") != 0 || strcmp(c->reason, "QuarantineLeavesNoRoom") != 0 ||
+		   !strstr(c->message, r->want_cond + 5)) {
+		fail_msg("%s: want condition '%s', got %s '%s'", r->name, r->want_cond, c ? c->status : "none",
+			 c ? c->message : "");
+	}
+	size_t ours = 0;
+	for (size_t i = 0; i < plan->n_events; i++) {
+		const struct js_event *e = &plan->events[i];
+		if (strncmp(e->reason, "QuarantineLeaves", 16) != 0)
+			continue;
+		ours++;
+		if (!r->want_event || strcmp(e->reason, r->want_event) != 0)
+			fail_msg("%s: unexpected event %s: %s", r->name, e->reason, e->message);
+		if (strcmp(e->type, strcmp(e->reason, "QuarantineLeavesNoRoom") == 0 ? "Warning" : "Normal") != 0)
+			fail_msg("%s: event %s is %s", r->name, e->reason, e->type);
+	}
+	if (ours != (r->want_event ? 1u : 0u))
+		fail_msg("%s: %zu events of ours, want %s", r->name, ours, r->want_event ? r->want_event : "none");
+	int64_t requeue = plan->has_requeue_after ? plan->requeue_after : -1;
+	if (requeue != r->want_requeue)
+		fail_msg("%s: requeue %" PRId64 ", want %" PRId64, r->name, requeue, r->want_requeue);
+	js_reconcile_plan_free(plan);
+	js_job_unref(job);
+	js_jobset_free(js);
+}
+
+static void test_noroom_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(noroom_rows) / sizeof(noroom_rows[0]); i++)
+		check_noroom_row(&noroom_rows[i]);
+}
+
+/* Huge: a 100 KiB scheduler message (multi-byte text at the cut) and 32
+ * nodes of 253 bytes; the message stays bounded and valid UTF-8. */
+static void test_noroom_huge(void **state)
+{
+	(void)state;
+	size_t n = 100 * 1024;
+	char *msg = malloc(n + 1);
+	for (size_t i = 0; i < n; i += 2)
+		memcpy(msg + i, "\xc3\xa9", 2); /* é */
+	msg[n] = '\0';
+	memcpy(msg + 1000, "didn't match Pod's node affinity", 33);
+	struct js_buf list;
+	js_buf_init(&list, 0);
+	for (int i = 0; i < JS_QUARANTINE_MAX_NODES; i++) {
+		char node[254];
+		memset(node, 'a', 250);
+		snprintf(node + 250, 4, "%03d", i);
+		assert_int_equal(js_buf_printf(&list, "%s%s:1:nodeLost", i ? "," : "", node), 0);
+	}
+	struct noroom_row r = {.name = "huge", .gate = true, .job_list = js_buf_str(&list), .active = 1};
+	struct js_jobset *js = build_noroom(&r);
+	struct js_obsjob_init init = {.job = {.name = "q-w-0", .owner_uid = "uid-q", .rjob_name = "w",
+					      .job_index = "0", .restart_attempt = "1",
+					      .quarantined_nodes = js_buf_str(&list), .active = 1}};
+	const struct js_obsjob *job = js_job_build(&init);
+	struct js_pendpod pod = {.name = "p", .attempt = 1, .reason = "Unschedulable", .message = msg};
+	struct js_reconcile_input in = {.jobset = js, .jobs = &job, .n_jobs = 1, .service_exists = true,
+					.gates = {.node_quarantine = true}, .pending_pods_known = true,
+					.pending_pods = &pod, .n_pending_pods = 1, .pending_pods_read_at = NOW,
+					.now = NOW};
+	struct js_plan *plan = NULL;
+	assert_int_equal(js_reconcile_run(&in, &plan, NULL), 0);
+	const struct js_condition *c = js_jobset_condition(plan->jobset, JS_COND_QUARANTINE_NO_ROOM);
+	assert_non_null(c);
+	assert_string_equal(c->status, "True");
+	size_t len = strlen(c->message);
+	assert_true(len < 32768);
+	assert_true(strstr(c->message, "keeps off 32 nodes") != NULL);
+	/* Cut whole: "é" never halved before the "...". */
+	assert_string_equal(c->message + len - 5, "\xc3\xa9...");
+	js_reconcile_plan_free(plan);
+	js_job_unref(job);
+	js_jobset_free(js);
+	js_buf_done(&list);
+	free(msg);
+}
+
 /* ---- rendering ---- */
 
 static const struct {
@@ -514,6 +725,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_core_table), cmocka_unit_test(test_list_full), cmocka_unit_test(test_render),
 		cmocka_unit_test(test_list_parse), cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_noroom_table), cmocka_unit_test(test_noroom_huge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,112 @@
+/*
+ * pendpods.c - the pods of a JobSet's current attempt that wait to be
+ * scheduled, read for node quarantine's "no room left" (ours, gate
+ * NodeQuarantine; core/noroom.c, docs/node-quarantine.md) when the core asks
+ * (plan->want_pending_pods).
+ *
+ * No cache: the pod cache holds metadata only, and the core asks only while
+ * a JobSet has a quarantine list and pods that are not ready, at most once
+ * per JS_NOROOM_INTERVAL_S, so one label-scoped, paginated LIST of that
+ * JobSet's Pending pods of that attempt (jobset-name and restart-attempt
+ * labels, field selector status.phase=Pending) costs the API server little,
+ * and 10k JobSets without a list cost nothing. Of each pod only its name and
+ * its PodScheduled=False reason and message are kept, at most MAX_PODS pods
+ * and MAX_MESSAGE bytes of a message. A field that is absent or not what
+ * the API defines leaves the pod out (it is not known to be unschedulable).
+ *
+ * Memory: the worker's arena (reset after the reconcile).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/json.h"
+#include "ctrl/sync_int.h"
+
+#define PAGE 500
+/* Pods kept at most: the core names one and counts the rest. */
+#define MAX_PODS 4096
+/* Bytes of a scheduler message kept: the core quotes at most 512. */
+#define MAX_MESSAGE 1024
+
+struct reading {
+	struct js_arena *a;
+	int32_t attempt;
+	const char *uid;
+	struct js_pendpod *pods;
+	size_t n;
+};
+
+/* Keep `pod` when the scheduler said it could not place it. */
+static void add_pod(struct reading *rd, const json_t *pod)
+{
+	const json_t *meta = json_object_get(pod, "metadata");
+	const char *name = js_json_str(meta, "name");
+	const char *uid = js_json_str(json_object_get(meta, "labels"), JS_LABEL_JOBSET_UID);
+	if (rd->n == MAX_PODS || !name || (rd->uid && (!uid || strcmp(uid, rd->uid) != 0)))
+		return;
+	size_t i;
+	const json_t *cd;
+	json_array_foreach(js_json_path(pod, "status.conditions"), i, cd) {
+		const char *t = js_json_str(cd, "type"), *s = js_json_str(cd, "status");
+		if (!t || strcmp(t, "PodScheduled") != 0 || !s || strcmp(s, "False") != 0)
+			continue;
+		const char *reason = js_json_str(cd, "reason"), *msg = js_json_str(cd, "message");
+		rd->pods[rd->n++] = (struct js_pendpod){
+			.name = js_arena_strdup(rd->a, name),
+			.attempt = rd->attempt,
+			.reason = reason ? js_arena_strdup(rd->a, reason) : NULL,
+			/* The core cuts it again on a character boundary. */
+			.message = msg ? js_arena_printf(rd->a, "%.*s", MAX_MESSAGE, msg) : NULL,
+		};
+		return;
+	}
+}
+
+int js__pendpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		      struct js_reconcile_input *in)
+{
+	const struct js_jobset *js = o->rec->js;
+	struct reading rd = {.a = a, .attempt = js->status.restarts, .uid = js->meta.uid};
+	rd.pods = js_arena_calloc(a, MAX_PODS, sizeof(*rd.pods));
+	char *sel = js_arena_printf(a, "%s=%s,%s=%" PRId32, JS_LABEL_JOBSET_NAME, o->name, JS_LABEL_RESTART_ATTEMPT,
+				    js->status.restarts);
+	char *cont = NULL;
+	struct js_apierr err = {0};
+	int r = 0;
+	do {
+		struct js_list_opts lo = {.label_selector = sel, .field_selector = "status.phase=Pending",
+					  .limit = PAGE, .continue_token = cont};
+		json_t *page = NULL;
+		js_apierr_done(&err);
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
+		js__count(c, "GET", r, &err, 200);
+		if (r < 0)
+			break;
+		size_t i;
+		const json_t *pod;
+		json_array_foreach(json_object_get(page, "items"), i, pod)
+			add_pod(&rd, pod);
+		free(cont);
+		const char *next = js_json_str(json_object_get(page, "metadata"), "continue");
+		/* Enough kept: the rest would only be counted. */
+		cont = next && *next && rd.n < MAX_PODS ? js_xstrdup(next) : NULL;
+		json_decref(page);
+	} while (cont);
+	free(cont);
+	if (r < 0) {
+		if (!js__aborted(c))
+			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+				      "jobset '%s/%s': listing the pending pods of attempt %" PRId32
+				      " for node quarantine: %s, ignoring until the next interval",
+				      o->ns, o->name, js->status.restarts, js__why(&err, r));
+		js_apierr_done(&err);
+		return r;
+	}
+	js_apierr_done(&err);
+	in->pending_pods_known = true;
+	in->pending_pods = rd.pods;
+	in->n_pending_pods = rd.n;
+	return 0;
+}
