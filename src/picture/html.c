@@ -493,7 +493,11 @@ static void draw_axis(struct w *w, const struct geo *g, double bottom)
 /* A vertical marker where each whole-JobSet restart began. */
 static void draw_attempts(struct w *w, const struct js_timeline *t, const struct geo *g, double bottom)
 {
-	out(w, "<text class=\"attempt-label\" x=\"%.1f\" y=\"32\">attempt 0</text>\n", g->x0 + 3);
+	if (t->restarts_dropped)
+		out(w, "<text class=\"attempt-label\" x=\"%.1f\" y=\"32\">attempts 0 to %zu</text>\n", g->x0 + 3,
+		    t->restarts_dropped);
+	else
+		out(w, "<text class=\"attempt-label\" x=\"%.1f\" y=\"32\">attempt 0</text>\n", g->x0 + 3);
 	for (size_t i = 0; i < t->n_restarts; i++) {
 		const struct js_timeline_restart *r = &t->restarts_at[i];
 		double x = xof(g, r->at_ms);
@@ -720,7 +724,15 @@ static void phases(struct w *w, const struct js_timeline *t)
 static void restarts(struct w *w, const struct js_timeline *t)
 {
 	out(w, "<section aria-labelledby=\"h-restarts\"><h2 id=\"h-restarts\">Restarts</h2>\n");
-	if (!t->n_restarts)
+	if (t->restarts_dropped == 1)
+		out(w, "<p class=\"dropped\">The first restart (attempt 1) is left out of the picture and this list: they "
+		       "keep the latest %d.</p>\n",
+		    JS_TIMELINE_MAX_RESTARTS);
+	else if (t->restarts_dropped)
+		out(w, "<p class=\"dropped\">The first %zu restarts (attempts 1 to %zu) are left out of the picture and this "
+		       "list: they keep the latest %d.</p>\n",
+		    t->restarts_dropped, t->restarts_dropped, JS_TIMELINE_MAX_RESTARTS);
+	if (!t->n_restarts && !t->restarts_dropped)
 		out(w, "<p>None: the whole run was attempt 0.</p>\n");
 	else
 		out(w, "<ol class=\"restarts\">\n");
@@ -737,8 +749,9 @@ static void restarts(struct w *w, const struct js_timeline *t)
 	}
 	if (t->n_restarts)
 		out(w, "</ol>\n");
-	if ((size_t)t->restarts > t->n_restarts)
-		out(w, "<p>%zu more restarts are counted but not drawn.</p>\n", (size_t)t->restarts - t->n_restarts);
+	if ((size_t)t->restarts > t->n_restarts + t->restarts_dropped)
+		out(w, "<p>%zu more restarts are counted but not drawn.</p>\n",
+		    (size_t)t->restarts - t->n_restarts - t->restarts_dropped);
 	out(w, "</section>\n");
 }
 
