@@ -166,6 +166,50 @@ static void mark_lost_nodes(struct js_controller *c, struct reading *rd)
 	}
 }
 
+int js__failpods_list(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		      const char *field_selector, const char *what, bool (*each)(void *ctx, const json_t *pod),
+		      void *ctx)
+{
+	const struct js_jobset *js = o->rec->js;
+	char *sel = js_arena_printf(a, "%s=%s,%s=%" PRId32, JS_LABEL_JOBSET_NAME, o->name, JS_LABEL_RESTART_ATTEMPT,
+				    js->status.restarts);
+	char *cont = NULL;
+	struct js_apierr err = {0};
+	int r = 0;
+	bool more = true;
+	do {
+		struct js_list_opts lo = {.label_selector = sel, .field_selector = field_selector, .limit = PAGE,
+					  .continue_token = cont};
+		json_t *page = NULL;
+		js_apierr_done(&err);
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
+		js__count(c, "GET", r, &err, 200);
+		if (r < 0)
+			break;
+		size_t i;
+		const json_t *pod;
+		json_array_foreach(json_object_get(page, "items"), i, pod)
+			more = more && each(ctx, pod);
+		free(cont);
+		const char *next = js_json_str(json_object_get(page, "metadata"), "continue");
+		cont = more && next && *next ? js_xstrdup(next) : NULL;
+		json_decref(page);
+	} while (cont);
+	free(cont);
+	if (r < 0 && !js__aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+			      "jobset '%s/%s': listing the %s pods of attempt %" PRId32 " for node quarantine: %s", o->ns,
+			      o->name, what, js->status.restarts, js__why(&err, r));
+	js_apierr_done(&err);
+	return r;
+}
+
+static bool each_failed(void *ctx, const json_t *pod)
+{
+	add_pod(ctx, pod);
+	return true;
+}
+
 int js__failpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
 		      struct js_reconcile_input *in)
 {
@@ -176,40 +220,9 @@ int js__failpods_read(struct js_controller *c, struct js_arena *a, const struct 
 	}
 	struct reading rd = {.a = a, .rules = rules, .attempt = js->status.restarts, .uid = js->meta.uid};
 	rd.pods = js_arena_calloc(a, MAX_PODS, sizeof(*rd.pods));
-	char *sel = js_arena_printf(a, "%s=%s,%s=%" PRId32, JS_LABEL_JOBSET_NAME, o->name, JS_LABEL_RESTART_ATTEMPT,
-				    js->status.restarts);
-	char *cont = NULL;
-	struct js_apierr err = {0};
-	int r = 0;
-	for (;;) {
-		struct js_list_opts lo = {.label_selector = sel, .limit = PAGE, .continue_token = cont};
-		json_t *page = NULL;
-		js_apierr_done(&err);
-		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
-		js__count(c, "GET", r, &err, 200);
-		if (r < 0)
-			break;
-		size_t i;
-		const json_t *pod;
-		json_array_foreach(json_object_get(page, "items"), i, pod)
-			add_pod(&rd, pod);
-		free(cont);
-		const char *next = js_json_str(json_object_get(page, "metadata"), "continue");
-		cont = next && *next ? js_xstrdup(next) : NULL;
-		json_decref(page);
-		if (!cont)
-			break;
-	}
-	free(cont);
-	if (r < 0) {
-		if (!js__aborted(c))
-			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the failed pods of attempt %" PRId32
-								 " for node quarantine: %s",
-				      o->ns, o->name, js->status.restarts, js__why(&err, r));
-		js_apierr_done(&err);
+	int r = js__failpods_list(c, a, o, NULL, "failed", each_failed, &rd);
+	if (r < 0)
 		return r;
-	}
-	js_apierr_done(&err);
 	if (rules->node_lost)
 		mark_lost_nodes(c, &rd);
 	in->failed_pods_known = true;

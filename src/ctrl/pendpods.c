@@ -16,15 +16,12 @@
  *
  * Memory: the worker's arena (reset after the reconcile).
  */
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "base/json.h"
 #include "ctrl/sync_int.h"
 
-#define PAGE 500
 /* Pods kept at most: the core names one and counts the rest. */
 #define MAX_PODS 4096
 /* Bytes of a scheduler message kept: the core quotes at most 512. */
@@ -64,47 +61,22 @@ static void add_pod(struct reading *rd, const json_t *pod)
 	}
 }
 
+static bool each_pending(void *ctx, const json_t *pod)
+{
+	struct reading *rd = ctx;
+	add_pod(rd, pod);
+	return rd->n < MAX_PODS; /* enough kept: the rest would only be counted */
+}
+
 int js__pendpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
 		      struct js_reconcile_input *in)
 {
 	const struct js_jobset *js = o->rec->js;
 	struct reading rd = {.a = a, .attempt = js->status.restarts, .uid = js->meta.uid};
 	rd.pods = js_arena_calloc(a, MAX_PODS, sizeof(*rd.pods));
-	char *sel = js_arena_printf(a, "%s=%s,%s=%" PRId32, JS_LABEL_JOBSET_NAME, o->name, JS_LABEL_RESTART_ATTEMPT,
-				    js->status.restarts);
-	char *cont = NULL;
-	struct js_apierr err = {0};
-	int r = 0;
-	do {
-		struct js_list_opts lo = {.label_selector = sel, .field_selector = "status.phase=Pending",
-					  .limit = PAGE, .continue_token = cont};
-		json_t *page = NULL;
-		js_apierr_done(&err);
-		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
-		js__count(c, "GET", r, &err, 200);
-		if (r < 0)
-			break;
-		size_t i;
-		const json_t *pod;
-		json_array_foreach(json_object_get(page, "items"), i, pod)
-			add_pod(&rd, pod);
-		free(cont);
-		const char *next = js_json_str(json_object_get(page, "metadata"), "continue");
-		/* Enough kept: the rest would only be counted. */
-		cont = next && *next && rd.n < MAX_PODS ? js_xstrdup(next) : NULL;
-		json_decref(page);
-	} while (cont);
-	free(cont);
-	if (r < 0) {
-		if (!js__aborted(c))
-			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
-				      "jobset '%s/%s': listing the pending pods of attempt %" PRId32
-				      " for node quarantine: %s, ignoring until the next interval",
-				      o->ns, o->name, js->status.restarts, js__why(&err, r));
-		js_apierr_done(&err);
-		return r;
-	}
-	js_apierr_done(&err);
+	int r = js__failpods_list(c, a, o, "status.phase=Pending", "pending", each_pending, &rd);
+	if (r < 0)
+		return r; /* logged; the condition stays until the next interval */
 	in->pending_pods_known = true;
 	in->pending_pods = rd.pods;
 	in->n_pending_pods = rd.n;
