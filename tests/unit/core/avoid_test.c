@@ -634,10 +634,14 @@ static void test_noroom_huge(void **state)
 	(void)state;
 	size_t n = 100 * 1024;
 	char *msg = malloc(n + 1);
-	for (size_t i = 0; i < n; i += 2)
+	/* "x" then "é"s: byte 512, where the quote is cut, is the middle of
+	 * one. */
+	msg[0] = 'x';
+	for (size_t i = 1; i + 1 < n; i += 2)
 		memcpy(msg + i, "\xc3\xa9", 2); /* é */
+	msg[n - 1] = 'x';
 	msg[n] = '\0';
-	memcpy(msg + 1000, "didn't match Pod's node affinity", 33);
+	memcpy(msg + 1001, "didn't match Pod's node affinity ", 34);
 	struct js_buf list;
 	js_buf_init(&list, 0);
 	for (int i = 0; i < JS_QUARANTINE_MAX_NODES; i++) {
