@@ -147,8 +147,10 @@ struct js_pendpod {
 };
 
 /* Seconds between two reads of the pending pods of one JobSet (core/noroom.c):
- * a scheduler retries an unschedulable pod on its own backoff (up to 10 s by
- * default), so a shorter interval would mostly read the same answer. */
+ * the scheduler's answer for an unschedulable pod changes only when the
+ * cluster does (a node added, a pod gone), so reading more often would
+ * mostly read the same answer, and less often would leave the JobSet silent
+ * longer after its pods were created. */
 #define JS_NOROOM_INTERVAL_S 15
 
 /** Everything one reconcile looks at. All pointers are borrowed. */
