@@ -128,8 +128,9 @@ struct js_plan {
 					 (js_cleanup_old_pods_selector) and
 					 reconcile again */
 	bool want_failed_pods;        /* node quarantine (core/avoid.c): a
-					 whole-JobSet restart waits for the
-					 current attempt's failed pods; read
+					 whole-JobSet or per-Job restart waits
+					 for the current attempt's failed
+					 pods; read
 					 them (js_reconcile_input.failed_pods)
 					 and reconcile again; nothing else of
 					 this plan needs applying */

@@ -68,9 +68,10 @@
  *     execution-attempt annotation, KEP-1282 §4; container resources with
  *     gate MutablePodResourcesForSuspendedJobSets, KEP-1150)   (§11.13)
  *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
- *   NodeQuarantine gate: a whole-JobSet restart first asks for the failed
- *     pods (want_failed_pods), then keeps the nodes they blame off the
- *     next attempts (plan->quarantine, NodesQuarantined)   (core/avoid.c)
+ *   NodeQuarantine gate: a whole-JobSet or per-Job restart first asks for
+ *     the failed pods (want_failed_pods), then keeps the nodes they blame
+ *     off the Jobs made next (plan->quarantine, NodesQuarantined)
+ *                                                        (core/avoid.c)
  *
  * Differences from upstream are listed in docs/differences.md.
  * Not thread-safe per call; separate calls share nothing.
@@ -121,6 +122,12 @@ struct js_failpod {
 					    status True */
 	size_t n_conditions;
 	bool node_lost;                  /* its node is NotReady or gone */
+	/* The Job it belongs to, from its labels (the pod template's, the
+	 * same the core reads from the Job, core/job.h): replicatedjob-name,
+	 * job-index and job-restart-attempt (NULL when absent; a missing
+	 * job-restart-attempt is 0). A per-Job restart (RestartJob) blames
+	 * only the pods of the Job it restarts, of that Job's attempt. */
+	const char *rjob_name, *job_index, *job_restart_attempt;
 };
 
 /** Everything one reconcile looks at. All pointers are borrowed. */
@@ -197,7 +204,8 @@ struct js_reconcile_input {
 	/* Node quarantine (gate NodeQuarantine; docs/node-quarantine.md):
 	 * the pods of the current attempt that ended badly, when the runtime
 	 * read them because the plan asked (want_failed_pods). A whole-JobSet
-	 * restart of a JobSet with quarantine rules waits for them. */
+	 * restart or a per-Job restart (RestartJob) of a JobSet with
+	 * quarantine rules waits for them. */
 	bool failed_pods_known;
 	const struct js_failpod *failed_pods;
 	size_t n_failed_pods;

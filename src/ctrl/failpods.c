@@ -3,13 +3,14 @@
  * quarantine (ours, gate NodeQuarantine; core/avoid.c,
  * docs/node-quarantine.md) when the core asks (plan->want_failed_pods).
  *
- * No cache: the core asks only before a whole-JobSet restart of a JobSet
- * that states quarantine rules, so one label-scoped, paginated LIST of that
- * JobSet's pods of that attempt (jobset-name and restart-attempt labels)
- * costs the API server what one restart does anyway, and 10k JobSets that
- * never fail cost nothing. Of each pod only what a rule can use is kept
- * (node name, non-zero exit codes, True condition types the rules name),
- * and only pods a rule may blame, at most MAX_PODS. The node-lost rule
+ * No cache: the core asks only before a whole-JobSet or per-Job restart
+ * of a JobSet that states quarantine rules, so one label-scoped, paginated
+ * LIST of that JobSet's pods of that attempt (jobset-name and
+ * restart-attempt labels) costs the API server what one restart does
+ * anyway, and 10k JobSets that never fail cost nothing. Of each pod only
+ * what a rule can use is kept (node name, non-zero exit codes, True
+ * condition types the rules name, the labels naming its Job), and only
+ * pods a rule may blame, at most MAX_PODS. The node-lost rule
  * costs one GET per distinct node of those pods, at most MAX_NODE_GETS.
  *
  * Memory: the worker's arena (reset after the reconcile).
@@ -60,11 +61,19 @@ struct reading {
 	size_t n;
 };
 
+/* Label `key` copied into arena `a`, or NULL when absent. */
+static const char *label(struct js_arena *a, const json_t *labels, const char *key)
+{
+	const char *v = js_json_str(labels, key);
+	return v ? js_arena_strdup(a, v) : NULL;
+}
+
 /* Keep `pod` when a rule may blame its node. */
 static void add_pod(struct reading *rd, const json_t *pod)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *st = json_object_get(pod, "status");
-	const char *uid = js_json_str(json_object_get(meta, "labels"), JS_LABEL_JOBSET_UID);
+	const json_t *labels = json_object_get(meta, "labels");
+	const char *uid = js_json_str(labels, JS_LABEL_JOBSET_UID);
 	const char *node = js_json_str(json_object_get(pod, "spec"), "nodeName");
 	if (rd->n == MAX_PODS || !node || !*node || (rd->uid && (!uid || strcmp(uid, rd->uid) != 0)))
 		return;
@@ -93,6 +102,13 @@ static void add_pod(struct reading *rd, const json_t *pod)
 		.attempt = rd->attempt,
 		.n_exit_codes = nc,
 		.n_conditions = nt,
+		/* Which Job it belongs to: the labels our pod template
+		 * carries (api/render.c), which the core also reads from the
+		 * Job (core/job.h), so a per-Job restart can take that Job's
+		 * pods only, of its job-restart-attempt only. */
+		.rjob_name = label(rd->a, labels, JS_LABEL_RJOB_NAME),
+		.job_index = label(rd->a, labels, JS_LABEL_JOB_INDEX),
+		.job_restart_attempt = label(rd->a, labels, JS_LABEL_JOB_RESTART_ATTEMPT),
 	};
 	int32_t *cc = js_arena_calloc(rd->a, nc ? nc : 1, sizeof(*cc));
 	memcpy(cc, codes, nc * sizeof(*cc));

@@ -292,6 +292,12 @@ static const struct js_failpod *failed_gpu_pods(struct js_local *l, struct js_ar
 					.n_exit_codes = ne,
 					.conditions = cond,
 					.n_conditions = cond[0] ? 1 : 0,
+					/* The Job's labels are its pods' (one
+					 * template): a per-Job restart blames
+					 * only its own Job's pods. */
+					.rjob_name = j->rec->rjob_name,
+					.job_index = j->rec->job_index,
+					.job_restart_attempt = j->rec->job_restart_attempt,
 				};
 				js_buf_done(&node);
 			}
