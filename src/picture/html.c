@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/parse.h"
 #include "core/phase.h"
 
 /* Geometry of the timeline, in SVG user units (pixels at 100 %). The
@@ -721,6 +722,35 @@ static void phases(struct w *w, const struct js_timeline *t)
 	out(w, "</section>\n");
 }
 
+/* The nodes the restart that began `attempt` keeps off (locally GPUs,
+ * named gpu-<id>): its NodeQuarantined events, one line each under the
+ * attempt. They are matched by the attempt core/avoid.c writes into the
+ * message ("node N is kept off attempts A to B: pod P failed there
+ * (exit code 137)"), not by time: on a cluster the restart's own event and
+ * these are written apart, and either may have expired. Both bodies record
+ * the events, so this one place serves both pages. */
+static void quarantined(struct w *w, const struct js_timeline *t, int32_t attempt)
+{
+	static const char kept[] = " is kept off attempts ";
+	bool any = false;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct js_timeline_event *e = &t->events[i];
+		const char *at = strcmp(e->reason, "NodeQuarantined") == 0 ? strstr(e->message, kept) : NULL;
+		const char *num = at ? at + strlen(kept) : NULL;
+		int64_t a;
+		if (!num || js_parse_i64_in(num, strspn(num, "0123456789"), 0, INT32_MAX, &a) != 0 || a != attempt)
+			continue;
+		if (!any)
+			out(w, "<ul class=\"quarantine\">");
+		out(w, "<li>Quarantined: ");
+		esc(w, e->message);
+		out(w, "</li>");
+		any = true;
+	}
+	if (any)
+		out(w, "</ul>");
+}
+
 static void restarts(struct w *w, const struct js_timeline *t)
 {
 	out(w, "<section aria-labelledby=\"h-restarts\"><h2 id=\"h-restarts\">Restarts</h2>\n");
@@ -745,6 +775,7 @@ static void restarts(struct w *w, const struct js_timeline *t)
 			out(w, ": ");
 			esc(w, r->message);
 		}
+		quarantined(w, t, r->attempt);
 		out(w, "</li>\n");
 	}
 	if (t->n_restarts)

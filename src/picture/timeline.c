@@ -121,10 +121,9 @@ void js_timeline_add_restart(struct js_timeline *t, int64_t at_ms, int32_t attem
 		t->restarts_dropped++;
 	}
 	s->restarts = grow(s->restarts, t->n_restarts, &s->cap_restarts, sizeof(*s->restarts));
-	s->restarts[t->n_restarts++] = (struct js_timeline_restart){.at_ms = at_ms,
-								    .attempt = attempt,
-								    .reason = js_xstrdup(reason ? reason : ""),
-								    .message = js_xstrdup(message ? message : "")};
+	s->restarts[t->n_restarts++] = (struct js_timeline_restart){
+		.at_ms = at_ms, .attempt = attempt, .reason = js_xstrdup(reason ? reason : ""),
+		.message = js_xstrdup(message ? message : "")};
 	t->restarts_at = s->restarts;
 }
 
@@ -258,10 +257,12 @@ json_t *js_timeline_to_json(const struct js_timeline *t)
 	}
 	for (size_t i = 0; i < t->n_notes; i++)
 		json_array_append_new(notes, json_string(t->notes[i]));
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:o, s:o, s:o, s:I, s:o, s:I, s:o, s:s, s:o}", "name", t->name,
-			 "namespace", t->namespace_, "origin", t->origin == JS_TIMELINE_CLUSTER ? "cluster" : "local",
-			 "result", t->result ? t->result : "", "start", jtime(t->start_ms), "end", jtime(t->end_ms),
-			 "restarts", (int)t->restarts, "replicatedJobs", rjobs, "pods", pods, "restartsAt", rs,
-			 "restartsDropped", (json_int_t)t->restarts_dropped, "events", evs, "eventsDropped", (json_int_t)t->events_dropped, "phases", phases_json(&t->phases),
-			 "phasesNote", t->phases_note ? t->phases_note : "", "notes", notes);
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:o, s:o, s:o, s:I, s:o, s:I, s:o, s:s, s:o}", "name",
+			 t->name, "namespace", t->namespace_, "origin",
+			 t->origin == JS_TIMELINE_CLUSTER ? "cluster" : "local", "result", t->result ? t->result : "",
+			 "start", jtime(t->start_ms), "end", jtime(t->end_ms), "restarts", (int)t->restarts,
+			 "replicatedJobs", rjobs, "pods", pods, "restartsAt", rs, "restartsDropped",
+			 (json_int_t)t->restarts_dropped, "events", evs, "eventsDropped", (json_int_t)t->events_dropped,
+			 "phases", phases_json(&t->phases), "phasesNote", t->phases_note ? t->phases_note : "", "notes",
+			 notes);
 }

@@ -6,7 +6,8 @@ Pods are fake (kwok): their fate is set by pod-template annotations
 node the scheduler picked; the JobSet names 137 as a node fault, so the
 whole-JobSet restart keeps attempt 1 off that node: its Jobs carry the list
 and a `metadata.name NotIn` requirement, none of its pods is bound there,
-and the NodesQuarantined condition and a NodeQuarantined event name it, and `kubectl jobset describe` lists it.
+and the NodesQuarantined condition and a NodeQuarantined event name it, `kubectl jobset describe` lists it,
+and `kubectl jobset report` says it under the restart.
 A per-Job restart (RestartJob) keeps the recreated Job off the node its
 own pod failed on.
 """
@@ -79,6 +80,12 @@ def test_failed_node_kept_off_next_attempt(kube, controller, ns):
                              for t in terms), terms
     d = kj(kube, "describe", "nq", "-n", ns, check=True).stdout
     assert f"{node}: exit code 137, kept off through attempt 1" in d, d
+    # The picture (`kubectl jobset report`, src/picture/html.c) says it
+    # under the restart, from the NodeQuarantined event.
+    page = kj(kube, "report", "nq", "-n", ns, check=True).stdout
+    item = page[page.index("<li>Attempt 1 began"):]
+    item = item[:item.index("</li>\n")]
+    assert f'<ul class="quarantine"><li>Quarantined: node {node} is kept off attempts 1 to 1: pod nq-w-0-0-' in item, item
 
     pods = attempt_pods(kube, ns, "nq", 1)
     assert len(pods) >= 4, [p["metadata"]["name"] for p in pods]

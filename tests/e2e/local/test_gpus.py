@@ -91,6 +91,13 @@ def test_failing_gpu_is_kept_out_of_the_next_attempt(run):
     assert "NodeQuarantined" in ev and "node gpu-0 is kept off attempts 1 to 1" in ev, ev
     assert "attempt 1 keeps off 1 node (node:last attempt:reason): gpu-0:1:exitCode=137" in ev, ev
     assert sorted(r.logs("g-w-0-0", "c").split()) == ["cuda=0", "cuda=1"], r.logs("g-w-0-0", "c")  # one pod each
+    # The picture says it under the restart (src/picture/html.c): GPU 0 is
+    # the node attempt 1 keeps off, and why.
+    page = (r.dir / "report.html").read_text()
+    item = page[page.index("<li>Attempt 1 began"):]
+    item = item[:item.index("</li>\n")]
+    assert '<ul class="quarantine"><li>Quarantined: node gpu-0 is kept off attempts 1 to 1: pod g-w-0-0-' in item, item
+    assert "failed there (exit code 137)" in item, item
 
     del doc["metadata"]["annotations"]
     r = run(yaml.safe_dump(doc), "--gpus", "0,1", "--feature-gates", "NodeQuarantine=true", "--reuse-run-dir")

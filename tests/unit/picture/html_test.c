@@ -5,7 +5,8 @@
  * codes, escaping, the aggregation past JS_HTML_MAX_ROWS, and that the page
  * is self-contained (nothing fetched, no script). A second table records
  * more restarts than the page marks (the latest kept, the earlier counted
- * on the page); a third checks js_html_escape alone.
+ * on the page); a third puts NodeQuarantined events under the restart
+ * they name; a fourth checks js_html_escape alone.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -285,6 +286,66 @@ static void test_latest_restarts(void **state)
 	}
 }
 
+/* Node quarantine (docs/node-quarantine.md): each NodeQuarantined event is
+ * a line under the restart whose attempt it names, on both bodies' pages. */
+static const struct {
+	const char *name;
+	const char *reason, *message;
+	int32_t under; /* the attempt whose item holds it; 0: none */
+} quarantine[] = {
+	{"a GPU kept off attempt 1 (local)", "NodeQuarantined",
+	 "node gpu-0 is kept off attempts 1 to 2: pod q-w-0-0-a failed there (exit code 137)", 1},
+	{"a node kept off attempt 2 (cluster)", "NodeQuarantined",
+	 "node kwok-node-2 is kept off attempts 2 to 2: pod q-w-0-0-b failed there (exit code 134)", 2},
+	{"another reason with the same words: not a quarantine", "RestartJobSetFailurePolicyAction",
+	 "node kwok-node-3 is kept off attempts 1 to 1", 0},
+	{"an attempt that never began: nowhere", "NodeQuarantined",
+	 "node gpu-9 is kept off attempts 7 to 7: pod q-w-0-0-c failed there (exit code 137)", 0},
+	{"no attempt in the message: nowhere", "NodeQuarantined", "node gpu-8 is kept off attempts x", 0},
+};
+
+static void test_quarantine(void **state)
+{
+	(void)state;
+	const char *rjobs[] = {"w"};
+	const int64_t t0 = 1700000000000;
+	struct js_timeline *t = js_timeline_new_named("q", "default", rjobs, 1, t0);
+	js_timeline_add_restart(t, t0 + 1000, 1, "DefaultFailurePolicy", "first");
+	js_timeline_add_restart(t, t0 + 2000, 2, "DefaultFailurePolicy", "second");
+	for (size_t i = 0; i < sizeof(quarantine) / sizeof(quarantine[0]); i++) {
+		struct js_timeline_event e = {t0 + 900, "Warning", quarantine[i].reason, "jobset", "q",
+					      quarantine[i].message};
+		js_timeline_add_event(t, &e);
+	}
+	js_timeline_end(t, t0 + 3000, "Completed", 2, NULL, NULL);
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	assert_int_equal(js_html_report(t, &b), 0);
+	const char *page = js_buf_str(&b);
+	for (size_t i = 0; i < sizeof(quarantine) / sizeof(quarantine[0]); i++) {
+		char line[256], item[64];
+		snprintf(line, sizeof(line), "<li>Quarantined: %s</li>", quarantine[i].message);
+		const char *at = strstr(page, line);
+		/* The item it sits in: the last "<li>Attempt " before it, and no
+		 * item's end between. */
+		int32_t in = 0;
+		for (int32_t a = 1; at && a <= 2; a++) {
+			snprintf(item, sizeof(item), "<li>Attempt %d began", a);
+			const char *start = strstr(page, item);
+			const char *end = start ? strstr(start, "</li>\n") : NULL;
+			if (start && start < at && end && at < end)
+				in = a;
+		}
+		if (in != quarantine[i].under || (!quarantine[i].under && at)) {
+			fprintf(stderr, "case '%s': under attempt %d (%s on the page), want %d\n--- page ---\n%.6000s\n",
+				quarantine[i].name, in, at ? "found" : "not", quarantine[i].under, page);
+			fail();
+		}
+	}
+	js_buf_done(&b);
+	js_timeline_free(t);
+}
+
 static const struct {
 	const char *in, *want;
 } escapes[] = {
@@ -317,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_latest_restarts),
+		cmocka_unit_test(test_quarantine),
 		cmocka_unit_test(test_escape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
