@@ -39,6 +39,10 @@
 #define JS_ANN_QUARANTINED_NODES "jobset.sigs.k8s.io/quarantined-nodes"
 /* The condition of ours, True while the current attempt avoids a node. */
 #define JS_COND_NODES_QUARANTINED "NodesQuarantined"
+/* The condition of ours, True while a pod of the current attempt cannot be
+ * scheduled and the scheduler says nodes failed its node affinity, which
+ * the list's NotIn requirement adds to (core/noroom.c). */
+#define JS_COND_QUARANTINE_NO_ROOM "QuarantineLeavesNoRoom"
 
 /* Between the human part of the NodesQuarantined message and the list's
  * text (core/avoid.c writes it, `kubectl jobset describe` reads it). */

@@ -275,7 +275,7 @@ void js__cleanup_done(struct js__ctx *c);
 
 /* ---- avoid.c: node quarantine (ours, gate NodeQuarantine) ---- */
 
-/** Before a whole-JobSet restart caused by failed Jobs: true when the
+/** Before a whole-JobSet or per-Job restart caused by failed Jobs: true when the
  * JobSet has quarantine rules and the runtime did not pass the failed pods;
  * then plan->want_failed_pods is set and the restart waits for them. */
 bool js__avoid_hold(struct js__ctx *c);
@@ -286,9 +286,27 @@ bool js__avoid_hold(struct js__ctx *c);
  * NodesQuarantined condition and a NodeQuarantined event per node added. */
 void js__avoid_restart(struct js__ctx *c);
 
+/** Right after a per-Job restart of `j` was counted (its jobRestarts entry
+ * already the new one; the attempt unchanged): the current attempt's list
+ * plus each node a failed pod of `j` (of its job-restart-attempt) blames,
+ * kept off through attempt status.restarts + node-quarantine-attempts - 1;
+ * the condition and a NodeQuarantined event per node added. */
+void js__avoid_restart_job(struct js__ctx *c, const struct js_obsjob *j);
+
 /** A pass that may create Jobs: the current attempt's list for them
  * (plan->quarantine) and the condition. */
 void js__avoid_current(struct js__ctx *c);
+
+/* ---- noroom.c: no room left by node quarantine (ours, gate NodeQuarantine) ---- */
+
+/** After js__avoid_current: the QuarantineLeavesNoRoom condition from the
+ * pods that wait to be scheduled, asking the runtime for them
+ * (plan->want_pending_pods) at most once per JS_NOROOM_INTERVAL_S while the
+ * list applies and a Job of the attempt has pods not ready. */
+void js__noroom_run(struct js__ctx *c);
+
+/** A finished JobSet: the condition, if True, goes False. */
+void js__noroom_finished(struct js__ctx *c);
 
 /* ---- finish.c (SPEC §11.2 R6, §11.14) ---- */
 

@@ -188,6 +188,7 @@ static int restart_job(struct js__ctx *c, const struct js_obsjob *j, bool counte
 	if (counted)
 		e->job_restarts_count_towards_max.items[idx]++;
 	c->dirty = true;
+	js__avoid_restart_job(c, j); /* ours: node quarantine */
 	js__ctx_restart(c, counted ? "RestartJob" : "RestartJobAndIgnoreMaxRestarts", j);
 	const char *msg = js__fmt(c, counted ? MSG_RESTART_JOB : MSG_RESTART_JOB_IGNORE, j->name);
 	js__ctx_event(c, "Warning",
@@ -236,11 +237,13 @@ int js__failure_run(struct js__ctx *c)
 			return 0;
 		}
 		if (action == JS_FP_ACTION_RESTART_JOB_IGNORE_MAX)
-			return restart_job(c, j, false);
+			return js__avoid_hold(c) ? 0 : restart_job(c, j, false);
 		if (used + job_budget_used(c) >= max) {
 			js__status_set_failed(c, "ReachedMaxRestarts", js__fmt(c, MSG_MAX_RESTARTS, j->name));
 			return 0;
 		}
+		if (js__avoid_hold(c))
+			return 0;
 		return restart_job(c, j, true);
 	case JS_FP_ACTION_RESTART_JOBSET:
 	default:

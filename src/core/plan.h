@@ -128,11 +128,19 @@ struct js_plan {
 					 (js_cleanup_old_pods_selector) and
 					 reconcile again */
 	bool want_failed_pods;        /* node quarantine (core/avoid.c): a
-					 whole-JobSet restart waits for the
-					 current attempt's failed pods; read
+					 whole-JobSet or per-Job restart waits
+					 for the current attempt's failed
+					 pods; read
 					 them (js_reconcile_input.failed_pods)
 					 and reconcile again; nothing else of
 					 this plan needs applying */
+	bool want_pending_pods;       /* no room left (core/noroom.c): read
+					 the current attempt's pods that
+					 wait to be scheduled
+					 (js_reconcile_input.pending_pods)
+					 and reconcile again; this plan is
+					 complete otherwise (the condition
+					 left as it was) */
 	const struct js_quarantine_list *quarantine; /* nodes the Jobs this
 					 plan creates keep off (plan arena),
 					 or NULL */

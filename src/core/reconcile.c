@@ -278,6 +278,7 @@ static int run_steps(struct js__ctx *c)
 
 	if (js__status_finished(js)) { /* R6, #666 */
 		js__finish_delete(c, &c->active, "jobset finished");
+		js__noroom_finished(c); /* ours: nothing waits any more */
 		return js__finish_ttl(c);
 	}
 	if (over_limits(c))
@@ -307,6 +308,7 @@ static int run_steps(struct js__ctx *c)
 	c->hold = held_since_creation(c);
 	js__attempts_resume(c); /* KEP-1282 §2: before any Job is created or resumed */
 	js__avoid_current(c);     /* ours: node quarantine, before any Job is made */
+	js__noroom_run(c);        /* ours: does the quarantine leave room? */
 	js__gang_run(c);          /* KEP-969 */
 	js__create_dependents(c); /* R11-R13 */
 	js__create_jobs(c);       /* R14 */

@@ -68,9 +68,13 @@
  *     execution-attempt annotation, KEP-1282 §4; container resources with
  *     gate MutablePodResourcesForSuspendedJobSets, KEP-1150)   (§11.13)
  *   InPlaceRestart gate: in-place attempt bookkeeping               (§11.16)
- *   NodeQuarantine gate: a whole-JobSet restart first asks for the failed
- *     pods (want_failed_pods), then keeps the nodes they blame off the
- *     next attempts (plan->quarantine, NodesQuarantined)   (core/avoid.c)
+ *   NodeQuarantine gate: a whole-JobSet or per-Job restart first asks for
+ *     the failed pods (want_failed_pods), then keeps the nodes they blame
+ *     off the Jobs made next (plan->quarantine, NodesQuarantined)
+ *                                                        (core/avoid.c)
+ *     and, while a list applies and a Job has pods not ready, asks for
+ *     the pods that wait to be scheduled (want_pending_pods, at most once
+ *     per interval): QuarantineLeavesNoRoom                (core/noroom.c)
  *
  * Differences from upstream are listed in docs/differences.md.
  * Not thread-safe per call; separate calls share nothing.
@@ -121,7 +125,33 @@ struct js_failpod {
 					    status True */
 	size_t n_conditions;
 	bool node_lost;                  /* its node is NotReady or gone */
+	/* The Job it belongs to, from its labels (the pod template's, the
+	 * same the core reads from the Job, core/job.h): replicatedjob-name,
+	 * job-index and job-restart-attempt (NULL when absent; a missing
+	 * job-restart-attempt is 0). A per-Job restart (RestartJob) blames
+	 * only the pods of the Job it restarts, of that Job's attempt. */
+	const char *rjob_name, *job_index, *job_restart_attempt;
 };
+
+/** A pod of the current attempt that waits to be scheduled, read only for
+ * node quarantine's "no room left" (gate NodeQuarantine, core/noroom.c):
+ * a Pending pod whose PodScheduled condition is False. The runtime passes
+ * them when the plan asked (plan->want_pending_pods), or, when it has its
+ * pods at hand, on every pass. */
+struct js_pendpod {
+	const char *name;
+	int32_t attempt;                 /* its restart-attempt label */
+	const char *reason;              /* PodScheduled's reason
+					    ("Unschedulable"), or NULL */
+	const char *message;             /* the scheduler's message, or NULL */
+};
+
+/* Seconds between two reads of the pending pods of one JobSet (core/noroom.c):
+ * the scheduler's answer for an unschedulable pod changes only when the
+ * cluster does (a node added, a pod gone), so reading more often would
+ * mostly read the same answer, and less often would leave the JobSet silent
+ * longer after its pods were created. */
+#define JS_NOROOM_INTERVAL_S 15
 
 /** Everything one reconcile looks at. All pointers are borrowed. */
 struct js_reconcile_input {
@@ -197,10 +227,21 @@ struct js_reconcile_input {
 	/* Node quarantine (gate NodeQuarantine; docs/node-quarantine.md):
 	 * the pods of the current attempt that ended badly, when the runtime
 	 * read them because the plan asked (want_failed_pods). A whole-JobSet
-	 * restart of a JobSet with quarantine rules waits for them. */
+	 * restart or a per-Job restart (RestartJob) of a JobSet with
+	 * quarantine rules waits for them. */
 	bool failed_pods_known;
 	const struct js_failpod *failed_pods;
 	size_t n_failed_pods;
+	/* No room left (core/noroom.c): the pods of the current attempt that
+	 * wait to be scheduled, when the runtime read them (pending_pods_known).
+	 * pending_pods_read_at: Unix seconds of the runtime's last read of them
+	 * for this JobSet (this pass's when known), 0 when it never read them
+	 * or passes them on every pass (then nothing is read again after an
+	 * interval). The core asks at most once per JS_NOROOM_INTERVAL_S. */
+	bool pending_pods_known;
+	const struct js_pendpod *pending_pods;
+	size_t n_pending_pods;
+	int64_t pending_pods_read_at;
 	int64_t now;                      /* Unix seconds */
 };
 

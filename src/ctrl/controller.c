@@ -221,6 +221,23 @@ int32_t js__ctrl_restarts_seen(struct js_controller *c, const char *key, const c
 	return top;
 }
 
+int64_t js__ctrl_pending_read_at(struct js_controller *c, const char *key)
+{
+	pthread_mutex_lock(&c->mu);
+	int64_t at = (int64_t)(uintptr_t)js_hmap_get(c->pending_read, key);
+	pthread_mutex_unlock(&c->mu);
+	return at;
+}
+
+void js__ctrl_note_pending_read(struct js_controller *c, const char *key, int64_t now)
+{
+	/* Unix seconds fit a pointer-sized integer on the 64-bit hosts we
+	 * build for; a negative clock reads as "never". */
+	pthread_mutex_lock(&c->mu);
+	(void)js_hmap_put(c->pending_read, key, (void *)(uintptr_t)(now > 0 ? now : 0), NULL);
+	pthread_mutex_unlock(&c->mu);
+}
+
 /* ---- event handlers: map to keys, never more (STYLE §3.18) ---- */
 
 static void count_event(struct js_controller *c, const char *resource, const char *verdict)
@@ -284,6 +301,7 @@ static void jobset_delete(void *user, const void *rec, const json_t *obj, bool u
 	pthread_mutex_lock(&c->mu);
 	js_hmap_del(c->written, key, NULL);
 	js_hmap_del(c->restarts_seen, key, NULL);
+	js_hmap_del(c->pending_read, key, NULL);
 	pthread_mutex_unlock(&c->mu);
 	js__phases_forget(c, key);
 	js__ctrl_enqueue(c, key, false, "jobsets");
@@ -696,6 +714,7 @@ int js_controller_new(const struct js_controller_opts *opts, struct js_controlle
 	c->enqueued = js_hmap_new(NULL);
 	c->written = js_hmap_new(&written_type);
 	c->restarts_seen = js_hmap_new(&seen_restarts_type);
+	c->pending_read = js_hmap_new(NULL);
 	c->expect = js_expect_new(NULL);
 	js__phases_new(c);
 	c->waits = js_hmap_new(NULL);
@@ -864,6 +883,7 @@ int js_controller_free(struct js_controller *c)
 	js_hmap_free(c->enqueued);
 	js_hmap_free(c->written);
 	js_hmap_free(c->restarts_seen);
+	js_hmap_free(c->pending_read);
 	js_expect_free(c->expect);
 	js__phases_free(c);
 	js_hmap_free(c->waits);

@@ -127,6 +127,9 @@ struct js_controller {
 	struct js_hmap *written;     /* key -> what our last status write was (controller.c) */
 	struct js_hmap *restarts_seen; /* key -> the highest status.restarts of its
 					  incarnation the watch delivered (controller.c) */
+	struct js_hmap *pending_read; /* key -> Unix seconds of its last read of
+					 the pods that wait to be scheduled
+					 (pendpods.c; uintptr_t values) */
 	struct js_expect *expect;    /* what each key wrote and the caches do not show yet
 					(ctrl/expect.h; rw.c); its own lock */
 	struct js_hmap *waits;       /* pod uid -> 1 + the js_placement_why last said (placement.c) */
@@ -318,5 +321,12 @@ void js__ctrl_note_written(struct js_controller *c, const char *key, const char 
  * started (every version, also one the cache replaced before a pass read
  * it); 0 when unknown: js_reconcile_input.restarts_seen. Takes c->mu. */
 int32_t js__ctrl_restarts_seen(struct js_controller *c, const char *key, const char *uid);
+
+/* Node quarantine's "no room left" (core/noroom.c): when this process last
+ * read the pending pods of JobSet `key` (Unix seconds; 0: never), and
+ * noting a read. Only a rate limit: losing it (a restart, another leader)
+ * costs one more read. Take c->mu. controller.c. */
+int64_t js__ctrl_pending_read_at(struct js_controller *c, const char *key);
+void js__ctrl_note_pending_read(struct js_controller *c, const char *key, int64_t now);
 
 #endif

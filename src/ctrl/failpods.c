@@ -3,13 +3,14 @@
  * quarantine (ours, gate NodeQuarantine; core/avoid.c,
  * docs/node-quarantine.md) when the core asks (plan->want_failed_pods).
  *
- * No cache: the core asks only before a whole-JobSet restart of a JobSet
- * that states quarantine rules, so one label-scoped, paginated LIST of that
- * JobSet's pods of that attempt (jobset-name and restart-attempt labels)
- * costs the API server what one restart does anyway, and 10k JobSets that
- * never fail cost nothing. Of each pod only what a rule can use is kept
- * (node name, non-zero exit codes, True condition types the rules name),
- * and only pods a rule may blame, at most MAX_PODS. The node-lost rule
+ * No cache: the core asks only before a whole-JobSet or per-Job restart
+ * of a JobSet that states quarantine rules, so one label-scoped, paginated
+ * LIST of that JobSet's pods of that attempt (jobset-name and
+ * restart-attempt labels) costs the API server what one restart does
+ * anyway, and 10k JobSets that never fail cost nothing. Of each pod only
+ * what a rule can use is kept (node name, non-zero exit codes, True
+ * condition types the rules name, the labels naming its Job), and only
+ * pods a rule may blame, at most MAX_PODS. The node-lost rule
  * costs one GET per distinct node of those pods, at most MAX_NODE_GETS.
  *
  * Memory: the worker's arena (reset after the reconcile).
@@ -60,11 +61,19 @@ struct reading {
 	size_t n;
 };
 
+/* Label `key` copied into arena `a`, or NULL when absent. */
+static const char *label(struct js_arena *a, const json_t *labels, const char *key)
+{
+	const char *v = js_json_str(labels, key);
+	return v ? js_arena_strdup(a, v) : NULL;
+}
+
 /* Keep `pod` when a rule may blame its node. */
 static void add_pod(struct reading *rd, const json_t *pod)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *st = json_object_get(pod, "status");
-	const char *uid = js_json_str(json_object_get(meta, "labels"), JS_LABEL_JOBSET_UID);
+	const json_t *labels = json_object_get(meta, "labels");
+	const char *uid = js_json_str(labels, JS_LABEL_JOBSET_UID);
 	const char *node = js_json_str(json_object_get(pod, "spec"), "nodeName");
 	if (rd->n == MAX_PODS || !node || !*node || (rd->uid && (!uid || strcmp(uid, rd->uid) != 0)))
 		return;
@@ -93,6 +102,13 @@ static void add_pod(struct reading *rd, const json_t *pod)
 		.attempt = rd->attempt,
 		.n_exit_codes = nc,
 		.n_conditions = nt,
+		/* Which Job it belongs to: the labels our pod template
+		 * carries (api/render.c), which the core also reads from the
+		 * Job (core/job.h), so a per-Job restart can take that Job's
+		 * pods only, of its job-restart-attempt only. */
+		.rjob_name = label(rd->a, labels, JS_LABEL_RJOB_NAME),
+		.job_index = label(rd->a, labels, JS_LABEL_JOB_INDEX),
+		.job_restart_attempt = label(rd->a, labels, JS_LABEL_JOB_RESTART_ATTEMPT),
 	};
 	int32_t *cc = js_arena_calloc(rd->a, nc ? nc : 1, sizeof(*cc));
 	memcpy(cc, codes, nc * sizeof(*cc));
@@ -150,6 +166,50 @@ static void mark_lost_nodes(struct js_controller *c, struct reading *rd)
 	}
 }
 
+int js__failpods_list(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		      const char *field_selector, const char *what, bool (*each)(void *ctx, const json_t *pod),
+		      void *ctx)
+{
+	const struct js_jobset *js = o->rec->js;
+	char *sel = js_arena_printf(a, "%s=%s,%s=%" PRId32, JS_LABEL_JOBSET_NAME, o->name, JS_LABEL_RESTART_ATTEMPT,
+				    js->status.restarts);
+	char *cont = NULL;
+	struct js_apierr err = {0};
+	int r = 0;
+	bool more = true;
+	do {
+		struct js_list_opts lo = {.label_selector = sel, .field_selector = field_selector, .limit = PAGE,
+					  .continue_token = cont};
+		json_t *page = NULL;
+		js_apierr_done(&err);
+		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
+		js__count(c, "GET", r, &err, 200);
+		if (r < 0)
+			break;
+		size_t i;
+		const json_t *pod;
+		json_array_foreach(json_object_get(page, "items"), i, pod)
+			more = more && each(ctx, pod);
+		free(cont);
+		const char *next = js_json_str(json_object_get(page, "metadata"), "continue");
+		cont = more && next && *next ? js_xstrdup(next) : NULL;
+		json_decref(page);
+	} while (cont);
+	free(cont);
+	if (r < 0 && !js__aborted(c))
+		js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO,
+			      "jobset '%s/%s': listing the %s pods of attempt %" PRId32 " for node quarantine: %s", o->ns,
+			      o->name, what, js->status.restarts, js__why(&err, r));
+	js_apierr_done(&err);
+	return r;
+}
+
+static bool each_failed(void *ctx, const json_t *pod)
+{
+	add_pod(ctx, pod);
+	return true;
+}
+
 int js__failpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
 		      struct js_reconcile_input *in)
 {
@@ -160,40 +220,9 @@ int js__failpods_read(struct js_controller *c, struct js_arena *a, const struct 
 	}
 	struct reading rd = {.a = a, .rules = rules, .attempt = js->status.restarts, .uid = js->meta.uid};
 	rd.pods = js_arena_calloc(a, MAX_PODS, sizeof(*rd.pods));
-	char *sel = js_arena_printf(a, "%s=%s,%s=%" PRId32, JS_LABEL_JOBSET_NAME, o->name, JS_LABEL_RESTART_ATTEMPT,
-				    js->status.restarts);
-	char *cont = NULL;
-	struct js_apierr err = {0};
-	int r = 0;
-	for (;;) {
-		struct js_list_opts lo = {.label_selector = sel, .limit = PAGE, .continue_token = cont};
-		json_t *page = NULL;
-		js_apierr_done(&err);
-		r = js_client_list(c->client, &js_client_res_pods, o->ns, &lo, &page, &err);
-		js__count(c, "GET", r, &err, 200);
-		if (r < 0)
-			break;
-		size_t i;
-		const json_t *pod;
-		json_array_foreach(json_object_get(page, "items"), i, pod)
-			add_pod(&rd, pod);
-		free(cont);
-		const char *next = js_json_str(json_object_get(page, "metadata"), "continue");
-		cont = next && *next ? js_xstrdup(next) : NULL;
-		json_decref(page);
-		if (!cont)
-			break;
-	}
-	free(cont);
-	if (r < 0) {
-		if (!js__aborted(c))
-			js__ctrl_logf(c, JS_CONTROLLER_LOG_INFO, "jobset '%s/%s': listing the failed pods of attempt %" PRId32
-								 " for node quarantine: %s",
-				      o->ns, o->name, js->status.restarts, js__why(&err, r));
-		js_apierr_done(&err);
+	int r = js__failpods_list(c, a, o, NULL, "failed", each_failed, &rd);
+	if (r < 0)
 		return r;
-	}
-	js_apierr_done(&err);
 	if (rules->node_lost)
 		mark_lost_nodes(c, &rd);
 	in->failed_pods_known = true;

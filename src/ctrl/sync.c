@@ -148,6 +148,8 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 	if (c->opods)
 		in.pods_top_attempt = js__oldpods_top_attempt(c, &o);
 	in.restarts_seen = js__ctrl_restarts_seen(c, key, o.rec->js->meta.uid);
+	if (c->o.gates.node_quarantine)
+		in.pending_pods_read_at = js__ctrl_pending_read_at(c, key);
 	/* Restart cleanup (core/cleanup.h): the old pods when the core needs
 	 * them, from their cache (oldpods.c). */
 	if (c->opods && js_cleanup_wants_old_pods(o.rec->js, c->o.cleanup_direct))
@@ -166,6 +168,18 @@ void js__sync_key(struct js_controller *c, const char *key, struct js_arena *are
 			res->error = true;
 			goto out;
 		}
+		r = js_reconcile_run(&in, &plan, &msg);
+	}
+	/* No room left: the pods that wait to be scheduled, read at most once
+	 * per interval (the core decides when, from the time we pass back);
+	 * the second plan is applied. A failed read is not a failed pass: the
+	 * condition stays as it is and the core asks again after the
+	 * interval. */
+	if (r == 0 && plan->want_pending_pods) {
+		plan = js_reconcile_plan_free(plan);
+		(void)js__pendpods_read(c, arena, &o, &in);
+		in.pending_pods_read_at = in.now;
+		js__ctrl_note_pending_read(c, key, in.now);
 		r = js_reconcile_run(&in, &plan, &msg);
 	}
 	if (r < 0) {

@@ -194,6 +194,24 @@ int js__oldpods_confirm(struct js_controller *c, const struct js__observed *o);
 int js__failpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
 		      struct js_reconcile_input *in);
 
+/* failpods.c: one label-scoped, paginated LIST (500 a page) of the observed
+ * JobSet's pods of its current attempt (labels jobset-name and
+ * restart-attempt; `field_selector` may be NULL), calling `each` on every
+ * pod until it returns false (then no further page is read). `what`
+ * ("failed") names the pods in the one log line of a failure. Returns 0,
+ * or the LIST's error (logged here unless the controller is stopping). */
+int js__failpods_list(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		      const char *field_selector, const char *what, bool (*each)(void *ctx, const json_t *pod),
+		      void *ctx);
+
+/* pendpods.c: node quarantine, no room left (core/noroom.c). When a plan
+ * asks (want_pending_pods): LIST the Pending pods of the JobSet's current
+ * attempt and fill in->pending_pods (arena `a`) with those the scheduler
+ * has not placed (PodScheduled False). Returns 0, or the LIST's error
+ * (logged once here; `in` unchanged). */
+int js__pendpods_read(struct js_controller *c, struct js_arena *a, const struct js__observed *o,
+		      struct js_reconcile_input *in);
+
 /* Pod `pod` of namespace `ns` was deleted by this pass (DeletePod answered):
  * until the cache shows it marked (at most 30 s), the view says it is, so
  * the next pass does not delete it again. No-op without the cache. */

@@ -292,10 +292,50 @@ static const struct js_failpod *failed_gpu_pods(struct js_local *l, struct js_ar
 					.n_exit_codes = ne,
 					.conditions = cond,
 					.n_conditions = cond[0] ? 1 : 0,
+					/* The Job's labels are its pods' (one
+					 * template): a per-Job restart blames
+					 * only its own Job's pods. */
+					.rjob_name = j->rec->rjob_name,
+					.job_index = j->rec->job_index,
+					.job_restart_attempt = j->rec->job_restart_attempt,
 				};
 				js_buf_done(&node);
 			}
 		}
+	}
+	*ret_n = n;
+	return out;
+}
+
+/* No room left on one machine (core/noroom.c): a pod the quarantine keeps
+ * from enough GPUs (jobs.c take_gpus) is what a cluster's scheduler would
+ * leave Pending, and it is told to the core in the scheduler's words, the
+ * GPUs standing for the nodes. The pod does not exist yet: it is named by
+ * its hostname (<job>-<index>). Memory: arena `a`. */
+static const struct js_pendpod *waiting_gpu_pods(struct js_local *l, struct js_arena *a, size_t *ret_n)
+{
+	struct js_pendpod *out = js_arena_calloc(a, l->n_jobs + 1, sizeof(*out));
+	size_t n = 0;
+	for (size_t i = 0; l->opts.gates.node_quarantine && i < l->n_jobs; i++) {
+		const struct ljob *j = &l->jobs[i];
+		int64_t attempt = 0;
+		const char *al = j->rec ? j->rec->restart_attempt : NULL;
+		if (j->deleting || !j->noroom.waits || !al ||
+		    js_parse_i64_in(al, strlen(al), 0, INT32_MAX, &attempt) < 0)
+			continue;
+		size_t out_of = j->noroom.total - j->noroom.usable;
+		out[n++] = (struct js_pendpod){
+			.name = j->noroom.index >= 0 ? js_arena_printf(a, "%s-%d", j->name, j->noroom.index)
+						     : js_arena_strdup(a, j->name),
+			.attempt = (int32_t)attempt,
+			.reason = "Unschedulable",
+			.message = js_arena_printf(a,
+						   "0/%zu nodes are available: %zu node(s) didn't match Pod's node "
+						   "affinity/selector (jobset run: each GPU is a node; the pod needs "
+						   "%lld %s and %zu are not quarantined)",
+						   j->noroom.total, out_of, (long long)j->noroom.need, JS_GPU_RESOURCE,
+						   j->noroom.usable),
+		};
 	}
 	*ret_n = n;
 	return out;
@@ -333,6 +373,8 @@ int js__exec_plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_
 	struct js_arena *fa = js_arena_new(0);
 	size_t n_failed = 0;
 	const struct js_failpod *failed = failed_gpu_pods(l, fa, &n_failed);
+	size_t n_waiting = 0;
+	const struct js_pendpod *waiting = waiting_gpu_pods(l, fa, &n_waiting);
 	struct js_reconcile_input in = {
 		.failed_pods = failed, .n_failed_pods = n_failed,
 		.jobset = l->js, .jobs = obs, .n_jobs = n, .service_exists = l->service_exists, .pods = pods,
@@ -342,6 +384,9 @@ int js__exec_plan_now(struct js_local *l, struct js_plan **ret_plan, char **ret_
 		 * restart never waits for them (docs/node-quarantine.md
 		 * "Locally"). */
 		.failed_pods_known = true,
+		/* Likewise the pods that wait for GPUs: at hand, so read_at 0
+		 * (nothing to read again). */
+		.pending_pods_known = true, .pending_pods = waiting, .n_pending_pods = n_waiting,
 	};
 	int r = js_reconcile_run(&in, ret_plan, ret_err);
 	js_arena_free(fa);

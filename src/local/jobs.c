@@ -113,14 +113,22 @@ static bool take_gpus(struct js_local *l, struct ljob *j, int32_t index, uint64_
 	free(q);
 	if (r == 0) {
 		l->gpu_wait_reported = false;
+		if (j->noroom.waits && j->noroom.index == index)
+			j->noroom.waits = false;
 		return true;
 	}
-	if (!l->gpu_wait_reported && (int64_t)usable < n) {
-		/* The cluster's pods would stay Pending; here the run says so
-		 * once, and waits as a Pending pod would (Ctrl-C ends it). */
-		js__report_event(l, "Warning", "QuarantineLeavesNoRoom", "job", j->name,
-				 "pod %d needs %lld GPUs (%s) and only %zu are not quarantined (%s); it waits",
-				 index, (long long)n, JS_GPU_RESOURCE, usable, text ? text : "");
+	if ((int64_t)usable < n) {
+		/* The cluster's pod would stay Pending, unschedulable; here the
+		 * pod waits as that one would, and the core, told so, sets
+		 * QuarantineLeavesNoRoom (core/noroom.c) with its event. */
+		if (!j->noroom.waits) {
+			j->noroom.waits = true;
+			j->noroom.index = index;
+			j->noroom.need = n;
+			j->noroom.usable = usable;
+			j->noroom.total = js_gpu_count(l->opts.gpus);
+			l->dirty = true; /* for the core to see it */
+		}
 		l->gpu_wait_reported = true;
 		return false;
 	}

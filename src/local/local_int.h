@@ -38,6 +38,16 @@ struct ljob {
 	struct js_pod **pods;
 	bool reported_finish;
 	bool reported_sync_error;
+	/* A pod of this Job waits because the quarantine leaves too few GPUs
+	 * (jobs.c take_gpus), what the core reads as a pod the scheduler
+	 * cannot place (core/noroom.c): its index, the GPUs it needs, the
+	 * devices not quarantined and all of them. */
+	struct {
+		bool waits;
+		int32_t index;
+		int64_t need;
+		size_t usable, total;
+	} noroom;
 };
 
 struct js_local {

@@ -46,9 +46,13 @@ struct build {
 	const char *name;
 	const json_t *rjobs;         /* spec.replicatedJobs */
 	int32_t restarts;            /* status.restarts */
-	size_t n_att;                /* attempts tracked: restarts + 1, capped */
-	int64_t *att_start;          /* [a]: when attempt a began, 0 unknown */
-	bool *att_approx;            /* [a]: placed at its first Job's creation */
+	/* The attempts tracked: the latest n_att, att0 to status.restarts
+	 * (att0 > 0 past JS_TIMELINE_MAX_RESTARTS restarts: attempt att0 is
+	 * then the base, timed but not marked, like attempt 0). */
+	int32_t att0;
+	size_t n_att;
+	int64_t *att_start;          /* [a - att0]: when attempt a began, 0 unknown */
+	bool *att_approx;            /* [a - att0]: placed at its first Job's creation */
 	const json_t **evs;          /* the JobSet's events, oldest first */
 	size_t n_evs;
 	struct cpod *pods;
@@ -201,9 +205,10 @@ static void attempts(struct build *b)
 {
 	const char **reason = js_xcalloc(b->n_att + 1, sizeof(*reason));
 	const char **message = js_xcalloc(b->n_att + 1, sizeof(*message));
-	b->att_start[0] = b->t->start_ms;
+	if (b->att0 == 0)
+		b->att_start[0] = b->t->start_ms;
 	int64_t a = b->restarts;
-	for (size_t i = b->n_evs; i-- > 0 && a >= 1;) {
+	for (size_t i = b->n_evs; i-- > 0 && a >= 1 && a >= b->att0;) {
 		const json_t *e = b->evs[i];
 		const char *k = event_kind(e), *r = js_json_str(e, "reason");
 		if (!k || strcmp(k, "JobSet") != 0 || !in_list(r, restart_reasons, JS_ARRAY_SIZE(restart_reasons)))
@@ -216,10 +221,11 @@ static void attempts(struct build *b)
 		int64_t times[2] = {js_describe_event_time_ms(e), js_describe_event_first_ms(e)};
 		int64_t at[2] = {a, a - c + 1};
 		for (int j = 0; j < (c > 1 ? 2 : 1); j++) {
-			if (at[j] >= 1 && (size_t)at[j] < b->n_att) {
-				b->att_start[at[j]] = times[j];
-				reason[at[j]] = r;
-				message[at[j]] = js_json_str(e, "note");
+			int64_t x = at[j] - b->att0;
+			if (at[j] >= 1 && x >= 0 && (size_t)x < b->n_att) {
+				b->att_start[x] = times[j];
+				reason[x] = r;
+				message[x] = js_json_str(e, "note");
 			}
 		}
 		a -= c;
@@ -227,18 +233,18 @@ static void attempts(struct build *b)
 	for (size_t i = 0; i < json_array_size(b->in->jobs); i++) {
 		const json_t *job = json_array_get(b->in->jobs, i);
 		int32_t att = num(js_json_path(job, "metadata.labels"), JS_LABEL_RESTART_ATTEMPT);
-		int64_t created = tms(job, "metadata.creationTimestamp");
-		if (att < 1 || (size_t)att >= b->n_att || !created || reason[att])
+		int64_t created = tms(job, "metadata.creationTimestamp"), x = (int64_t)att - b->att0;
+		if (att < 1 || x < 0 || (size_t)x >= b->n_att || !created || reason[x])
 			continue;
-		if (!b->att_start[att] || created < b->att_start[att]) {
-			b->att_start[att] = created;
-			b->att_approx[att] = true;
+		if (!b->att_start[x] || created < b->att_start[x]) {
+			b->att_start[x] = created;
+			b->att_approx[x] = true;
 		}
 	}
 	for (size_t i = 1; i < b->n_att; i++) {
 		if (!b->att_start[i])
 			continue;
-		js_timeline_add_restart(b->t, b->att_start[i], (int32_t)i, reason[i],
+		js_timeline_add_restart(b->t, b->att_start[i], b->att0 + (int32_t)i, reason[i],
 					b->att_approx[i] ? "placed at the creation of the attempt's first Job: the restart's "
 							   "event has expired"
 							 : message[i]);
@@ -249,12 +255,12 @@ static void attempts(struct build *b)
 
 /* The attempt of a pod created at `ms` whose Job is gone: the latest
  * attempt known to have begun by then; -1 when the next attempt's start
- * is not known (the pod may be of either) or none began by then. */
+ * is not known (the pod may be of either) or none tracked began by then. */
 static int32_t attempt_at(const struct build *b, int64_t ms)
 {
 	for (size_t a = b->n_att; a-- > 0;) {
 		if (b->att_start[a] && b->att_start[a] <= ms)
-			return a + 1 < b->n_att && !b->att_start[a + 1] ? -1 : (int32_t)a;
+			return a + 1 < b->n_att && !b->att_start[a + 1] ? -1 : b->att0 + (int32_t)a;
 	}
 	return -1;
 }
@@ -417,9 +423,10 @@ static void seen_pod(struct build *b, const json_t *pod)
  * the attempt's start rather than drawn in the attempt before. */
 static void lift(const struct build *b, struct js_timeline_pod *p)
 {
-	if (p->attempt < 1 || (size_t)p->attempt >= b->n_att || !b->att_start[p->attempt])
+	int64_t x = (int64_t)p->attempt - b->att0;
+	if (p->attempt < 1 || x < 0 || (size_t)x >= b->n_att || !b->att_start[x])
 		return;
-	int64_t s = b->att_start[p->attempt];
+	int64_t s = b->att_start[x];
 	int64_t *times[] = {&p->created_ms, &p->started_ms, &p->deleted_ms, &p->finished_ms};
 	for (size_t i = 0; i < JS_ARRAY_SIZE(times); i++) {
 		if (*times[i] && *times[i] < s && s - *times[i] < 1000)
@@ -536,9 +543,9 @@ static size_t no_record(struct build *b, size_t *ret_added)
 	 * attempts at most. */
 	bool *any = js_xcalloc(b->n_att, sizeof(*any));
 	for (size_t i = 0; i < known; i++) {
-		int32_t a = b->pods[i].p.attempt;
-		if (a >= 0 && (size_t)a < b->n_att)
-			any[a] = true;
+		int64_t x = (int64_t)b->pods[i].p.attempt - b->att0;
+		if (b->pods[i].p.attempt >= 0 && x >= 0 && (size_t)x < b->n_att)
+			any[x] = true;
 	}
 	for (size_t i = 0; i < known; i++) {
 		const struct js_timeline_pod *p = &b->pods[i].p;
@@ -557,7 +564,8 @@ static size_t no_record(struct build *b, size_t *ret_added)
 			bool have = false;
 			for (size_t j = 0; any[a] && j < known && !have; j++) {
 				const struct js_timeline_pod *q = &b->pods[j].p;
-				have = q->attempt == (int32_t)a && strcmp(q->job, p->job) == 0 && q->index == p->index;
+				have = q->attempt == b->att0 + (int32_t)a && strcmp(q->job, p->job) == 0 &&
+				       q->index == p->index;
 			}
 			if (have)
 				continue;
@@ -573,7 +581,7 @@ static size_t no_record(struct build *b, size_t *ret_added)
 			c->p.job = p->job;
 			c->p.job_index = p->job_index;
 			c->p.index = p->index;
-			c->p.attempt = (int32_t)a;
+			c->p.attempt = b->att0 + (int32_t)a;
 			c->p.created_ms = b->att_start[a];
 			c->p.finished_ms = b->att_start[a + 1];
 			if (!c->p.created_ms || !c->p.finished_ms)
@@ -663,11 +671,10 @@ static void notes(struct build *b, size_t no_rec, size_t no_rec_left)
 								"first Job, the restart's own event having expired: its "
 								"reason is not recorded.",
 								approx, approx == 1 ? " is" : "s are")));
-	if (unknown || (size_t)b->restarts + 1 > b->n_att)
+	if (unknown)
 		js_timeline_add_note(b->t, own(b, js_buf_format("%zu restart%s no time left at all (no event, no Job): "
 								"counted in the header, not drawn.",
-								unknown + ((size_t)b->restarts + 1 - b->n_att),
-								unknown == 1 ? " has" : "s have")));
+								unknown, unknown == 1 ? " has" : "s have")));
 	if (no_rec)
 		js_timeline_add_note(b->t, own(b, js_buf_format("%zu pod%s of earlier attempts left no record (the pods "
 								"and their events are gone): drawn as their attempt's "
@@ -699,7 +706,11 @@ int js_fromapi_timeline(const struct js_fromapi_input *in, struct js_timeline **
 	b.t->origin = JS_TIMELINE_CLUSTER;
 	json_int_t restarts = json_integer_value(js_json_path(in->jobset, "status.restarts"));
 	b.restarts = restarts < 0 ? 0 : restarts > INT32_MAX ? INT32_MAX : (int32_t)restarts;
+	/* The latest attempts: after a bad night, the recent restarts are the
+	 * ones looked at, and the ones whose events have not expired. */
 	b.n_att = (size_t)(b.restarts < JS_TIMELINE_MAX_RESTARTS ? b.restarts : JS_TIMELINE_MAX_RESTARTS) + 1;
+	b.att0 = b.restarts + 1 - (int32_t)b.n_att;
+	js_timeline_drop_restarts(b.t, (size_t)b.att0);
 	b.att_start = js_xcalloc(b.n_att, sizeof(*b.att_start));
 	b.att_approx = js_xcalloc(b.n_att, sizeof(*b.att_approx));
 

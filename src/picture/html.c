@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/parse.h"
 #include "core/phase.h"
 
 /* Geometry of the timeline, in SVG user units (pixels at 100 %). The
@@ -493,7 +494,11 @@ static void draw_axis(struct w *w, const struct geo *g, double bottom)
 /* A vertical marker where each whole-JobSet restart began. */
 static void draw_attempts(struct w *w, const struct js_timeline *t, const struct geo *g, double bottom)
 {
-	out(w, "<text class=\"attempt-label\" x=\"%.1f\" y=\"32\">attempt 0</text>\n", g->x0 + 3);
+	if (t->restarts_dropped)
+		out(w, "<text class=\"attempt-label\" x=\"%.1f\" y=\"32\">attempts 0 to %zu</text>\n", g->x0 + 3,
+		    t->restarts_dropped);
+	else
+		out(w, "<text class=\"attempt-label\" x=\"%.1f\" y=\"32\">attempt 0</text>\n", g->x0 + 3);
 	for (size_t i = 0; i < t->n_restarts; i++) {
 		const struct js_timeline_restart *r = &t->restarts_at[i];
 		double x = xof(g, r->at_ms);
@@ -717,10 +722,47 @@ static void phases(struct w *w, const struct js_timeline *t)
 	out(w, "</section>\n");
 }
 
+/* The nodes the restart that began `attempt` keeps off (locally GPUs,
+ * named gpu-<id>): its NodeQuarantined events, one line each under the
+ * attempt. They are matched by the attempt core/avoid.c writes into the
+ * message ("node N is kept off attempts A to B: pod P failed there
+ * (exit code 137)"), not by time: on a cluster the restart's own event and
+ * these are written apart, and either may have expired. Both bodies record
+ * the events, so this one place serves both pages. */
+static void quarantined(struct w *w, const struct js_timeline *t, int32_t attempt)
+{
+	static const char kept[] = " is kept off attempts ";
+	bool any = false;
+	for (size_t i = 0; i < t->n_events; i++) {
+		const struct js_timeline_event *e = &t->events[i];
+		const char *at = strcmp(e->reason, "NodeQuarantined") == 0 ? strstr(e->message, kept) : NULL;
+		const char *num = at ? at + strlen(kept) : NULL;
+		int64_t a;
+		if (!num || js_parse_i64_in(num, strspn(num, "0123456789"), 0, INT32_MAX, &a) != 0 || a != attempt)
+			continue;
+		if (!any)
+			out(w, "<ul class=\"quarantine\">");
+		out(w, "<li>Quarantined: ");
+		esc(w, e->message);
+		out(w, "</li>");
+		any = true;
+	}
+	if (any)
+		out(w, "</ul>");
+}
+
 static void restarts(struct w *w, const struct js_timeline *t)
 {
 	out(w, "<section aria-labelledby=\"h-restarts\"><h2 id=\"h-restarts\">Restarts</h2>\n");
-	if (!t->n_restarts)
+	if (t->restarts_dropped == 1)
+		out(w, "<p class=\"dropped\">The first restart (attempt 1) is left out of the picture and this list: they "
+		       "keep the latest %d.</p>\n",
+		    JS_TIMELINE_MAX_RESTARTS);
+	else if (t->restarts_dropped)
+		out(w, "<p class=\"dropped\">The first %zu restarts (attempts 1 to %zu) are left out of the picture and this "
+		       "list: they keep the latest %d.</p>\n",
+		    t->restarts_dropped, t->restarts_dropped, JS_TIMELINE_MAX_RESTARTS);
+	if (!t->n_restarts && !t->restarts_dropped)
 		out(w, "<p>None: the whole run was attempt 0.</p>\n");
 	else
 		out(w, "<ol class=\"restarts\">\n");
@@ -733,12 +775,14 @@ static void restarts(struct w *w, const struct js_timeline *t)
 			out(w, ": ");
 			esc(w, r->message);
 		}
+		quarantined(w, t, r->attempt);
 		out(w, "</li>\n");
 	}
 	if (t->n_restarts)
 		out(w, "</ol>\n");
-	if ((size_t)t->restarts > t->n_restarts)
-		out(w, "<p>%zu more restarts are counted but not drawn.</p>\n", (size_t)t->restarts - t->n_restarts);
+	if ((size_t)t->restarts > t->n_restarts + t->restarts_dropped)
+		out(w, "<p>%zu more restarts are counted but not drawn.</p>\n",
+		    (size_t)t->restarts - t->n_restarts - t->restarts_dropped);
 	out(w, "</section>\n");
 }
 

@@ -79,6 +79,10 @@ struct js_timeline *js_timeline_free(struct js_timeline *t)
 	if (t->store) {
 		js_arena_free(t->store->arena);
 		free(t->store->pods);
+		for (size_t i = 0; i < t->n_restarts; i++) {
+			free((char *)(uintptr_t)t->store->restarts[i].reason);
+			free((char *)(uintptr_t)t->store->restarts[i].message);
+		}
 		free(t->store->restarts);
 		free(t->store->events);
 		free(t->store);
@@ -105,12 +109,27 @@ void js_timeline_add_restart(struct js_timeline *t, int64_t at_ms, int32_t attem
 			     const char *message)
 {
 	struct js_timeline_store *s = t->store;
-	if (t->n_restarts >= JS_TIMELINE_MAX_RESTARTS)
-		return;
+	if (t->n_restarts >= JS_TIMELINE_MAX_RESTARTS) {
+		/* Keep the latest: the oldest goes. Its strings are its own
+		 * (not the arena's), so a JobSet restarting all night does not
+		 * grow the record; the shift is 1,000 entries per restart, a
+		 * restart's own cost dwarfs it. */
+		free((char *)(uintptr_t)s->restarts[0].reason);
+		free((char *)(uintptr_t)s->restarts[0].message);
+		memmove(s->restarts, s->restarts + 1, (t->n_restarts - 1) * sizeof(*s->restarts));
+		t->n_restarts--;
+		t->restarts_dropped++;
+	}
 	s->restarts = grow(s->restarts, t->n_restarts, &s->cap_restarts, sizeof(*s->restarts));
 	s->restarts[t->n_restarts++] = (struct js_timeline_restart){
-		.at_ms = at_ms, .attempt = attempt, .reason = copy_str(s, reason), .message = copy_str(s, message)};
+		.at_ms = at_ms, .attempt = attempt, .reason = js_xstrdup(reason ? reason : ""),
+		.message = js_xstrdup(message ? message : "")};
 	t->restarts_at = s->restarts;
+}
+
+void js_timeline_drop_restarts(struct js_timeline *t, size_t n)
+{
+	t->restarts_dropped += n;
 }
 
 void js_timeline_add_event(struct js_timeline *t, const struct js_timeline_event *e)
@@ -238,10 +257,12 @@ json_t *js_timeline_to_json(const struct js_timeline *t)
 	}
 	for (size_t i = 0; i < t->n_notes; i++)
 		json_array_append_new(notes, json_string(t->notes[i]));
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:I, s:o, s:s, s:o}", "name", t->name,
-			 "namespace", t->namespace_, "origin", t->origin == JS_TIMELINE_CLUSTER ? "cluster" : "local",
-			 "result", t->result ? t->result : "", "start", jtime(t->start_ms), "end", jtime(t->end_ms),
-			 "restarts", (int)t->restarts, "replicatedJobs", rjobs, "pods", pods, "restartsAt", rs, "events",
-			 evs, "eventsDropped", (json_int_t)t->events_dropped, "phases", phases_json(&t->phases),
-			 "phasesNote", t->phases_note ? t->phases_note : "", "notes", notes);
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:o, s:o, s:o, s:I, s:o, s:I, s:o, s:s, s:o}", "name",
+			 t->name, "namespace", t->namespace_, "origin",
+			 t->origin == JS_TIMELINE_CLUSTER ? "cluster" : "local", "result", t->result ? t->result : "",
+			 "start", jtime(t->start_ms), "end", jtime(t->end_ms), "restarts", (int)t->restarts,
+			 "replicatedJobs", rjobs, "pods", pods, "restartsAt", rs, "restartsDropped",
+			 (json_int_t)t->restarts_dropped, "events", evs, "eventsDropped", (json_int_t)t->events_dropped,
+			 "phases", phases_json(&t->phases), "phasesNote", t->phases_note ? t->phases_note : "", "notes",
+			 notes);
 }

@@ -35,8 +35,10 @@ struct js_jobset;
 /* Events kept for the picture's table: a run of 1,000 pods emits about
  * 4,000; past this the table says how many more events.log has. */
 #define JS_TIMELINE_MAX_EVENTS 5000
-/* Restarts drawn as attempt markers; maxRestarts may be any int32, but a
- * picture with more markers than pixels says nothing more. */
+/* Restarts drawn as attempt markers, the latest ones (the restarts of a
+ * bad night are what an operator opens the page for); maxRestarts may be
+ * any int32, but a picture with more markers than pixels says nothing
+ * more. */
 #define JS_TIMELINE_MAX_RESTARTS 1000
 /* Waits for all-ready listed ("time to all ready"): the first ones. */
 #define JS_TIMELINE_MAX_READIES 32
@@ -129,7 +131,8 @@ struct js_timeline {
 	const struct js_timeline_pod *pods;
 	size_t n_pods;
 	const struct js_timeline_restart *restarts_at;
-	size_t n_restarts;      /* recorded (restarts past the cap are not) */
+	size_t n_restarts;      /* recorded: the latest JS_TIMELINE_MAX_RESTARTS */
+	size_t restarts_dropped; /* the earliest restarts left out for them */
 	const struct js_timeline_event *events;
 	size_t n_events;
 	size_t events_dropped;  /* past JS_TIMELINE_MAX_EVENTS */
@@ -160,9 +163,16 @@ struct js_timeline *js_timeline_free(struct js_timeline *t);
 void js_timeline_add_pod(struct js_timeline *t, const struct js_timeline_pod *p);
 
 /** Record that attempt `attempt` began at `at_ms` (strings copied, NULL
- * taken as ""). Restarts past JS_TIMELINE_MAX_RESTARTS are not recorded. */
+ * taken as ""), restarts in the order they happened. Past
+ * JS_TIMELINE_MAX_RESTARTS the earliest recorded one is left out for it
+ * (and counted in restarts_dropped). */
 void js_timeline_add_restart(struct js_timeline *t, int64_t at_ms, int32_t attempt, const char *reason,
 			     const char *message);
+
+/** Count `n` more of the earliest restarts as left out without recording
+ * them: for a body that knows only how many there were (a cluster's
+ * status.restarts) and records the latest. */
+void js_timeline_drop_restarts(struct js_timeline *t, size_t n);
 
 /** Record event `e` (copied, NULL strings taken as ""), or count it past
  * JS_TIMELINE_MAX_EVENTS. */
@@ -186,9 +196,9 @@ void js_timeline_end(struct js_timeline *t, int64_t end_ms, const char *result, 
  * "pods": [{"name", "replicatedJob", "job", "jobIndex", "index",
  * "attempt", "source", "created", "started", "deleted", "finished", "end",
  * "exitCode", "reason", "detail"}], "restartsAt": [{"time", "attempt",
- * "reason", "message"}], "events": [...], "eventsDropped", "phases" (null
- * when unknown), "phasesNote", "notes"}; absent times are null. New
- * reference; NULL only when out of memory. */
+ * "reason", "message"}], "restartsDropped", "events": [...], "eventsDropped",
+ * "phases" (null when unknown), "phasesNote", "notes"}; absent times are
+ * null. New reference; NULL only when out of memory. */
 json_t *js_timeline_to_json(const struct js_timeline *t);
 
 /** "seen", "events", "none" (static); "" for an invalid value. */

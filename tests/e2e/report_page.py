@@ -5,12 +5,14 @@ is parsed for its classes and data- attributes, and rendered in Debian's
 headless chromium (scripts/setup-debian.sh installs it): without chromium
 the browser checks fail, naming the package; they never skip.
 """
+import os
 import re
 import shutil
 import struct
 import subprocess
 import zlib
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -73,6 +75,14 @@ def browse(html_path, tmp_path, *args):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     return p.stdout
+
+
+def keep_screenshot(shot, name):
+    """With JS_UPDATE_SCREENSHOT=1, copy the test's screenshot to
+    docs/img/NAME, the pictures README.md shows (report.png: `jobset run`;
+    report-cluster.png: `kubectl jobset report`)."""
+    if os.environ.get("JS_UPDATE_SCREENSHOT") == "1":
+        shutil.copyfile(shot, Path(__file__).resolve().parents[2] / "docs" / "img" / name)
 
 
 def png_pixels(path):

@@ -21,7 +21,8 @@ from conftest import (ensure_sa, jobset, mint_token, rjob, wait_for, wait_termin
 from test_kubectl_jobset import HOLD, kj, pods, release
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from report_page import EXTERNAL, browse, count_colour, groups, parse, png_pixels, spans  # noqa: E402
+from report_page import (EXTERNAL, browse, count_colour, groups, keep_screenshot, parse, png_pixels,  # noqa: E402
+                         spans)
 
 JOBS = ["rep-leader-0", "rep-w-0", "rep-w-1"]
 
@@ -118,6 +119,7 @@ def test_report_of_a_restart_as_it_fades(kube, ctl, ns, tmp_path):
     assert (w, h) == (1200, 800)
     assert count_colour(px, bpp, (0x3b, 0x7d, 0xd8)) > 500, "no running bars in the screenshot"
     assert count_colour(px, bpp, (0xd3, 0x3a, 0x30)) > 20, "no failure mark in the screenshot"
+    keep_screenshot(shot, "report-cluster.png")
 
     # 3. The events expire (deleted here, as --event-ttl would): attempt 0
     # has no record left; the restart is placed at attempt 1's first Job.

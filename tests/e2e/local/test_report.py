@@ -11,7 +11,6 @@ browser tests fail, naming the package: they never skip.
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +22,8 @@ import pytest
 from conftest import REPO, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from report_page import EXTERNAL, browse, count_colour, groups, parse, png_pixels, spans  # noqa: E402
+from report_page import (EXTERNAL, browse, count_colour, groups, keep_screenshot, parse, png_pixels,  # noqa: E402
+                         spans)
 
 EX = REPO / "examples"
 
@@ -188,6 +188,4 @@ def test_picture_in_chromium_screenshot(demo, tmp_path):
     # (the timeline is above the fold).
     assert count_colour(rows, bpp, (0x3b, 0x7d, 0xd8)) > 2000, "no running bars in the screenshot"
     assert count_colour(rows, bpp, (0xd3, 0x3a, 0x30)) > 20, "no failure mark in the screenshot"
-    if os.environ.get("JS_UPDATE_SCREENSHOT") == "1":
-        # README's picture (docs/img/report.png) is this screenshot.
-        shutil.copyfile(shot, REPO / "docs" / "img" / "report.png")
+    keep_screenshot(shot, "report.png")

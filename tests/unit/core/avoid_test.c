@@ -138,22 +138,36 @@ static const struct row {
 	 "attempt 1 keeps off 1 node" MARK "n1:1:exitCode=137", false, {{0}}, 0, false, 1, "", "True:n1:1", NULL},
 };
 
-static struct js_jobset *build(const struct row *r)
+/* The JobSet of a row: `job_restarts` (JSON, or NULL) is the status
+ * jobRestarts of ReplicatedJob "w", `cond_message` (or NULL) the message
+ * of a NodesQuarantined=True condition. */
+static struct js_jobset *build_jobset(const char *annotations, const char *spec_patch, int32_t restarts,
+				      const char *job_restarts, const char *cond_message)
 {
 	json_t *j = tu_yaml(base_yaml);
-	if (r->annotations)
-		json_object_set_new(json_object_get(j, "metadata"), "annotations", json_loads(r->annotations, 0, NULL));
-	tu_merge_patch(j, r->spec_patch);
-	json_t *st = json_pack("{s:i}", "restarts", (json_int_t)r->restarts);
-	if (r->cond_message)
+	if (annotations)
+		json_object_set_new(json_object_get(j, "metadata"), "annotations", json_loads(annotations, 0, NULL));
+	tu_merge_patch(j, spec_patch);
+	json_t *st = json_pack("{s:i}", "restarts", (json_int_t)restarts);
+	if (job_restarts)
+		json_object_set_new(st, "replicatedJobsStatus",
+				    json_pack("[{s:s,s:i,s:i,s:i,s:i,s:i,s:o}]", "name", "w", "ready", 0, "succeeded", 0,
+					      "failed", 0, "active", 0, "suspended", 0, "jobRestarts",
+					      json_loads(job_restarts, 0, NULL)));
+	if (cond_message)
 		json_object_set_new(st, "conditions",
 				    json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", JS_COND_NODES_QUARANTINED, "status", "True",
-					      "reason", "NodesQuarantined", "message", r->cond_message,
+					      "reason", "NodesQuarantined", "message", cond_message,
 					      "lastTransitionTime", "2026-01-01T00:00:00Z"));
 	json_object_set_new(j, "status", st);
 	struct js_jobset *js = tu_decode(j);
 	json_decref(j);
 	return js;
+}
+
+static struct js_jobset *build(const struct row *r)
+{
+	return build_jobset(r->annotations, r->spec_patch, r->restarts, NULL, r->cond_message);
 }
 
 static const char *list_text(const struct js_quarantine_list *l, struct js_buf *b)
@@ -162,6 +176,39 @@ static const char *list_text(const struct js_quarantine_list *l, struct js_buf *
 	if (l)
 		assert_int_equal(js_quarantine_list_format(l, b), 0);
 	return js_buf_str(b);
+}
+
+/* The NodesQuarantined condition of `plan`: `want` "True:<substring of
+ * its message>", "False", or NULL for none. */
+static void check_condition(const char *name, const struct js_plan *plan, const char *want)
+{
+	const struct js_condition *c = js_jobset_condition(plan->jobset, JS_COND_NODES_QUARANTINED);
+	if (!want) {
+		if (c)
+			fail_msg("%s: unexpected condition %s: %s", name, c->status, c->message);
+	} else if (strcmp(want, "False") == 0) {
+		if (!c || strcmp(c->status, "False") != 0)
+			fail_msg("%s: want the condition False, got %s", name, c ? c->status : "none");
+	} else if (!c || strcmp(c->status, "True") != 0 || !strstr(c->message, want + 5)) {
+		fail_msg("%s: want condition '%s', got %s '%s'", name, want, c ? c->status : "none",
+			 c ? c->message : "");
+	}
+}
+
+/* Every Job `plan` creates carries `want_list` ("" = no annotation). */
+static void check_created_jobs(const char *name, const struct js_plan *plan, const char *want_list)
+{
+	for (size_t i = 0; i < plan->n_actions; i++) {
+		if (plan->actions[i].kind != JS_ACTION_CREATE_JOB)
+			continue;
+		json_t *jb = js_plan_render_job(plan, &plan->actions[i]);
+		const char *ann = js_json_str(js_json_path(jb, "spec.template.metadata.annotations"),
+					      JS_ANN_QUARANTINED_NODES);
+		if (strcmp(ann ? ann : "", want_list) != 0)
+			fail_msg("%s: Job %s carries '%s', want '%s'", name, plan->actions[i].name, ann ? ann : "",
+				 want_list);
+		json_decref(jb);
+	}
 }
 
 static void check_row(const struct row *r)
@@ -194,34 +241,14 @@ static void check_row(const struct row *r)
 		fail_msg("%s: hold %d restarts %" PRId32 " list '%s'; want hold %d restarts %" PRId32 " list '%s'", r->name,
 			 plan->want_failed_pods, plan->status->restarts, js_buf_str(&b), r->want_hold, r->want_restarts,
 			 r->want_list);
-	const struct js_condition *c = js_jobset_condition(plan->jobset, JS_COND_NODES_QUARANTINED);
-	if (!r->want_cond) {
-		if (c)
-			fail_msg("%s: unexpected condition %s: %s", r->name, c->status, c->message);
-	} else if (strcmp(r->want_cond, "False") == 0) {
-		if (!c || strcmp(c->status, "False") != 0)
-			fail_msg("%s: want the condition False, got %s", r->name, c ? c->status : "none");
-	} else if (!c || strcmp(c->status, "True") != 0 || !strstr(c->message, r->want_cond + 5)) {
-		fail_msg("%s: want condition '%s', got %s '%s'", r->name, r->want_cond, c ? c->status : "none",
-			 c ? c->message : "");
-	}
+	check_condition(r->name, plan, r->want_cond);
 	bool seen = !r->want_event;
 	for (size_t i = 0; i < plan->n_events && !seen; i++)
 		seen = strcmp(plan->events[i].reason, r->want_event) == 0;
 	if (!seen)
 		fail_msg("%s: no event %s", r->name, r->want_event);
 	/* The Jobs this plan creates carry its list, and only with the gate. */
-	for (size_t i = 0; i < plan->n_actions; i++) {
-		if (plan->actions[i].kind != JS_ACTION_CREATE_JOB)
-			continue;
-		json_t *jb = js_plan_render_job(plan, &plan->actions[i]);
-		const char *ann = js_json_str(js_json_path(jb, "spec.template.metadata.annotations"),
-					      JS_ANN_QUARANTINED_NODES);
-		if (strcmp(ann ? ann : "", r->want_list) != 0)
-			fail_msg("%s: Job %s carries '%s', want '%s'", r->name, plan->actions[i].name, ann ? ann : "",
-				 r->want_list);
-		json_decref(jb);
-	}
+	check_created_jobs(r->name, plan, r->want_list);
 	js_buf_done(&b);
 	js_reconcile_plan_free(plan);
 	js_job_unref(job);
@@ -233,6 +260,170 @@ static void test_core_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		check_row(&rows[i]);
+}
+
+/* ---- per-Job restarts (RestartJob) ---- */
+
+#define RESTART_JOB_RULE(action)                                                                             \
+	"{\"spec\":{\"failurePolicy\":{\"maxRestarts\":5,\"rules\":[{\"name\":\"r\",\"action\":\"" action "\"}]}}}"
+
+/* A Job of the table below: q-w-<index> of the row's attempt. */
+struct jjob {
+	const char *index;         /* job-index label; NULL: no such Job */
+	const char *job_attempt;   /* job-restart-attempt label, or NULL */
+	bool failed;
+	const char *list;          /* its quarantined-nodes annotation, or NULL */
+};
+
+static const struct jrow {
+	const char *name;
+	const char *annotations;   /* JobSet annotations (JSON), or NULL */
+	bool gate;                 /* NodeQuarantine (RestartJob always on) */
+	const char *spec_patch;    /* the failure policy, or NULL: none */
+	int32_t restarts;
+	const char *job_restarts;  /* status jobRestarts of "w" (JSON), or NULL */
+	struct jjob jobs[2];
+	const char *cond_message;  /* NodesQuarantined=True message, or NULL */
+	bool pods_known;
+	struct js_failpod pods[3];
+	size_t n_pods;
+	/* expected */
+	bool want_hold;
+	int32_t want_restarts;
+	const char *want_job_restarts; /* "1,0"; "" = none */
+	const char *want_list;
+	const char *want_cond;     /* as rows[]: "True:<substring>" / "False" / NULL */
+	const char *want_event;    /* a substring of a NodeQuarantined event, or NULL: none */
+} jrows[] = {
+	{"RestartJob: the restarted Job's node is kept off the rest of the attempt, another Job's is not", EXIT137,
+	 true, RESTART_JOB_RULE("RestartJob"), 0, NULL, {{"0", "0", true, NULL}, {"1", "0", false, NULL}}, NULL, true,
+	 {{.name = "p0", .node = "n1", .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w", .job_index = "0",
+	   .job_restart_attempt = "0"},
+	  {.name = "p1", .node = "n2", .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w", .job_index = "1",
+	   .job_restart_attempt = "0"}},
+	 2, false, 0, "1,0", "n1:0:exitCode=137", "True:attempt 0 keeps off 1 node" MARK "n1:0:exitCode=137",
+	 "node n1 is kept off the Jobs made from now on, through attempt 0: pod p0 failed there (exit code 137), and "
+	 "its Job q-w-0 is restarted on its own"},
+	{"RestartJob: the failed pods not read yet, the restart waits for them", EXIT137, true,
+	 RESTART_JOB_RULE("RestartJob"), 0, NULL, {{"0", "0", true, NULL}, {"1", "0", false, NULL}}, NULL, false,
+	 {{0}}, 0, true, 0, "", "", NULL, NULL},
+	{"RestartJobAndIgnoreMaxRestarts, two attempts: kept off through the next attempt too",
+	 "{\"" JS_ANN_NQ_EXIT_CODES "\":\"137\",\"" JS_ANN_NQ_ATTEMPTS "\":\"2\"}", true,
+	 RESTART_JOB_RULE("RestartJobAndIgnoreMaxRestarts"), 3, NULL, {{"0", NULL, true, NULL}, {"1", NULL, false, NULL}},
+	 NULL, true,
+	 {{.name = "p0", .node = "n1", .attempt = 3, .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w",
+	   .job_index = "0"}},
+	 1, false, 3, "1,0", "n1:4:exitCode=137", "True:attempt 3 keeps off 1 node" MARK "n1:4:exitCode=137",
+	 "through attempt 4: pod p0"},
+	{"a pod of an earlier Job of that index (blamed when it restarted) is not blamed again", EXIT137, true,
+	 RESTART_JOB_RULE("RestartJob"), 0, "[1,0]", {{"0", "1", true, "n1:0:exitCode=137"}, {"1", "0", false, NULL}},
+	 NULL, true,
+	 {{.name = "old", .node = "n1", .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w", .job_index = "0",
+	   .job_restart_attempt = "0"},
+	  {.name = "new", .node = "n3", .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w", .job_index = "0",
+	   .job_restart_attempt = "1"}},
+	 2, false, 0, "2,0", "n1:0:exitCode=137,n3:0:exitCode=137", "True:attempt 0 keeps off 2 nodes", "node n3 is"},
+	{"gate off: RestartJob as ever, nothing of ours", EXIT137, false, RESTART_JOB_RULE("RestartJob"), 0, NULL,
+	 {{"0", "0", true, NULL}, {"1", "0", false, NULL}}, NULL, false, {{0}}, 0, false, 0, "1,0", "", NULL, NULL},
+	{"garbage: pods without (valid) Job labels blame nothing, a garbled Job list counts as none", EXIT137, true,
+	 RESTART_JOB_RULE("RestartJob"), 0, NULL, {{"0", "0", true, NULL}, {"1", "0", false, "n9:0:exitCode=999"}},
+	 NULL, true,
+	 {{.name = "a", .node = "n1", .exit_codes = code137, .n_exit_codes = 1},
+	  {.name = "b", .node = "n2", .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w", .job_index = "x"},
+	  {.name = "c", .node = "n3", .exit_codes = code137, .n_exit_codes = 1, .rjob_name = "w", .job_index = "0",
+	   .job_restart_attempt = "-1"}},
+	 3, false, 0, "1,0", "", NULL, NULL},
+	{"read back: the union of the attempt's Jobs' lists, the later last attempt kept", EXIT137, true, NULL, 0,
+	 "[1,0]", {{"0", "1", false, "n1:0:exitCode=137,n2:1:nodeLost"}, {"1", "0", false, "n2:2:nodeLost"}}, NULL,
+	 false, {{0}}, 0, false, 0, "1,0", "n1:0:exitCode=137,n2:2:nodeLost",
+	 "True:attempt 0 keeps off 2 nodes" MARK "n1:0:exitCode=137,n2:2:nodeLost", NULL},
+	{"bridge: the restarted Job not made yet, the condition's list goes on its recreation", EXIT137, true, NULL, 0,
+	 "[1,0]", {{"1", "0", false, NULL}, {NULL, NULL, false, NULL}}, "attempt 0 keeps off 1 node" MARK
+	 "n1:0:exitCode=137", false, {{0}}, 0, false, 0, "1,0", "n1:0:exitCode=137", "True:n1:0:exitCode=137", NULL},
+	{"no bridge from a condition of another attempt", EXIT137, true, NULL, 1, "[1,0]",
+	 {{"1", "0", false, NULL}, {NULL, NULL, false, NULL}}, "attempt 0 keeps off 1 node" MARK "n1:1:exitCode=137",
+	 false, {{0}}, 0, false, 1, "1,0", "", "False", NULL},
+	{"recreation made: the templates alone count", EXIT137, true, NULL, 0, "[1,0]",
+	 {{"0", "1", false, NULL}, {"1", "0", false, NULL}}, "attempt 0 keeps off 1 node" MARK "n1:0:exitCode=137",
+	 false, {{0}}, 0, false, 0, "1,0", "", "False", NULL},
+	{"whole-JobSet restart before the recreation exists: the condition's entry carries over",
+	 "{\"" JS_ANN_NQ_EXIT_CODES "\":\"137\",\"" JS_ANN_NQ_ATTEMPTS "\":\"2\"}", true, NULL, 0, "[1,0]",
+	 {{"1", "0", true, NULL}, {NULL, NULL, false, NULL}}, "attempt 0 keeps off 1 node" MARK "n1:1:exitCode=137",
+	 true, {{0}}, 0, false, 1, "1,0", "n1:1:exitCode=137", "True:attempt 1 keeps off 1 node", NULL},
+};
+
+static const char *job_restarts_text(const struct js_jobset *js, struct js_buf *b)
+{
+	js_buf_clear(b);
+	int si = js_jobset_find_rjob_status(js, "w");
+	const struct js_i32list *l = si < 0 ? NULL : &js->status.replicated_jobs_status[si].job_restarts;
+	for (size_t i = 0; l && i < l->n; i++)
+		assert_int_equal(js_buf_printf(b, "%s%" PRId32, i ? "," : "", l->items[i]), 0);
+	return js_buf_str(b);
+}
+
+static void check_jrow(const struct jrow *r)
+{
+	struct js_jobset *js = build_jobset(r->annotations, r->spec_patch, r->restarts, r->job_restarts, r->cond_message);
+
+	char attempt[16], names[2][16];
+	snprintf(attempt, sizeof(attempt), "%" PRId32, r->restarts);
+	const struct js_obsjob *jobs[2];
+	size_t n = 0;
+	for (size_t i = 0; i < 2 && r->jobs[i].index; i++) {
+		const struct jjob *x = &r->jobs[i];
+		snprintf(names[i], sizeof(names[i]), "q-w-%s", x->index);
+		struct js_obsjob_init init = {.job = {.name = names[i], .owner_uid = "uid-q", .rjob_name = "w",
+						      .job_index = x->index, .restart_attempt = attempt,
+						      .job_restart_attempt = x->job_attempt, .quarantined_nodes = x->list,
+						      .active = x->failed ? 0 : 1}};
+		if (x->failed) {
+			init.job.n_conditions = 1;
+			init.job.conditions = failed_cond;
+		}
+		jobs[n++] = js_job_build(&init);
+	}
+	struct js_reconcile_input in = {.jobset = js, .jobs = jobs, .n_jobs = n, .service_exists = true,
+					.gates = {.node_quarantine = r->gate, .restart_job = true},
+					.failed_pods_known = r->pods_known, .failed_pods = r->pods,
+					.n_failed_pods = r->n_pods, .now = 1767225600};
+	struct js_plan *plan = NULL;
+	char *err = NULL;
+	if (js_reconcile_run(&in, &plan, &err) != 0)
+		fail_msg("%s: reconcile failed: %s", r->name, err);
+	struct js_buf b, jr;
+	js_buf_init(&b, 0);
+	js_buf_init(&jr, 0);
+	const char *got_list = list_text(plan->quarantine, &b), *got_jr = job_restarts_text(plan->jobset, &jr);
+	if (plan->want_failed_pods != r->want_hold || plan->status->restarts != r->want_restarts ||
+	    strcmp(got_list, r->want_list) != 0 || strcmp(got_jr, r->want_job_restarts) != 0)
+		fail_msg("%s: hold %d restarts %" PRId32 " jobRestarts '%s' list '%s'; want hold %d restarts %" PRId32
+			 " jobRestarts '%s' list '%s'",
+			 r->name, plan->want_failed_pods, plan->status->restarts, got_jr, got_list,
+			 r->want_hold, r->want_restarts, r->want_job_restarts, r->want_list);
+	check_condition(r->name, plan, r->want_cond);
+	const char *ev = NULL;
+	for (size_t i = 0; i < plan->n_events && !ev; i++)
+		if (strcmp(plan->events[i].reason, "NodeQuarantined") == 0)
+			ev = plan->events[i].message;
+	if (r->want_event ? !ev || !strstr(ev, r->want_event) : ev != NULL)
+		fail_msg("%s: NodeQuarantined event '%s', want '%s'", r->name, ev ? ev : "(none)",
+			 r->want_event ? r->want_event : "(none)");
+	/* The Jobs this plan makes (a recreation) carry the list. */
+	check_created_jobs(r->name, plan, r->want_list);
+	js_buf_done(&b);
+	js_buf_done(&jr);
+	js_reconcile_plan_free(plan);
+	for (size_t i = 0; i < n; i++)
+		js_job_unref(jobs[i]);
+	js_jobset_free(js);
+}
+
+static void test_job_restart_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(jrows) / sizeof(jrows[0]); i++)
+		check_jrow(&jrows[i]);
 }
 
 /* More bad nodes than a list holds: the first JS_QUARANTINE_MAX_NODES are
@@ -270,6 +461,221 @@ static void test_list_full(void **state)
 	js_reconcile_plan_free(plan);
 	js_job_unref(job);
 	js_jobset_free(js);
+}
+
+/* ---- no room left: QuarantineLeavesNoRoom (core/noroom.c) ---- */
+
+#define NOW 1767225600
+#define AFFINITY "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+#define NOROOM_TRUE "pod q-w-0-0-a cannot be scheduled while attempt 1 keeps off 1 node (n1); the scheduler says: x"
+
+static const struct noroom_row {
+	const char *name;
+	bool gate;
+	const char *job_list;      /* the attempt-1 Job's list, or NULL */
+	int32_t active, ready;     /* its status counters */
+	bool has_ready;
+	const char *cond;          /* a QuarantineLeavesNoRoom condition: "True:<message>", "False", NULL */
+	bool finished;             /* Completed=True */
+	bool known;                /* pending_pods_known */
+	struct js_pendpod pods[3];
+	size_t n_pods;
+	int64_t read_at;           /* pending_pods_read_at */
+	/* expected */
+	bool want_ask;             /* plan->want_pending_pods */
+	const char *want_cond;     /* "True:<substring>" / "False" / NULL = no such condition */
+	const char *want_event;    /* QuarantineLeavesNoRoom / QuarantineLeavesRoom, or NULL: neither */
+	int64_t want_requeue;      /* -1: none */
+} noroom_rows[] = {
+	{"gate off: nothing asked, nothing said", false, "n1:1:exitCode=137", 1, 0, true, NULL, false, false, {{0}}, 0,
+	 0, false, NULL, NULL, -1},
+	{"no list: nothing asked, never added False", true, NULL, 1, 0, true, NULL, false, false, {{0}}, 0, 0, false,
+	 NULL, NULL, -1},
+	{"no list any more: True goes False", true, NULL, 1, 0, true, "True:" NOROOM_TRUE, false, false, {{0}}, 0, 0,
+	 false, "False", "QuarantineLeavesRoom", -1},
+	{"list, every pod ready: nothing asked", true, "n1:1:exitCode=137", 2, 2, true, NULL, false, false, {{0}}, 0, 0,
+	 false, NULL, NULL, -1},
+	{"list, every pod ready: True goes False without a read", true, "n1:1:exitCode=137", 2, 2, true,
+	 "True:" NOROOM_TRUE, false, false, {{0}}, 0, 0, false, "False", "QuarantineLeavesRoom", -1},
+	{"list, a pod not ready, never read: ask", true, "n1:1:exitCode=137", 2, 1, true, NULL, false, false, {{0}}, 0,
+	 0, true, NULL, NULL, -1},
+	{"a Job without status.ready counts as not ready", true, "n1:1:exitCode=137", 1, 0, false, NULL, false, false,
+	 {{0}}, 0, 0, true, NULL, NULL, -1},
+	{"read 5 s ago: not again before the interval, come back then", true, "n1:1:exitCode=137", 1, 0, true,
+	 "True:" NOROOM_TRUE, false, false, {{0}}, 0, NOW - 5, false, "True:" NOROOM_TRUE, NULL, 10},
+	{"read 20 s ago: ask again", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, false, {{0}}, 0, NOW - 20, true,
+	 NULL, NULL, -1},
+	{"read 'in the future' (the clock went back): ask", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, false,
+	 {{0}}, 0, NOW + 100, true, NULL, NULL, -1},
+	{"read: unschedulable for node affinity -> True naming pod, nodes and the scheduler", true, "n1:1:exitCode=137",
+	 1, 0, true, NULL, false, true, {{"q-w-0-0-a", 1, "Unschedulable", AFFINITY}}, 1, NOW, false,
+	 "True:pod q-w-0-0-a cannot be scheduled while attempt 1 keeps off 1 node (n1); the scheduler says: " AFFINITY,
+	 "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"older schedulers' wording (node selector)", true, "n1:1:exitCode=137,n2:3:nodeLost", 1, 0, true, NULL, false,
+	 true, {{"p", 1, "Unschedulable", "0/2 nodes are available: 2 node(s) didn't match node selector."}}, 1, NOW,
+	 false, "True:keeps off 2 nodes (n1, n2)", "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"only Insufficient cpu: not ours to report", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, true,
+	 {{"p", 1, "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."}}, 1, NOW, false, NULL, NULL,
+	 JS_NOROOM_INTERVAL_S},
+	{"a pod of another attempt, one not tried yet, one with another reason: none blocked", true,
+	 "n1:1:exitCode=137", 1, 0, true, NULL, false, true,
+	 {{"old", 0, "Unschedulable", AFFINITY}, {"new", 1, NULL, NULL}, {"odd", 1, "SchedulerError", AFFINITY}}, 3,
+	 NOW, false, NULL, NULL, JS_NOROOM_INTERVAL_S},
+	{"garbage: no name, no message", true, "n1:1:exitCode=137", 1, 0, true, NULL, false, true,
+	 {{NULL, 1, "Unschedulable", AFFINITY}, {"p", 1, "Unschedulable", NULL}}, 2, NOW, false,
+	 "True:pod ? cannot be scheduled", "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"read: nothing blocked any more, True goes False", true, "n1:1:exitCode=137", 1, 0, true, "True:" NOROOM_TRUE,
+	 false, true, {{"q-w-0-0-a", 1, "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."}}, 1, NOW,
+	 false, "False", "QuarantineLeavesRoom", JS_NOROOM_INTERVAL_S},
+	{"True naming a pod that still waits: left as it is (no write, no event)", true, "n1:1:exitCode=137", 1, 0,
+	 true, "True:" NOROOM_TRUE, false, true, {{"q-w-0-0-a", 1, "Unschedulable", AFFINITY}}, 1, NOW, false,
+	 "True:" NOROOM_TRUE, NULL, JS_NOROOM_INTERVAL_S},
+	{"True naming a pod that is gone: names the one that waits", true, "n1:1:exitCode=137", 1, 0, true,
+	 "True:" NOROOM_TRUE, false, true, {{"q-w-0-0-b", 1, "Unschedulable", AFFINITY}}, 1, NOW, false,
+	 "True:pod q-w-0-0-b cannot", "QuarantineLeavesNoRoom", JS_NOROOM_INTERVAL_S},
+	{"three pods blocked: the first named, the others counted", true, "n1:1:exitCode=137", 3, 0, true, NULL, false,
+	 true,
+	 {{"a", 1, "Unschedulable", AFFINITY}, {"b", 1, "Unschedulable", AFFINITY}, {"c", 1, "Unschedulable", AFFINITY}},
+	 3, NOW, false, "True:pod a cannot be scheduled (nor 2 more pods) while", "QuarantineLeavesNoRoom",
+	 JS_NOROOM_INTERVAL_S},
+	{"pods at hand (the local runner: read_at 0): decided, no requeue, even with no pod counted active", true,
+	 "n1:1:exitCode=137", 0, 0, true, NULL, false, true, {{"q-w-0-0", 1, "Unschedulable", AFFINITY}}, 1, 0, false,
+	 "True:pod q-w-0-0 cannot", "QuarantineLeavesNoRoom", -1},
+	{"finished: True goes False", true, "n1:1:exitCode=137", 1, 0, true, "True:" NOROOM_TRUE, true, false, {{0}}, 0,
+	 0, false, "False", "QuarantineLeavesRoom", -1},
+	{"finished, gate off: untouched", false, "n1:1:exitCode=137", 1, 0, true, "True:" NOROOM_TRUE, true, false,
+	 {{0}}, 0, 0, false, "True:" NOROOM_TRUE, NULL, -1},
+};
+
+static struct js_jobset *build_noroom(const struct noroom_row *r)
+{
+	json_t *j = tu_yaml(base_yaml);
+	json_object_set_new(json_object_get(j, "metadata"), "annotations", json_loads(EXIT137, 0, NULL));
+	json_t *conds = json_array();
+	if (r->cond) {
+		bool t = strncmp(r->cond, "True:", 5) == 0;
+		json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", JS_COND_QUARANTINE_NO_ROOM, "status",
+						       t ? "True" : "False", "reason", t ? "QuarantineLeavesNoRoom" : "x",
+						       "message", t ? r->cond + 5 : "x", "lastTransitionTime",
+						       "2026-01-01T00:00:00Z"));
+	}
+	if (r->finished)
+		json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Completed", "status", "True",
+						       "reason", "AllJobsCompleted", "message", "done",
+						       "lastTransitionTime", "2026-01-01T00:00:00Z"));
+	json_object_set_new(j, "status", json_pack("{s:i,s:o}", "restarts", 1, "conditions", conds));
+	struct js_jobset *js = tu_decode(j);
+	json_decref(j);
+	return js;
+}
+
+static void check_noroom_row(const struct noroom_row *r)
+{
+	struct js_jobset *js = build_noroom(r);
+	struct js_obsjob_init init = {.job = {.name = "q-w-0", .owner_uid = "uid-q", .rjob_name = "w",
+					      .job_index = "0", .restart_attempt = "1",
+					      .quarantined_nodes = r->job_list, .active = r->active,
+					      .has_ready = r->has_ready, .ready = r->ready}};
+	const struct js_obsjob *job = js_job_build(&init);
+	struct js_reconcile_input in = {.jobset = js, .jobs = &job, .n_jobs = 1, .service_exists = true,
+					.gates = {.node_quarantine = r->gate}, .pending_pods_known = r->known,
+					.pending_pods = r->pods, .n_pending_pods = r->n_pods,
+					.pending_pods_read_at = r->read_at, .now = NOW};
+	struct js_plan *plan = NULL;
+	char *err = NULL;
+	if (js_reconcile_run(&in, &plan, &err) != 0)
+		fail_msg("%s: reconcile failed: %s", r->name, err);
+	if (plan->want_pending_pods != r->want_ask)
+		fail_msg("%s: ask %d, want %d", r->name, plan->want_pending_pods, r->want_ask);
+	const struct js_condition *c = js_jobset_condition(plan->jobset, JS_COND_QUARANTINE_NO_ROOM);
+	if (!r->want_cond) {
+		if (c)
+			fail_msg("%s: unexpected condition %s: %s", r->name, c->status, c->message);
+	} else if (strcmp(r->want_cond, "False") == 0) {
+		if (!c || strcmp(c->status, "False") != 0 || strcmp(c->reason, "QuarantineLeavesRoom") != 0)
+			fail_msg("%s: want the condition False, got %s", r->name, c ? c->status : "none");
+	} else if (!c || strcmp(c->status, "True") != 0 || strcmp(c->reason, "QuarantineLeavesNoRoom") != 0 ||
+		   !strstr(c->message, r->want_cond + 5)) {
+		fail_msg("%s: want condition '%s', got %s '%s'", r->name, r->want_cond, c ? c->status : "none",
+			 c ? c->message : "");
+	}
+	size_t ours = 0;
+	for (size_t i = 0; i < plan->n_events; i++) {
+		const struct js_event *e = &plan->events[i];
+		if (strncmp(e->reason, "QuarantineLeaves", 16) != 0)
+			continue;
+		ours++;
+		if (!r->want_event || strcmp(e->reason, r->want_event) != 0)
+			fail_msg("%s: unexpected event %s: %s", r->name, e->reason, e->message);
+		if (strcmp(e->type, strcmp(e->reason, "QuarantineLeavesNoRoom") == 0 ? "Warning" : "Normal") != 0)
+			fail_msg("%s: event %s is %s", r->name, e->reason, e->type);
+	}
+	if (ours != (r->want_event ? 1u : 0u))
+		fail_msg("%s: %zu events of ours, want %s", r->name, ours, r->want_event ? r->want_event : "none");
+	int64_t requeue = plan->has_requeue_after ? plan->requeue_after : -1;
+	if (requeue != r->want_requeue)
+		fail_msg("%s: requeue %" PRId64 ", want %" PRId64, r->name, requeue, r->want_requeue);
+	js_reconcile_plan_free(plan);
+	js_job_unref(job);
+	js_jobset_free(js);
+}
+
+static void test_noroom_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(noroom_rows) / sizeof(noroom_rows[0]); i++)
+		check_noroom_row(&noroom_rows[i]);
+}
+
+/* Huge: a 100 KiB scheduler message (multi-byte text at the cut) and 32
+ * nodes of 253 bytes; the message stays bounded and valid UTF-8. */
+static void test_noroom_huge(void **state)
+{
+	(void)state;
+	size_t n = 100 * 1024;
+	char *msg = malloc(n + 1);
+	/* "x" then "é"s: byte 512, where the quote is cut, is the middle of
+	 * one. */
+	msg[0] = 'x';
+	for (size_t i = 1; i + 1 < n; i += 2)
+		memcpy(msg + i, "\xc3\xa9", 2); /* é */
+	msg[n - 1] = 'x';
+	msg[n] = '\0';
+	memcpy(msg + 1001, "didn't match Pod's node affinity ", 34);
+	struct js_buf list;
+	js_buf_init(&list, 0);
+	for (int i = 0; i < JS_QUARANTINE_MAX_NODES; i++) {
+		char node[254];
+		memset(node, 'a', 250);
+		snprintf(node + 250, 4, "%03d", i);
+		assert_int_equal(js_buf_printf(&list, "%s%s:1:nodeLost", i ? "," : "", node), 0);
+	}
+	struct noroom_row r = {.name = "huge", .gate = true, .job_list = js_buf_str(&list), .active = 1};
+	struct js_jobset *js = build_noroom(&r);
+	struct js_obsjob_init init = {.job = {.name = "q-w-0", .owner_uid = "uid-q", .rjob_name = "w",
+					      .job_index = "0", .restart_attempt = "1",
+					      .quarantined_nodes = js_buf_str(&list), .active = 1}};
+	const struct js_obsjob *job = js_job_build(&init);
+	struct js_pendpod pod = {.name = "p", .attempt = 1, .reason = "Unschedulable", .message = msg};
+	struct js_reconcile_input in = {.jobset = js, .jobs = &job, .n_jobs = 1, .service_exists = true,
+					.gates = {.node_quarantine = true}, .pending_pods_known = true,
+					.pending_pods = &pod, .n_pending_pods = 1, .pending_pods_read_at = NOW,
+					.now = NOW};
+	struct js_plan *plan = NULL;
+	assert_int_equal(js_reconcile_run(&in, &plan, NULL), 0);
+	const struct js_condition *c = js_jobset_condition(plan->jobset, JS_COND_QUARANTINE_NO_ROOM);
+	assert_non_null(c);
+	assert_string_equal(c->status, "True");
+	size_t len = strlen(c->message);
+	assert_true(len < 32768);
+	assert_true(strstr(c->message, "keeps off 32 nodes") != NULL);
+	/* Cut whole: "é" never halved before the "...". */
+	assert_string_equal(c->message + len - 5, "\xc3\xa9...");
+	js_reconcile_plan_free(plan);
+	js_job_unref(job);
+	js_jobset_free(js);
+	js_buf_done(&list);
+	free(msg);
 }
 
 /* ---- rendering ---- */
@@ -512,8 +918,9 @@ static void test_validate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_core_table), cmocka_unit_test(test_list_full), cmocka_unit_test(test_render),
+		cmocka_unit_test(test_core_table), cmocka_unit_test(test_job_restart_table), cmocka_unit_test(test_list_full), cmocka_unit_test(test_render),
 		cmocka_unit_test(test_list_parse), cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_noroom_table), cmocka_unit_test(test_noroom_huge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

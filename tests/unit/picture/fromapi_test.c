@@ -5,7 +5,8 @@
  * unreadable), "events_error", "now"}): a restart with the old attempt's
  * pods held, gone and known from events (a kubelet's too), gone with their
  * events, events unreadable; a pending pod without containerStatuses; two
- * restarts folded into one event series; garbage in every field. Each case names the pods it must yield
+ * restarts folded into one event series; more restarts than the page
+ * marks (the latest kept); garbage in every field. Each case names the pods it must yield
  * (name|attempt|source|end|exit code|started), the restarts
  * (attempt|ms after the start|reason), the result, and strings the notes
  * and the rendered page must hold; the page must be whole and
@@ -87,6 +88,11 @@ static const struct fcase cases[] = {
 	{"two restarts folded into one event series: both timed", "restart-series.json", 0, {NULL},
 	 {"1|3500|RestartJobSetFailurePolicyAction", "2|6500|RestartJobSetFailurePolicyAction"}, "Completed", 1,
 	 {"data-attempt=\"2\"", NULL}, NULL},
+	{"1,003 restarts: the latest attempts kept, the first 3 left out and said so", "restart-many.json", 0,
+	 {"rep-w-1-zzzzz|1003|seen|succeeded|-|s"},
+	 {"1001|3500|RestartJobSetFailurePolicyAction", "1003|6500|RestartJobSetFailurePolicyAction"}, "Completed", 1,
+	 {"The first 3 restarts (attempts 1 to 3) are left out", ">attempts 0 to 3</text>", "data-attempt=\"1003\"",
+	  "998 restarts have no time left at all", "998 more restarts are counted but not drawn", NULL}, NULL},
 	{"garbage and absent fields: skipped, no crash", "garbage.json", 0,
 	 {"rep-w-0-0-x|-1|seen|stopped|-|-", "rep-w-1-0-y|-1|seen|failed|2147483647|-",
 	  "rep-w-0-0-q|-1|events|failed|-|-"},

@@ -3,8 +3,10 @@
  * builds a timeline (ReplicatedJobs x Jobs x pods, attempts, failures) and
  * checks the page's rows, attempt markers, failure marks with their exit
  * codes, escaping, the aggregation past JS_HTML_MAX_ROWS, and that the page
- * is self-contained (nothing fetched, no script). A second table checks
- * js_html_escape alone.
+ * is self-contained (nothing fetched, no script). A second table records
+ * more restarts than the page marks (the latest kept, the earlier counted
+ * on the page); a third puts NodeQuarantined events under the restart
+ * they name; a fourth checks js_html_escape alone.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -221,6 +223,129 @@ static void test_too_large(void **state)
 	drop(&t, &pool);
 }
 
+/* A JobSet restarting more often than the picture marks: the record keeps
+ * the latest restarts (the ones looked at after a bad night), and the page
+ * says how many earlier ones it left out. */
+static const struct {
+	const char *name;
+	int32_t restarts;          /* recorded, attempts 1 to this */
+	size_t want_kept;          /* markers and list items */
+	int32_t want_first;        /* the first kept attempt */
+	size_t want_dropped;
+	const char *want;          /* on the page */
+} latest[] = {
+	{"three: all kept", 3, 3, 1, 0, ">attempt 0</text>"},
+	{"exactly the cap: all kept", JS_TIMELINE_MAX_RESTARTS, JS_TIMELINE_MAX_RESTARTS, 1, 0, ">attempt 0</text>"},
+	{"one past: the first left out", JS_TIMELINE_MAX_RESTARTS + 1, JS_TIMELINE_MAX_RESTARTS, 2, 1,
+	 "The first restart (attempt 1) is left out of the picture and this list: they keep the latest 1000."},
+	{"2,500: the latest 1,000", 2500, JS_TIMELINE_MAX_RESTARTS, 1501, 1500,
+	 "The first 1500 restarts (attempts 1 to 1500) are left out"},
+};
+
+static void test_latest_restarts(void **state)
+{
+	(void)state;
+	const char *rjobs[] = {"w"};
+	for (size_t ci = 0; ci < sizeof(latest) / sizeof(latest[0]); ci++) {
+		const int64_t t0 = 1700000000000;
+		struct js_timeline *t = js_timeline_new_named("busy", "default", rjobs, 1, t0);
+		for (int32_t a = 1; a <= latest[ci].restarts; a++) {
+			char msg[64];
+			snprintf(msg, sizeof(msg), "restart %d", a);
+			js_timeline_add_restart(t, t0 + a * 1000, a, "DefaultFailurePolicy", msg);
+		}
+		js_timeline_end(t, t0 + (latest[ci].restarts + 1) * 1000, "Completed", latest[ci].restarts, NULL, NULL);
+		struct js_buf b;
+		js_buf_init(&b, 0);
+		assert_int_equal(js_html_report(t, &b), 0);
+		const char *page = js_buf_str(&b);
+		char first[64], first_msg[64];
+		snprintf(first, sizeof(first), "<li>Attempt %d began", latest[ci].want_first);
+		snprintf(first_msg, sizeof(first_msg), "restart %d", latest[ci].want_first);
+		size_t markers = count(page, "<g class=\"attempt\""), items = count(page, "<li>Attempt ");
+		if (t->n_restarts != latest[ci].want_kept || t->restarts_dropped != latest[ci].want_dropped ||
+		    markers != latest[ci].want_kept || items != latest[ci].want_kept || !t->n_restarts ||
+		    t->restarts_at[0].attempt != latest[ci].want_first ||
+		    t->restarts_at[t->n_restarts - 1].attempt != latest[ci].restarts ||
+		    strcmp(t->restarts_at[0].message, first_msg) != 0 || !strstr(page, first) ||
+		    !strstr(page, latest[ci].want) || strstr(page, "counted but not drawn")) {
+			fprintf(stderr,
+				"case '%s': kept %zu (markers %zu, items %zu), dropped %zu, first attempt %d; want %zu, "
+				"%zu, %d and '%s'\n",
+				latest[ci].name, t->n_restarts, markers, items, t->restarts_dropped,
+				t->n_restarts ? t->restarts_at[0].attempt : -1, latest[ci].want_kept, latest[ci].want_dropped,
+				latest[ci].want_first, latest[ci].want);
+			fail();
+		}
+		json_t *j = js_timeline_to_json(t);
+		assert_non_null(j);
+		assert_int_equal(json_integer_value(json_object_get(j, "restartsDropped")), (json_int_t)latest[ci].want_dropped);
+		json_decref(j);
+		js_buf_done(&b);
+		js_timeline_free(t);
+	}
+}
+
+/* Node quarantine (docs/node-quarantine.md): each NodeQuarantined event is
+ * a line under the restart whose attempt it names, on both bodies' pages. */
+static const struct {
+	const char *name;
+	const char *reason, *message;
+	int32_t under; /* the attempt whose item holds it; 0: none */
+} quarantine[] = {
+	{"a GPU kept off attempt 1 (local)", "NodeQuarantined",
+	 "node gpu-0 is kept off attempts 1 to 2: pod q-w-0-0-a failed there (exit code 137)", 1},
+	{"a node kept off attempt 2 (cluster)", "NodeQuarantined",
+	 "node kwok-node-2 is kept off attempts 2 to 2: pod q-w-0-0-b failed there (exit code 134)", 2},
+	{"another reason with the same words: not a quarantine", "RestartJobSetFailurePolicyAction",
+	 "node kwok-node-3 is kept off attempts 1 to 1", 0},
+	{"an attempt that never began: nowhere", "NodeQuarantined",
+	 "node gpu-9 is kept off attempts 7 to 7: pod q-w-0-0-c failed there (exit code 137)", 0},
+	{"no attempt in the message: nowhere", "NodeQuarantined", "node gpu-8 is kept off attempts x", 0},
+};
+
+static void test_quarantine(void **state)
+{
+	(void)state;
+	const char *rjobs[] = {"w"};
+	const int64_t t0 = 1700000000000;
+	struct js_timeline *t = js_timeline_new_named("q", "default", rjobs, 1, t0);
+	js_timeline_add_restart(t, t0 + 1000, 1, "DefaultFailurePolicy", "first");
+	js_timeline_add_restart(t, t0 + 2000, 2, "DefaultFailurePolicy", "second");
+	for (size_t i = 0; i < sizeof(quarantine) / sizeof(quarantine[0]); i++) {
+		struct js_timeline_event e = {t0 + 900, "Warning", quarantine[i].reason, "jobset", "q",
+					      quarantine[i].message};
+		js_timeline_add_event(t, &e);
+	}
+	js_timeline_end(t, t0 + 3000, "Completed", 2, NULL, NULL);
+	struct js_buf b;
+	js_buf_init(&b, 0);
+	assert_int_equal(js_html_report(t, &b), 0);
+	const char *page = js_buf_str(&b);
+	for (size_t i = 0; i < sizeof(quarantine) / sizeof(quarantine[0]); i++) {
+		char line[256], item[64];
+		snprintf(line, sizeof(line), "<li>Quarantined: %s</li>", quarantine[i].message);
+		const char *at = strstr(page, line);
+		/* The item it sits in: the last "<li>Attempt " before it, and no
+		 * item's end between. */
+		int32_t in = 0;
+		for (int32_t a = 1; at && a <= 2; a++) {
+			snprintf(item, sizeof(item), "<li>Attempt %d began", a);
+			const char *start = strstr(page, item);
+			const char *end = start ? strstr(start, "</li>\n") : NULL;
+			if (start && start < at && end && at < end)
+				in = a;
+		}
+		if (in != quarantine[i].under || (!quarantine[i].under && at)) {
+			fprintf(stderr, "case '%s': under attempt %d (%s on the page), want %d\n--- page ---\n%.6000s\n",
+				quarantine[i].name, in, at ? "found" : "not", quarantine[i].under, page);
+			fail();
+		}
+	}
+	js_buf_done(&b);
+	js_timeline_free(t);
+}
+
 static const struct {
 	const char *in, *want;
 } escapes[] = {
@@ -252,6 +377,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_latest_restarts),
+		cmocka_unit_test(test_quarantine),
 		cmocka_unit_test(test_escape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
